@@ -1,0 +1,43 @@
+# Set-up and everyday commands. `make test` and `make bench` work on a fresh Debian machine with Swift 6.3:
+# they install what is missing first.
+
+SWIFT ?= swift
+# Extra flags for every build, e.g. SWIFTFLAGS="-Xswiftc -warnings-as-errors" as CI uses.
+SWIFTFLAGS ?=
+# apt-get needs root; use sudo when not root.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all deps build test test-tsan lint format clean
+
+all: build
+
+## deps: install liblmdb-dev (and pkg-config) with apt-get when pkg-config cannot find lmdb
+deps:
+	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists lmdb; then \
+		echo "Installing liblmdb-dev and pkg-config with apt-get..."; \
+		$(SUDO) apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq liblmdb-dev pkg-config >/dev/null; \
+	fi
+
+## build: debug build of every target
+build: deps
+	$(SWIFT) build $(SWIFTFLAGS)
+
+## test: the whole test suite
+test: deps
+	$(SWIFT) test $(SWIFTFLAGS)
+
+## test-tsan: the concurrency and environment tests under the thread sanitizer (separate build directory)
+test-tsan: deps
+	$(SWIFT) test $(SWIFTFLAGS) --sanitize=thread --scratch-path .build/tsan --filter 'ConcurrencyTests|EnvironmentTests'
+
+## lint: swift format in strict mode
+lint:
+	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests
+
+## format: rewrite sources in the house format
+format:
+	$(SWIFT) format format --in-place --recursive Package.swift Sources Tests
+
+clean:
+	rm -rf .build

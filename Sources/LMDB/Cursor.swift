@@ -1,0 +1,412 @@
+import CLMDB
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// A position in a table, lent to the body of ``Transaction/withCursor(on:_:)``.
+///
+/// Moving methods (``first()``, ``next()``, ``seek(atOrAfter:)``...) return whether the cursor landed on an entry;
+/// ``withCurrent(_:)`` then reads it without copying, ``current()`` copies it. ``scan(_:reverse:_:)`` walks a
+/// range of keys.
+///
+/// ```swift
+/// try txn.withCursor(on: table) { cursor in
+///     var found = try cursor.seek(atOrAfter: Array("m".utf8))
+///     while found {
+///         try cursor.withCurrent { key, value in print(key.count, value.count) }
+///         found = try cursor.next()
+///     }
+/// }
+/// ```
+///
+/// A cursor is non-copyable and only ever borrowed, so it cannot outlive its transaction.
+public struct Cursor: ~Copyable {
+    let handle: OpaquePointer
+    let transaction: OpaquePointer
+    let table: Table
+    let environment: Environment
+    let isReadOnly: Bool
+
+    deinit {
+        // Closed before its transaction ends, which lmdb.h allows for cursors of both kinds of transaction.
+        mdb_cursor_close(handle)
+    }
+
+    // MARK: - Moving
+
+    /// Moves to the first entry of the table. Returns whether there is one.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_FIRST`.
+    public func first() throws -> Bool { try move(MDB_FIRST) }
+
+    /// Moves to the last entry of the table (the last value of the last key). Returns whether there is one.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_LAST`.
+    public func last() throws -> Bool { try move(MDB_LAST) }
+
+    /// Moves to the next entry, which in a `dupSort` table is the key's next value or the next key's first value.
+    /// From an unpositioned cursor, moves to the first entry. Returns whether there is one.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_NEXT`.
+    public func next() throws -> Bool { try move(MDB_NEXT) }
+
+    /// Moves to the previous entry. From an unpositioned cursor, moves to the last entry. Returns whether there is
+    /// one.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_PREV`.
+    public func previous() throws -> Bool { try move(MDB_PREV) }
+
+    /// Moves to the first value of the next key, skipping the current key's other values. Returns whether there is
+    /// one.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_NEXT_NODUP`.
+    public func nextKey() throws -> Bool { try move(MDB_NEXT_NODUP) }
+
+    /// Moves to the last value of the previous key. Returns whether there is one.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_PREV_NODUP`.
+    public func previousKey() throws -> Bool { try move(MDB_PREV_NODUP) }
+
+    /// Moves to `key`. Returns whether the key is present; the cursor's position is undefined when it is not.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_SET_KEY`.
+    public func seek<Key: Collection<UInt8>>(to key: Key) throws -> Bool {
+        try withBytes(key) { key in try move(MDB_SET_KEY, key: key) }
+    }
+
+    /// Moves to the first key greater than or equal to `key`. Returns whether there is one.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_SET_RANGE`.
+    public func seek<Key: Collection<UInt8>>(atOrAfter key: Key) throws -> Bool {
+        try withBytes(key) { key in try move(MDB_SET_RANGE, key: key) }
+    }
+
+    // MARK: - Duplicates
+
+    /// In a `dupSort` table, moves to `value` of `key`. Returns whether the pair is present.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_GET_BOTH`.
+    public func seek<Key: Collection<UInt8>, Value: Collection<UInt8>>(to key: Key, value: Value) throws -> Bool {
+        try withBytes(key) { key in try withBytes(value) { value in try move(MDB_GET_BOTH, key: key, value: value) } }
+    }
+
+    /// In a `dupSort` table, moves to the first value of `key` greater than or equal to `value`. Returns whether
+    /// there is one.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_GET_BOTH_RANGE`.
+    public func seek<Key: Collection<UInt8>, Value: Collection<UInt8>>(
+        to key: Key,
+        valueAtOrAfter value: Value
+    ) throws -> Bool {
+        try withBytes(key) { key in
+            try withBytes(value) { value in try move(MDB_GET_BOTH_RANGE, key: key, value: value) }
+        }
+    }
+
+    /// Moves to the current key's first value. Returns whether the cursor is on a key.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_FIRST_DUP`.
+    public func firstDuplicate() throws -> Bool { try move(MDB_FIRST_DUP) }
+
+    /// Moves to the current key's last value. Returns whether the cursor is on a key.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_LAST_DUP`.
+    public func lastDuplicate() throws -> Bool { try move(MDB_LAST_DUP) }
+
+    /// Moves to the current key's next value. Returns false after the key's last value.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_NEXT_DUP`.
+    public func nextDuplicate() throws -> Bool { try move(MDB_NEXT_DUP) }
+
+    /// Moves to the current key's previous value. Returns false before the key's first value.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_PREV_DUP`.
+    public func previousDuplicate() throws -> Bool { try move(MDB_PREV_DUP) }
+
+    /// The number of values of the current key in a `dupSort` table.
+    ///
+    /// - Throws: ``LMDBError/invalidArgument`` when the table is not `dupSort` or the cursor is not on an entry.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_count`.
+    public func duplicateCount() throws -> Int {
+        guard table.options.contains(.dupSort) else {
+            throw failure(EINVAL, "mdb_cursor_count", table, detail: "The table is not a dupSort table")
+        }
+        var count = 0
+        try check(mdb_cursor_count(handle, &count), "mdb_cursor_count", table)
+        return count
+    }
+
+    /// Calls `body` with the values of `key` in a `dupFixed` table, a page of values at a time: each buffer holds
+    /// whole values of the table's fixed size, back to back.
+    ///
+    /// This is the fastest way to read many values of one key, such as the IDs under an index entry.
+    ///
+    /// - Warning: The buffers are valid only inside `body`.
+    /// - Parameters:
+    ///   - key: The key whose values to read.
+    ///   - body: Called once per page of values.
+    /// - Returns: Whether the key is present.
+    /// - Throws: ``LMDBError/incompatible`` when the table is not `dupFixed`, or what `body` throws.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_GET_MULTIPLE` and `MDB_NEXT_MULTIPLE`.
+    @discardableResult
+    public func forEachDuplicatePage<Key: Collection<UInt8>>(
+        ofKey key: Key,
+        _ body: (UnsafeRawBufferPointer) throws -> Void
+    ) throws -> Bool {
+        guard table.options.contains(.dupFixed) else {
+            throw failure(
+                MDB_INCOMPATIBLE, "mdb_cursor_get", table, detail: "Pages of values need a dupFixed table")
+        }
+        guard try seek(to: key) else { return false }
+        var keyValue = MDB_val()
+        var data = MDB_val()
+        var code = mdb_cursor_get(handle, &keyValue, &data, MDB_GET_MULTIPLE)
+        while code == 0 {
+            try body(buffer(data))
+            code = mdb_cursor_get(handle, &keyValue, &data, MDB_NEXT_MULTIPLE)
+        }
+        if code != MDB_NOTFOUND { throw failure(code, "mdb_cursor_get", table) }
+        return true
+    }
+
+    // MARK: - Reading
+
+    /// Calls `body` with the key and value the cursor is on, without copying them, or returns `nil` when the cursor
+    /// is not on an entry.
+    ///
+    /// - Warning: The bytes are LMDB's memory map, valid only inside `body`.
+    /// - Returns: What `body` returns, or `nil`.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_GET_CURRENT`.
+    public func withCurrent<R>(
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> R
+    ) throws -> R? {
+        var key = MDB_val()
+        var value = MDB_val()
+        let code = mdb_cursor_get(handle, &key, &value, MDB_GET_CURRENT)
+        // An unpositioned cursor answers EINVAL; one whose entry was just deleted, MDB_NOTFOUND.
+        if code == EINVAL || code == MDB_NOTFOUND { return nil }
+        try check(code, "mdb_cursor_get", table)
+        return try body(buffer(key), buffer(value))
+    }
+
+    /// A copy of the entry the cursor is on, or `nil` when it is not on one.
+    public func current() throws -> Entry? {
+        try withCurrent { key, value in Entry(key: Array(key), value: Array(value)) }
+    }
+
+    // MARK: - Ranges
+
+    /// Walks the entries whose keys are in `range`, calling `body` with each key and value, until `body` returns
+    /// false or the range ends.
+    ///
+    /// In a `dupSort` table every value of a key is an entry, in value order.
+    ///
+    /// - Warning: The bytes are valid only inside `body`, and the table must not be written during the walk.
+    /// - Parameters:
+    ///   - range: The keys to visit.
+    ///   - reverse: Whether to walk from the last key of the range to the first.
+    ///   - body: Called for each entry; returns whether to go on.
+    /// - Throws: ``LMDBError/incompatible`` for a prefix range in a table whose keys are not in byte-wise order, or
+    ///   what `body` throws.
+    public func scan(
+        _ range: KeyRange = .all,
+        reverse: Bool = false,
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        if range.isPrefix && !table.options.isDisjoint(with: [.reverseKey, .integerKey]) {
+            throw failure(
+                MDB_INCOMPATIBLE, "mdb_cursor_get", table,
+                detail: "Prefix ranges need the default key order, not reverseKey or integerKey")
+        }
+        var key = MDB_val()
+        var value = MDB_val()
+        if reverse {
+            var found: Bool
+            if let upper = range.upperBound {
+                found = try seek(atOrAfter: upper, &key, &value)
+                found = try position(found ? MDB_PREV : MDB_LAST, &key, &value)
+            } else {
+                found = try position(MDB_LAST, &key, &value)
+            }
+            while found {
+                if let lower = range.lowerBound, compare(key, lower) < 0 { return }
+                guard try body(buffer(key), buffer(value)) else { return }
+                found = try position(MDB_PREV, &key, &value)
+            }
+        } else {
+            var found: Bool
+            if let lower = range.lowerBound {
+                found = try seek(atOrAfter: lower, &key, &value)
+            } else {
+                found = try position(MDB_FIRST, &key, &value)
+            }
+            while found {
+                if let upper = range.upperBound, compare(key, upper) >= 0 { return }
+                guard try body(buffer(key), buffer(value)) else { return }
+                found = try position(MDB_NEXT, &key, &value)
+            }
+        }
+    }
+
+    // MARK: - Writing
+
+    /// Stores `value` under `key` and moves the cursor to it.
+    ///
+    /// - Parameters:
+    ///   - value: The bytes to store. In a `dupSort` table at most ``Environment/maxKeySize`` bytes.
+    ///   - key: The key, 1 to ``Environment/maxKeySize`` bytes.
+    ///   - options: Conditions on the write and hints for speed.
+    /// - Throws: ``LMDBError/keyExists`` when an option forbids the write, ``LMDBError/badValueSize`` for a key or
+    ///   value of the wrong size, ``LMDBError/accessDenied`` in a read transaction.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_put`.
+    public func put<Value: Collection<UInt8>, Key: Collection<UInt8>>(
+        _ value: Value,
+        forKey key: Key,
+        options: Transaction.PutOptions = []
+    ) throws {
+        try checkWritable("mdb_cursor_put", table)
+        try withBytes(value) { value in
+            try withBytes(key) { key in
+                try validateKey(key, table, "mdb_cursor_put")
+                try validateValue(value, table, "mdb_cursor_put")
+                var keyValue = mdbValue(key)
+                var data = mdbValue(value)
+                try check(mdb_cursor_put(handle, &keyValue, &data, options.rawValue), "mdb_cursor_put", table)
+            }
+        }
+    }
+
+    /// Deletes the entry the cursor is on; the cursor then stands on the next entry.
+    ///
+    /// - Warning: Debian's LMDB 0.9.24 mishandles repeated deletes through a cursor in `dupSort` tables (ITS#9376,
+    ///   ITS#9461): collect the keys first and delete them with ``Transaction/delete(_:forKey:in:)`` there.
+    /// - Parameter allDuplicates: In a `dupSort` table, whether to delete every value of the current key.
+    /// - Throws: ``LMDBError/accessDenied`` in a read transaction, ``LMDBError/invalidArgument`` when the cursor is
+    ///   not on an entry.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_del`.
+    public func deleteCurrent(allDuplicates: Bool = false) throws {
+        try checkWritable("mdb_cursor_del", table)
+        try check(
+            mdb_cursor_del(handle, allDuplicates ? UInt32(MDB_NODUPDATA) : 0), "mdb_cursor_del", table)
+    }
+
+    // MARK: - Internals
+
+    private func move(_ operation: MDB_cursor_op) throws -> Bool {
+        var key = MDB_val()
+        var value = MDB_val()
+        return try position(operation, &key, &value)
+    }
+
+    private func move(
+        _ operation: MDB_cursor_op,
+        key: UnsafeRawBufferPointer,
+        value: UnsafeRawBufferPointer? = nil
+    ) throws -> Bool {
+        try validateKey(key, table, "mdb_cursor_get")
+        if let value { try validateValue(value, table, "mdb_cursor_get") }
+        var keyValue = mdbValue(key)
+        var data = value.map(mdbValue) ?? MDB_val()
+        return try position(operation, &keyValue, &data)
+    }
+
+    /// Moves to the first key at or after `bound`, leaving the entry in `key` and `value`.
+    private func seek(atOrAfter bound: [UInt8], _ key: inout MDB_val, _ value: inout MDB_val) throws -> Bool {
+        try bound.withUnsafeBytes { bound in
+            try validateKey(bound, table, "mdb_cursor_get")
+            key = mdbValue(bound)
+            return try position(MDB_SET_RANGE, &key, &value)
+        }
+    }
+
+    /// The one place that calls `mdb_cursor_get` for moves: `MDB_NOTFOUND` is an answer, not an error.
+    private func position(_ operation: MDB_cursor_op, _ key: inout MDB_val, _ value: inout MDB_val) throws -> Bool {
+        let code = mdb_cursor_get(handle, &key, &value, operation)
+        if code == MDB_NOTFOUND { return false }
+        try check(code, "mdb_cursor_get", table)
+        return true
+    }
+
+    private func compare(_ key: MDB_val, _ bound: [UInt8]) -> Int32 {
+        bound.withUnsafeBytes { bound in
+            var key = key
+            var other = mdbValue(bound)
+            return mdb_cmp(transaction, table.dbi, &key, &other)
+        }
+    }
+}
+
+extension Cursor: TransactionContext {}
+
+@available(*, unavailable)
+extension Cursor: Sendable {}
+
+extension Transaction {
+    /// Runs `body` with a cursor on `table`, closed when `body` returns.
+    ///
+    /// - Parameters:
+    ///   - table: The table to walk.
+    ///   - body: The work to do with the cursor.
+    /// - Returns: What `body` returns.
+    /// - Throws: ``LMDBError`` when the cursor cannot be opened, or what `body` throws.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_open`.
+    public func withCursor<R>(on table: Table, _ body: (borrowing Cursor) throws -> R) throws -> R {
+        var opened: OpaquePointer?
+        try check(mdb_cursor_open(handle, table.dbi, &opened), "mdb_cursor_open", table)
+        guard let opened else { throw failure(ENOMEM, "mdb_cursor_open", table) }
+        let cursor = Cursor(
+            handle: opened, transaction: handle, table: table, environment: environment, isReadOnly: isReadOnly)
+        return try body(cursor)
+    }
+
+    /// Walks the entries of `table` whose keys are in `range`, until `body` returns false or the range ends.
+    ///
+    /// - Warning: The bytes are valid only inside `body`, and the table must not be written during the walk.
+    /// - Parameters:
+    ///   - table: The table to walk.
+    ///   - range: The keys to visit.
+    ///   - reverse: Whether to walk from the last key of the range to the first.
+    ///   - body: Called for each entry; returns whether to go on.
+    /// - Throws: What ``Cursor/scan(_:reverse:_:)`` throws.
+    public func scan(
+        _ table: Table,
+        in range: KeyRange = .all,
+        reverse: Bool = false,
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        try withCursor(on: table) { cursor in try cursor.scan(range, reverse: reverse, body) }
+    }
+
+    /// Copies of the entries of `table` whose keys are in `range`, in order.
+    ///
+    /// - Parameters:
+    ///   - table: The table to read.
+    ///   - range: The keys to read.
+    ///   - reverse: Whether to list from the last key of the range to the first.
+    ///   - limit: The most entries to return, or `nil` for all.
+    /// - Returns: The entries.
+    /// - Throws: What ``Cursor/scan(_:reverse:_:)`` throws.
+    public func entries(
+        in table: Table,
+        range: KeyRange = .all,
+        reverse: Bool = false,
+        limit: Int? = nil
+    ) throws -> [Entry] {
+        var entries: [Entry] = []
+        if let limit, limit <= 0 { return entries }
+        try scan(table, in: range, reverse: reverse) { key, value in
+            entries.append(Entry(key: Array(key), value: Array(value)))
+            return limit.map { entries.count < $0 } ?? true
+        }
+        return entries
+    }
+}

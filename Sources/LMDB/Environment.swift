@@ -1,0 +1,231 @@
+import CLMDB
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// An LMDB environment: one data file (and its lock file) holding any number of named tables.
+///
+/// Open an environment with ``open(path:configuration:)``, open its tables once with
+/// ``openTable(named:options:create:)``, then read and write in transactions:
+///
+/// ```swift
+/// let environment = try Environment.open(path: directory)
+/// let users = try environment.openTable(named: "users")
+/// try environment.write { txn in
+///     try txn.put(Array("Ada".utf8), forKey: Array("u1".utf8), in: users)
+/// }
+/// let name = try environment.read { txn in try txn.value(forKey: Array("u1".utf8), in: users) }
+/// ```
+///
+/// An environment is `Sendable`: any thread may begin transactions, and read transactions run in parallel. A process
+/// holds at most one environment per file: opening a path that is already open returns the same instance, whatever
+/// spelling of the path is used. The environment closes when ``close()`` is called or its last reference goes away.
+///
+/// The map grows by itself: when a write transaction fills it, the transaction is aborted, the map is doubled (up to
+/// ``Configuration/maxMapSize``) while no transaction of the process is alive, and the transaction's body runs again.
+public final class Environment: @unchecked Sendable {
+    // @unchecked Sendable: the MDB_env handle is thread-safe with MDB_NOTLS; every mutable state below sits behind a
+    // lock or is atomic, and the gate keeps the handle alive and unmapped-safe while transactions use it.
+
+    let handle: OpaquePointer
+
+    /// The canonical path of the environment: absolute, with symbolic links resolved.
+    public let path: String
+
+    /// The configuration the environment was opened with.
+    public let configuration: Configuration
+
+    /// The largest key, and the largest value of a `dupSort` table, in bytes (511 for Debian's LMDB).
+    ///
+    /// The corresponding LMDB function is `mdb_env_get_maxkeysize`.
+    public let maxKeySize: Int
+
+    /// The size of a database page in bytes.
+    public let pageSize: Int
+
+    let gate = TransactionGate()
+    private let generation: UInt64
+    let currentMapSize: Atomic<Int>
+    /// Set when an operation of the current write transaction returned `MDB_MAP_FULL`; only one write transaction
+    /// runs at a time in an environment, so one flag serves it.
+    let mapFullSeen = Atomic<Bool>(false)
+    let tableCache = Locked<[String: Table]>([:])
+    /// Serializes the short transactions that call `mdb_dbi_open`, which lmdb.h allows in one transaction at a time:
+    /// "A transaction that uses this function must finish (either commit or abort) before any other transaction in
+    /// the process may use this function."
+    let tableOpening = Locked<Void>(())
+
+    init(handle: OpaquePointer, path: String, configuration: Configuration, generation: UInt64) {
+        self.handle = handle
+        self.path = path
+        self.configuration = configuration
+        self.generation = generation
+        self.maxKeySize = Int(mdb_env_get_maxkeysize(handle))
+        var stat = MDB_stat()
+        self.pageSize = mdb_env_stat(handle, &stat) == 0 ? Int(stat.ms_psize) : Int(sysconf(Int32(_SC_PAGESIZE)))
+        var info = MDB_envinfo()
+        self.currentMapSize = Atomic(mdb_env_info(handle, &info) == 0 ? info.me_mapsize : configuration.mapSize)
+    }
+
+    deinit {
+        // No transaction can be alive here: each holds a strong reference to the environment.
+        if !gate.isClosed {
+            EnvironmentRegistry.close(path: path, generation: generation)
+        }
+    }
+
+    /// Opens the environment at `path`, or returns the one this process already has open there.
+    ///
+    /// Without ``Options/noSubdirectory`` the path is a directory that must exist; LMDB creates `data.mdb` and
+    /// `lock.mdb` inside it. With it, the path is the data file itself and the lock file is the path plus `-lock`.
+    /// When the environment is already open, `configuration` is ignored, except that a writable open of an
+    /// environment open read-only fails.
+    ///
+    /// - Parameters:
+    ///   - path: The directory, or with ``Options/noSubdirectory`` the file.
+    ///   - configuration: Map size, limits, file mode and flags.
+    /// - Returns: The open environment.
+    /// - Throws: ``LMDBError`` naming the path: ``LMDBError/noSuchFile`` when the directory does not exist,
+    ///   ``LMDBError/notDirectory`` when it is a file, ``LMDBError/accessDenied`` without permission,
+    ///   ``LMDBError/invalid`` when the file is not an LMDB environment, ``LMDBError/invalidArgument`` for a bad
+    ///   configuration.
+    ///
+    /// The corresponding LMDB functions are `mdb_env_create` and `mdb_env_open`.
+    public static func open(path: String, configuration: Configuration = Configuration()) throws -> Environment {
+        guard !path.isEmpty else {
+            throw LMDBError(code: EINVAL, operation: "open", detail: "The path is empty")
+        }
+        try validate(configuration, path: path)
+        let canonical = Path.canonical(path)
+        return try EnvironmentRegistry.environment(at: canonical, configuration: configuration) {
+            path throws(LMDBError) in try openHandle(at: path, configuration: configuration)
+        }
+    }
+
+    private static func validate(_ configuration: Configuration, path: String) throws(LMDBError) {
+        func invalid(_ detail: String) -> LMDBError {
+            LMDBError(code: EINVAL, operation: "open", path: path, detail: detail)
+        }
+        if configuration.mapSize <= 0 { throw invalid("The map size must be positive") }
+        if configuration.maxMapSize < configuration.mapSize {
+            throw invalid("The maximum map size is smaller than the map size")
+        }
+        if configuration.maxTables < 0 { throw invalid("The number of tables cannot be negative") }
+        if configuration.maxReaders <= 0 { throw invalid("The number of readers must be positive") }
+        if configuration.fileMode > 0o777 { throw invalid("The file mode has bits beyond 0o777") }
+    }
+
+    private static func openHandle(at path: String, configuration: Configuration) throws(LMDBError) -> OpaquePointer {
+        var created: OpaquePointer?
+        try check(mdb_env_create(&created), "mdb_env_create", path: path)
+        guard let handle = created else { throw LMDBError(code: ENOMEM, operation: "mdb_env_create", path: path) }
+        do throws(LMDBError) {
+            try check(mdb_env_set_mapsize(handle, configuration.mapSize), "mdb_env_set_mapsize", path: path)
+            try check(mdb_env_set_maxdbs(handle, MDB_dbi(configuration.maxTables)), "mdb_env_set_maxdbs", path: path)
+            try check(
+                mdb_env_set_maxreaders(handle, UInt32(configuration.maxReaders)), "mdb_env_set_maxreaders",
+                path: path)
+            let flags = configuration.options.rawValue | UInt32(MDB_NOTLS)
+            let code = mdb_env_open(handle, path, flags, mdb_mode_t(configuration.fileMode))
+            if code != 0 {
+                throw LMDBError(
+                    code: code, operation: "mdb_env_open", path: path,
+                    detail: openFailureDetail(code, path: path, options: configuration.options))
+            }
+        } catch {
+            // lmdb.h: "If this function fails, mdb_env_close() must be called to discard the MDB_env handle."
+            mdb_env_close(handle)
+            throw error
+        }
+        return handle
+    }
+
+    private static func openFailureDetail(_ code: Int32, path: String, options: Options) -> String? {
+        let single = options.contains(.noSubdirectory)
+        switch code {
+        case ENOENT:
+            if single { return "No such file, or its directory does not exist" }
+            return Path.fileType(path) == nil
+                ? "The directory does not exist; create it first"
+                : "The directory holds no LMDB environment"
+        case ENOTDIR:
+            return "The path is a file, not a directory; open a single-file store with the noSubdirectory option"
+        case EISDIR:
+            return "The path is a directory; open it without the noSubdirectory option"
+        case EACCES, EPERM:
+            return "Permission denied"
+        case EROFS:
+            return "The file system is read-only; open with the readOnly option"
+        case MDB_INVALID:
+            return "The file is not an LMDB environment"
+        case MDB_VERSION_MISMATCH:
+            return "The environment was written by an incompatible LMDB version"
+        case EAGAIN:
+            return "The lock file is locked by another process"
+        default:
+            return nil
+        }
+    }
+
+    /// Whether the environment was opened read-only.
+    public var isReadOnly: Bool {
+        configuration.options.contains(.readOnly)
+    }
+
+    /// Whether ``close()`` was called.
+    public var isClosed: Bool {
+        gate.isClosed
+    }
+
+    /// Closes the environment, after waiting for the transactions of other threads to end.
+    ///
+    /// Every later use of the environment, or of its tables, throws ``LMDBError/environmentClosed``. Opening the
+    /// path again returns a new environment. Closing twice does nothing.
+    ///
+    /// - Throws: ``LMDBError/busy`` when the calling thread itself is inside a transaction of the environment.
+    ///
+    /// The corresponding LMDB function is `mdb_env_close`.
+    public func close() throws {
+        do {
+            try gate.withExclusiveAccess(closing: true) {
+                _ = EnvironmentRegistry.close(path: path, generation: generation)
+            }
+        } catch LMDBError.environmentClosed {
+            return
+        } catch let error as LMDBError {
+            throw error.adding(operation: "close", path: path)
+        }
+    }
+
+    /// Runs `body` with the environment admitted through the gate, so that it is neither closed nor remapped meanwhile.
+    func withOpenEnvironment<R>(_ operation: String, _ body: () throws -> R) throws -> R {
+        do throws(LMDBError) {
+            try gate.enter()
+        } catch {
+            throw error.adding(operation: operation, path: path)
+        }
+        defer { gate.leave() }
+        return try body()
+    }
+
+    /// Flushes the data buffers to disk.
+    ///
+    /// Commits do this already unless the environment has ``Options/noSync`` or ``Options/mapAsync``; a read-only
+    /// environment has nothing to flush.
+    ///
+    /// - Parameter force: Whether to flush synchronously even when the environment was opened with
+    ///   ``Options/noSync`` (or asynchronously with ``Options/mapAsync``).
+    /// - Throws: ``LMDBError`` if the flush fails.
+    ///
+    /// The corresponding LMDB function is `mdb_env_sync`.
+    public func sync(force: Bool = true) throws {
+        guard !isReadOnly else { return }
+        try withOpenEnvironment("mdb_env_sync") {
+            try check(mdb_env_sync(handle, force ? 1 : 0), "mdb_env_sync", path: path)
+        }
+    }
+}

@@ -1,0 +1,225 @@
+import CLMDB
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Reads, writes and deletes of single entries.
+///
+/// Each operation takes keys and values either as `UnsafeRawBufferPointer` or as any collection of bytes (`[UInt8]`,
+/// `Data`, `String.UTF8View`, slices); collections with contiguous storage are not copied.
+extension Transaction {
+    // MARK: - Reading
+
+    /// Calls `body` with the bytes stored under `key`, or with `nil` when the key is absent.
+    ///
+    /// - Warning: The bytes are LMDB's memory map. They are valid only inside `body`: copy what must outlive it.
+    ///   In a `dupSort` table they are the key's first value.
+    /// - Parameters:
+    ///   - key: The key, 1 to ``Environment/maxKeySize`` bytes.
+    ///   - table: The table to read.
+    ///   - body: The work to do with the value.
+    /// - Returns: What `body` returns.
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, or what `body` throws.
+    ///
+    /// The corresponding LMDB function is `mdb_get`.
+    public func withUnsafeBytes<R>(
+        forKey key: UnsafeRawBufferPointer,
+        in table: Table,
+        _ body: (UnsafeRawBufferPointer?) throws -> R
+    ) throws -> R {
+        try validateKey(key, table, "mdb_get")
+        var keyValue = mdbValue(key)
+        var data = MDB_val()
+        let code = mdb_get(handle, table.dbi, &keyValue, &data)
+        if code == MDB_NOTFOUND { return try body(nil) }
+        try check(code, "mdb_get", table)
+        return try body(buffer(data))
+    }
+
+    /// Calls `body` with the bytes stored under `key`, or with `nil` when the key is absent.
+    ///
+    /// - Warning: The bytes are valid only inside `body`.
+    /// - Parameters:
+    ///   - key: The key, 1 to ``Environment/maxKeySize`` bytes.
+    ///   - table: The table to read.
+    ///   - body: The work to do with the value.
+    /// - Returns: What `body` returns.
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, or what `body` throws.
+    ///
+    /// The corresponding LMDB function is `mdb_get`.
+    public func withUnsafeBytes<Key: Collection<UInt8>, R>(
+        forKey key: Key,
+        in table: Table,
+        _ body: (UnsafeRawBufferPointer?) throws -> R
+    ) throws -> R {
+        try withBytes(key) { key in try withUnsafeBytes(forKey: key, in: table, body) }
+    }
+
+    /// A copy of the bytes stored under `key`, or `nil` when the key is absent.
+    ///
+    /// - Parameters:
+    ///   - key: The key, 1 to ``Environment/maxKeySize`` bytes.
+    ///   - table: The table to read.
+    /// - Returns: The value, or the first value of the key in a `dupSort` table.
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key.
+    ///
+    /// The corresponding LMDB function is `mdb_get`.
+    public func value<Key: Collection<UInt8>>(forKey key: Key, in table: Table) throws -> [UInt8]? {
+        try withUnsafeBytes(forKey: key, in: table) { $0.map(Array.init) }
+    }
+
+    /// Whether `key` is present in `table`.
+    ///
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key.
+    public func containsKey<Key: Collection<UInt8>>(_ key: Key, in table: Table) throws -> Bool {
+        try withUnsafeBytes(forKey: key, in: table) { $0 != nil }
+    }
+
+    // MARK: - Writing
+
+    /// Stores `value` under `key`, replacing the key's value, or in a `dupSort` table adding it to the key's values.
+    ///
+    /// - Parameters:
+    ///   - value: The bytes to store. In a `dupSort` table at most ``Environment/maxKeySize`` bytes.
+    ///   - key: The key, 1 to ``Environment/maxKeySize`` bytes.
+    ///   - table: The table to write.
+    ///   - options: Conditions on the write and hints for speed.
+    /// - Throws: ``LMDBError/keyExists`` when an option forbids the write, ``LMDBError/badValueSize`` for a key or
+    ///   value of the wrong size, ``LMDBError/accessDenied`` in a read transaction.
+    ///
+    /// The corresponding LMDB function is `mdb_put`.
+    public func put(
+        _ value: UnsafeRawBufferPointer,
+        forKey key: UnsafeRawBufferPointer,
+        in table: Table,
+        options: PutOptions = []
+    ) throws {
+        try checkWritable("mdb_put", table)
+        try validateKey(key, table, "mdb_put")
+        try validateValue(value, table, "mdb_put")
+        var keyValue = mdbValue(key)
+        var data = mdbValue(value)
+        try check(mdb_put(handle, table.dbi, &keyValue, &data, options.rawValue), "mdb_put", table)
+    }
+
+    /// Stores `value` under `key`, replacing the key's value, or in a `dupSort` table adding it to the key's values.
+    ///
+    /// - Parameters:
+    ///   - value: The bytes to store. In a `dupSort` table at most ``Environment/maxKeySize`` bytes.
+    ///   - key: The key, 1 to ``Environment/maxKeySize`` bytes.
+    ///   - table: The table to write.
+    ///   - options: Conditions on the write and hints for speed.
+    /// - Throws: ``LMDBError/keyExists`` when an option forbids the write, ``LMDBError/badValueSize`` for a key or
+    ///   value of the wrong size, ``LMDBError/accessDenied`` in a read transaction.
+    ///
+    /// The corresponding LMDB function is `mdb_put`.
+    public func put<Value: Collection<UInt8>, Key: Collection<UInt8>>(
+        _ value: Value,
+        forKey key: Key,
+        in table: Table,
+        options: PutOptions = []
+    ) throws {
+        try withBytes(value) { value in
+            try withBytes(key) { key in try put(value, forKey: key, in: table, options: options) }
+        }
+    }
+
+    /// Reserves `count` bytes under `key` and lets `fill` write the value in place, which saves a copy for values
+    /// that are produced straight into their final bytes.
+    ///
+    /// - Warning: `fill` must write all `count` bytes; whatever it leaves is stored as it was. The buffer is valid
+    ///   only inside `fill`.
+    /// - Parameters:
+    ///   - count: The size of the value.
+    ///   - key: The key, 1 to ``Environment/maxKeySize`` bytes.
+    ///   - table: The table to write; not a `dupSort` table.
+    ///   - options: Conditions on the write and hints for speed.
+    ///   - fill: Writes the value.
+    /// - Throws: ``LMDBError/incompatible`` for a `dupSort` table, or what ``put(_:forKey:in:options:)`` throws;
+    ///   when `fill` throws, the transaction should be abandoned by throwing on.
+    ///
+    /// The corresponding LMDB function is `mdb_put` with `MDB_RESERVE`.
+    public func put<Key: Collection<UInt8>>(
+        reservingCount count: Int,
+        forKey key: Key,
+        in table: Table,
+        options: PutOptions = [],
+        _ fill: (UnsafeMutableRawBufferPointer) throws -> Void
+    ) throws {
+        try checkWritable("mdb_put", table)
+        if table.options.contains(.dupSort) {
+            throw failure(
+                MDB_INCOMPATIBLE, "mdb_put", table, detail: "Values of a dupSort table cannot be reserved")
+        }
+        if count < 0 { throw failure(EINVAL, "mdb_put", table, detail: "A reserved size cannot be negative") }
+        try withBytes(key) { key in
+            try validateKey(key, table, "mdb_put")
+            var keyValue = mdbValue(key)
+            var data = MDB_val(mv_size: count, mv_data: nil)
+            try check(
+                mdb_put(handle, table.dbi, &keyValue, &data, options.rawValue | UInt32(MDB_RESERVE)), "mdb_put",
+                table)
+            try fill(UnsafeMutableRawBufferPointer(start: data.mv_data, count: count))
+        }
+    }
+
+    // MARK: - Deleting
+
+    /// Deletes `key` with all its values.
+    ///
+    /// - Parameters:
+    ///   - key: The key, 1 to ``Environment/maxKeySize`` bytes.
+    ///   - table: The table to write.
+    /// - Returns: Whether the key was present.
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, ``LMDBError/accessDenied`` in a read
+    ///   transaction.
+    ///
+    /// The corresponding LMDB function is `mdb_del`.
+    @discardableResult
+    public func delete<Key: Collection<UInt8>>(forKey key: Key, in table: Table) throws -> Bool {
+        try checkWritable("mdb_del", table)
+        return try withBytes(key) { key in
+            try validateKey(key, table, "mdb_del")
+            var keyValue = mdbValue(key)
+            let code = mdb_del(handle, table.dbi, &keyValue, nil)
+            if code == MDB_NOTFOUND { return false }
+            try check(code, "mdb_del", table)
+            return true
+        }
+    }
+
+    /// Deletes one value of `key` in a `dupSort` table, keeping the key's other values.
+    ///
+    /// - Parameters:
+    ///   - value: The value to delete.
+    ///   - key: The key, 1 to ``Environment/maxKeySize`` bytes.
+    ///   - table: The table to write.
+    /// - Returns: Whether the pair was present.
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, ``LMDBError/accessDenied`` in a read
+    ///   transaction.
+    ///
+    /// The corresponding LMDB function is `mdb_del` with a value.
+    @discardableResult
+    public func delete<Value: Collection<UInt8>, Key: Collection<UInt8>>(
+        _ value: Value,
+        forKey key: Key,
+        in table: Table
+    ) throws -> Bool {
+        try checkWritable("mdb_del", table)
+        return try withBytes(value) { value in
+            try withBytes(key) { key in
+                try validateKey(key, table, "mdb_del")
+                try validateValue(value, table, "mdb_del")
+                var keyValue = mdbValue(key)
+                var data = mdbValue(value)
+                let code = mdb_del(handle, table.dbi, &keyValue, &data)
+                if code == MDB_NOTFOUND { return false }
+                try check(code, "mdb_del", table)
+                return true
+            }
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import LMDB
+import Testing
+
+/// The binding example of README.md, as it is written there.
+@Suite struct ReadmeExampleTests {
+    @Test func bindingExample() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path
+
+        // README: begin binding example
+        let environment = try Environment.open(path: path)
+        let users = try environment.openTable(named: "users", create: true)
+
+        try environment.write { txn in
+            try txn.put(Array("Ada Lovelace".utf8), forKey: Array("user/1".utf8), in: users)
+            try txn.put(Array("Alan Turing".utf8), forKey: Array("user/2".utf8), in: users)
+        }
+
+        let name = try environment.read { txn in
+            try txn.value(forKey: Array("user/1".utf8), in: users).map { String(decoding: $0, as: UTF8.self) }
+        }
+        // name == "Ada Lovelace"
+
+        let everyone = try environment.read { txn in
+            try txn.entries(in: users, range: .prefix(Array("user/".utf8))).count
+        }
+        // everyone == 2
+
+        do {
+            try environment.write { txn in
+                try txn.put(Array("Grace Hopper".utf8), forKey: Array("user/1".utf8), in: users, options: .noOverwrite)
+            }
+        } catch LMDBError.keyExists {
+            // user/1 is taken; nothing was written.
+        }
+        // README: end binding example
+
+        #expect(name == "Ada Lovelace")
+        #expect(everyone == 2)
+        let unchanged = try environment.read { txn in try txn.value(forKey: Array("user/1".utf8), in: users) }
+        #expect(unchanged == Array("Ada Lovelace".utf8))
+        try environment.close()
+    }
+}
+
+extension ReadmeExampleTests {
+    @Test func readmeShowsTheExampleAsTested() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
+
+        let marker = try #require(readme.range(of: "<!-- example: binding -->\n```swift\n"))
+        let end = try #require(readme.range(of: "```", range: marker.upperBound..<readme.endIndex))
+        let shown = String(readme[marker.upperBound..<end.lowerBound])
+
+        let begin = try #require(source.range(of: "// README: begin binding example\n"))
+        let finish = try #require(source.range(of: "        // README: end binding example"))
+        let tested = source[begin.upperBound..<finish.lowerBound]
+            .split(separator: "\n", omittingEmptySubsequences: false)
+            .map { $0.hasPrefix("        ") ? $0.dropFirst(8) : $0 }
+            .joined(separator: "\n")
+        #expect(shown == tested)
+    }
+}
