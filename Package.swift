@@ -4,7 +4,8 @@ import PackageDescription
 let package = Package(
     name: "KVStore",
     products: [
-        .library(name: "LMDB", targets: ["LMDB"])
+        .library(name: "KVStore", targets: ["KVStore"]),
+        .library(name: "LMDB", targets: ["LMDB"]),
     ],
     targets: [
         // Debian's liblmdb-dev, found through pkg-config. `make deps` installs it.
@@ -15,7 +16,10 @@ let package = Package(
         ),
         // The safe binding: the only module that imports CLMDB, and free of Foundation.
         .target(name: "LMDB", dependencies: ["CLMDB"]),
+        // The object store users import.
+        .target(name: "KVStore", dependencies: ["LMDB"]),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
+        .testTarget(name: "KVStoreTests", dependencies: ["KVStore"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -162,10 +162,23 @@ public struct Cursor: ~Copyable {
             throw failure(
                 MDB_INCOMPATIBLE, "mdb_cursor_get", table, detail: "Pages of values need a dupFixed table")
         }
-        guard try seek(to: key) else { return false }
         var keyValue = MDB_val()
         var data = MDB_val()
+        let found = try withBytes(key) { key in
+            try validateKey(key, table, "mdb_cursor_get")
+            keyValue = mdbValue(key)
+            return try position(MDB_SET_KEY, &keyValue, &data)
+        }
+        guard found else { return false }
+        // A key with a single value has no duplicate subtree; LMDB then answers MDB_GET_MULTIPLE with success and
+        // leaves `data` as it was, so the value MDB_SET_KEY returned is the only page.
+        let single = data
+        data = MDB_val()
         var code = mdb_cursor_get(handle, &keyValue, &data, MDB_GET_MULTIPLE)
+        if code == 0 && data.mv_data == nil {
+            try body(buffer(single))
+            return true
+        }
         while code == 0 {
             try body(buffer(data))
             code = mdb_cursor_get(handle, &keyValue, &data, MDB_NEXT_MULTIPLE)

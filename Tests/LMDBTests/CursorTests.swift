@@ -238,6 +238,15 @@ import Testing
             #expect(found)
             #expect(pages > 1)
             #expect(numbers == (0..<UInt64(count)).map { $0 })
+            // A key with one value has no duplicate subtree in LMDB; it is still one page of one value.
+            let single = try environment.read { txn throws in
+                try txn.withCursor(on: table) { cursor throws in
+                    var pages: [[UInt8]] = []
+                    try cursor.forEachDuplicatePage(ofKey: "other".bytes) { pages.append(Array($0)) }
+                    return pages
+                }
+            }
+            #expect(single == [[UInt8](repeating: 1, count: 16)])
             let missing = try environment.read { txn throws in
                 try txn.withCursor(on: table) { cursor in try cursor.forEachDuplicatePage(ofKey: "none".bytes) { _ in }
                 }

@@ -1,0 +1,129 @@
+/// An entity's field names, interned as small integer ids, with the kind of
+/// value first stored in each top-level field.
+///
+/// Records store field ids instead of names, so the table is what makes them
+/// readable: it is persisted in the catalog, and every keyed container of the
+/// entity (the model's own fields and those of nested structs and enum
+/// payloads) shares it. Dictionary keys are data and are never interned.
+///
+/// Ids start at 1 and are never reused or renumbered: names are only
+/// appended. After encoding, compare ``revision`` (or ``count``, which only
+/// counts names) with its value when the table was loaded or last persisted
+/// to know whether the catalog must be rewritten in the same transaction.
+///
+/// ```swift
+/// var fields = FieldTable()
+/// let id = fields.id(for: "title")   // 1
+/// fields.name(for: id)               // "title"
+/// ```
+struct FieldTable: Sendable, Equatable {
+    /// The interned names, in id order: the name of id `n` is at index `n - 1`.
+    private(set) var names: [String] = []
+    /// The kind first observed for each id; nil until a top-level value other than null was stored.
+    private var kinds: [ValueKind?] = []
+    /// The id of each name.
+    private var ids: [String: UInt32] = [:]
+    /// How many changes (new names, newly known kinds) the table had since it
+    /// was created or decoded; not persisted.
+    private(set) var revision = 0
+
+    /// Creates an empty table.
+    init() {}
+
+    /// The number of interned names, which is also the largest id.
+    var count: Int { names.count }
+
+    /// Returns the id of `name`, interning it with the next id if it is new.
+    mutating func id(for name: String) -> UInt32 {
+        if let id = ids[name] { return id }
+        names.append(name)
+        kinds.append(nil)
+        let id = UInt32(names.count)
+        ids[name] = id
+        revision += 1
+        return id
+    }
+
+    /// Returns the id of `name`, or nil if it was never interned.
+    func existingID(for name: String) -> UInt32? {
+        ids[name]
+    }
+
+    /// Returns the name of `id`, or nil for an id the table does not have.
+    func name(for id: UInt32) -> String? {
+        guard id >= 1, Int(id) <= names.count else { return nil }
+        return names[Int(id) - 1]
+    }
+
+    /// Returns whether `id` names `name`; a fast check that avoids hashing the name.
+    @inline(__always)
+    func id(_ id: UInt64, isNamed name: String) -> Bool {
+        guard id >= 1, id <= UInt64(names.count) else { return false }
+        return names[Int(id) - 1] == name
+    }
+
+    /// The kind of value first stored in the top-level field `id`, or nil if
+    /// none (or only null) was stored yet.
+    ///
+    /// A Boolean field reports `.false` or `.true`, whichever came first;
+    /// ``ValueKind/typeName`` calls both `bool`.
+    func kind(of id: UInt32) -> ValueKind? {
+        guard id >= 1, Int(id) <= kinds.count else { return nil }
+        return kinds[Int(id) - 1]
+    }
+
+    /// Records `kind` for the field `id` unless a kind is already known;
+    /// null is never recorded.
+    mutating func observe(_ kind: ValueKind, for id: UInt32) {
+        guard kind != .null, id >= 1, Int(id) <= kinds.count, kinds[Int(id) - 1] == nil else { return }
+        kinds[Int(id) - 1] = kind
+        revision += 1
+    }
+
+    /// Tables are equal when they have the same names and kinds in the same
+    /// order; ``revision`` is not compared.
+    static func == (lhs: FieldTable, rhs: FieldTable) -> Bool {
+        lhs.names == rhs.names && lhs.kinds == rhs.kinds
+    }
+}
+
+extension FieldTable: Codable {
+    /// The persisted properties; the name-to-id map is rebuilt on decoding.
+    private enum CodingKeys: String, CodingKey {
+        case names
+        case kinds
+    }
+
+    /// Decodes a table persisted in the catalog.
+    ///
+    /// - Throws: `DecodingError.dataCorrupted` for a duplicate name, or kinds
+    ///   that do not match the names.
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let names = try container.decode([String].self, forKey: .names)
+        let kinds = try container.decodeIfPresent([ValueKind?].self, forKey: .kinds) ?? []
+        guard kinds.count <= names.count else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .kinds, in: container, debugDescription: "More field kinds than field names.")
+        }
+        self.init()
+        for name in names {
+            guard ids[name] == nil else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .names, in: container, debugDescription: "Field name \"\(name)\" appears twice.")
+            }
+            _ = id(for: name)
+        }
+        for (index, kind) in kinds.enumerated() {
+            self.kinds[index] = kind
+        }
+        revision = 0
+    }
+
+    /// Encodes the names and kinds in id order.
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(names, forKey: .names)
+        try container.encode(kinds, forKey: .kinds)
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+
+/// The order-preserving byte encoding of secondary index keys.
+///
+/// Index keys compare with `memcmp` (a shorter prefix first), so every
+/// component's encoding sorts like its value, and range predicates and sorts
+/// on an indexed attribute become cursor ranges. A key is the concatenation
+/// of its components, each starting with a presence byte; see
+/// ``IndexKeyEncodable`` for the typed entry point. ``append(_:to:)`` gives the
+/// same bytes from a ``RecordValue``, and ``decodeComponents(_:kinds:)`` reads
+/// a key back.
+///
+/// LMDB limits keys, and the values of DUPSORT tables, to 511 bytes: call
+/// ``finalize(_:)`` on every complete key before storing or seeking it.
+enum IndexKey {
+    /// The longest key ``finalize(_:)`` leaves, comfortably under LMDB's 511 bytes.
+    static let maximumLength = 480
+
+    /// The presence byte of a nil component.
+    static let absent: UInt8 = 0x00
+    /// The presence byte of a component with a value.
+    static let present: UInt8 = 0x01
+    /// The byte after an escaped `0x00` inside a string.
+    static let escapedZero: UInt8 = 0xFF
+    /// The byte after `0x00` that ends a string.
+    static let stringTerminator: UInt8 = 0x01
+    /// The byte that follows the kept prefix of a truncated key.
+    static let truncationMarker: UInt8 = 0xFF
+
+    /// The bit that is flipped or set to order signed integers and doubles.
+    private static let signBit: UInt64 = 1 << 63
+
+    // MARK: Components
+
+    /// Appends a signed integer: big-endian with the sign bit flipped, so negatives sort first.
+    static func appendSigned(_ value: Int64, to bytes: inout [UInt8]) {
+        bytes.append(present)
+        appendBigEndian(UInt64(bitPattern: value) ^ signBit, to: &bytes)
+    }
+
+    /// Appends an unsigned integer, big-endian.
+    static func appendUnsigned(_ value: UInt64, to bytes: inout [UInt8]) {
+        bytes.append(present)
+        appendBigEndian(value, to: &bytes)
+    }
+
+    /// Appends a double: the bit pattern big-endian, all bits inverted for a
+    /// negative number and the sign bit set otherwise.
+    ///
+    /// `-0.0` is normalized to `0.0` and every NaN to the one quiet NaN, which
+    /// sorts after infinity.
+    static func appendDouble(_ value: Double, to bytes: inout [UInt8]) {
+        bytes.append(present)
+        appendBigEndian(orderedBits(value), to: &bytes)
+    }
+
+    /// Appends a Boolean: false before true.
+    static func appendBool(_ value: Bool, to bytes: inout [UInt8]) {
+        bytes.append(present)
+        bytes.append(value ? 1 : 0)
+    }
+
+    /// Appends a UUID's 16 bytes.
+    static func appendUUID(_ value: UUID, to bytes: inout [UInt8]) {
+        bytes.append(present)
+        withUnsafeBytes(of: value.uuid) { bytes.append(contentsOf: $0) }
+    }
+
+    /// Appends a string: its NFC form's UTF-8 with `0x00` escaped as
+    /// `0x00 0xFF`, then `0x00 0x01`, so that `"" < "a" < "ab" < "b"`.
+    ///
+    /// Canonically equivalent strings, which Swift considers equal, get the
+    /// same key; pure-ASCII strings, the common case, skip normalization.
+    static func appendString(_ value: String, to bytes: inout [UInt8]) {
+        bytes.append(present)
+        var text = value
+        let isASCII = text.withUTF8 { utf8 in
+            utf8.allSatisfy { $0 < 0x80 }
+        }
+        if !isASCII { text = text.precomposedStringWithCanonicalMapping }
+        text.withUTF8 { utf8 in
+            for byte in utf8 {
+                bytes.append(byte)
+                if byte == 0 { bytes.append(escapedZero) }
+            }
+        }
+        bytes.append(0)
+        bytes.append(stringTerminator)
+    }
+
+    /// Appends the encoding of a ``RecordValue``: the same bytes the typed
+    /// path gives for the same value (`.int` from signed fields, `.uint` from
+    /// unsigned ones, `.float` as a Double, `.null` as nil).
+    ///
+    /// - Throws: ``IndexKeyError/notIndexable(_:)`` for data, URL, decimal and
+    ///   container values.
+    static func append(_ value: RecordValue, to bytes: inout [UInt8]) throws {
+        switch value {
+        case .null: bytes.append(absent)
+        case .bool(let value): appendBool(value, to: &bytes)
+        case .int(let value): appendSigned(value, to: &bytes)
+        case .uint(let value): appendUnsigned(value, to: &bytes)
+        case .float(let value): appendDouble(Double(value), to: &bytes)
+        case .double(let value): appendDouble(value, to: &bytes)
+        case .date(let value): appendDouble(value.timeIntervalSinceReferenceDate, to: &bytes)
+        case .uuid(let value): appendUUID(value, to: &bytes)
+        case .string(let value): appendString(value, to: &bytes)
+        case .data, .url, .decimal, .array, .object, .stringMap, .intMap:
+            throw IndexKeyError.notIndexable(value.kind)
+        }
+    }
+
+    // MARK: Length
+
+    /// Makes `key` fit LMDB: a key longer than ``maximumLength`` is cut to a
+    /// prefix followed by `0xFF` and the 8-byte big-endian FNV-1a 64 hash of
+    /// the whole key.
+    ///
+    /// Distinct long keys stay distinct with overwhelming probability, and
+    /// keys sharing no prefix of that length keep their order; a truncated
+    /// key no longer says the whole value, so callers verify matches against
+    /// the record.
+    ///
+    /// - Returns: Whether the key was truncated.
+    @discardableResult
+    static func finalize(_ key: inout [UInt8]) -> Bool {
+        guard key.count > maximumLength else { return false }
+        let hash = fnv1a64(key)
+        key.removeSubrange((maximumLength - 9)...)
+        key.append(truncationMarker)
+        appendBigEndian(hash, to: &key)
+        return true
+    }
+
+    /// The 64-bit FNV-1a hash of `bytes`.
+    static func fnv1a64(_ bytes: [UInt8]) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        return hash
+    }
+
+    // MARK: Helpers
+
+    /// The bits of `value` that sort like the value, after normalizing zero and NaN.
+    static func orderedBits(_ value: Double) -> UInt64 {
+        let normalized = value.isNaN ? Double.nan : (value == 0 ? 0 : value)
+        let bits = normalized.bitPattern
+        return bits & signBit != 0 ? ~bits : bits | signBit
+    }
+
+    /// Reverses ``orderedBits(_:)``.
+    static func double(fromOrderedBits bits: UInt64) -> Double {
+        Double(bitPattern: bits & signBit != 0 ? bits & ~signBit : ~bits)
+    }
+
+    /// Appends `value` most significant byte first.
+    static func appendBigEndian(_ value: UInt64, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+    }
+}

@@ -1,0 +1,312 @@
+import Foundation
+
+/// The `Decoder` that reads the binary record format, handed to each value's
+/// `init(from:)`.
+///
+/// It reads straight from the borrowed record bytes. One instance serves every
+/// nested value of a record: it keeps the coding path as a stack and keeps
+/// the entry tables of open keyed containers in one reused array, so decoding
+/// allocates little beyond the container boxes Swift's Codable requires and
+/// the decoded values themselves. Every read is bounds-checked; corrupt bytes
+/// throw ``RecordFormatError``, and bytes of the wrong shape for the type throw
+/// `DecodingError`.
+///
+/// Its mutable properties are `@exclusivity(unchecked)`: run-time exclusivity
+/// checks cost more than the decoding itself. That is safe because an
+/// instance lives for one decode call on one thread (the type is not
+/// `Sendable`) and no method calls out, to user code or otherwise, while it
+/// holds an access to one of them; the compiler still checks exclusivity
+/// statically.
+final class RecordDecoding: Decoder {
+    /// How a container finds its coding path.
+    ///
+    /// A plain integer, so copying a container (which Swift's container
+    /// boxes do on every call) retains nothing but the decoder.
+    struct ContainerPath {
+        /// At least 0: the container belongs to the value being decoded, and
+        /// its path is this long a prefix of the decoder's path stack.
+        /// Negative: the container's own path is `explicitPaths[-raw - 1]`.
+        let raw: Int
+
+        /// The path made of the first `depth` keys of the decoder's path stack.
+        static func depth(_ depth: Int) -> ContainerPath {
+            ContainerPath(raw: depth)
+        }
+    }
+
+    /// One entry of a keyed container: its key and where its value starts.
+    struct Entry {
+        /// The field id of an object entry, the zigzag payload of an `Int`
+        /// key, or the offset of a string key's UTF-8.
+        var key: UInt64
+        /// The length of a string key's UTF-8; 0 for other entries.
+        var keyLength: Int
+        /// The offset of the entry's value; in a container's header entry,
+        /// the index where the next lookup starts.
+        var value: Int
+    }
+
+    /// Bounds-checked access to the record.
+    @exclusivity(unchecked) private(set) var reader = ByteReader(UnsafeRawBufferPointer(start: nil, count: 0))
+    /// The entity's field table, which names the field ids.
+    @exclusivity(unchecked) private(set) var fields = FieldTable()
+    /// The path of the value being decoded, kept as a stack.
+    @exclusivity(unchecked) private(set) var codingPath: [any CodingKey]
+    /// No user info: records do not depend on configuration.
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    /// The offset of the tag of the value being decoded, or -1 for a missing value.
+    @exclusivity(unchecked) private var valueOffset: Int
+    /// How many containers enclose the value being decoded.
+    @exclusivity(unchecked) private var depth: Int
+    /// The entry tables of the keyed containers in use, each after a header
+    /// entry; storage past ``entryCount`` is reused.
+    @exclusivity(unchecked) var entries: [Entry] = []
+    /// The number of entries in use.
+    @exclusivity(unchecked) private var entryCount = 0
+    /// The coding paths of nested containers in use.
+    @exclusivity(unchecked) private var explicitPaths: [[any CodingKey]] = []
+    /// Whether a record is being decoded, so a reused instance is not entered twice.
+    @exclusivity(unchecked) private(set) var isBusy = false
+    /// The end of the last container whose end was found, to skip it without another walk.
+    @exclusivity(unchecked) private var knownEnd = (offset: -1, end: -1)
+    /// The end of the current value, once one of its containers found it.
+    @exclusivity(unchecked) private var levelEnd = -1
+
+    /// Creates a decoder to reuse for many records through ``decodeRecord(_:from:fields:)``.
+    init() {
+        codingPath = []
+        valueOffset = -1
+        depth = 0
+    }
+
+    /// Creates a decoder for the value at `valueOffset` (-1 for a missing
+    /// value) of a record another decoder is reading, for `superDecoder()`.
+    private init(reader: ByteReader, fields: FieldTable, valueOffset: Int, codingPath: [any CodingKey], depth: Int) {
+        self.reader = reader
+        self.fields = fields
+        self.valueOffset = valueOffset
+        self.codingPath = codingPath
+        self.depth = depth
+    }
+
+    // MARK: Records
+
+    /// Decodes a whole record: checks the version byte, decodes the value and
+    /// checks that nothing follows it.
+    ///
+    /// The decoder keeps its buffers for the next record, and no reference to `bytes`.
+    func decodeRecord<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, fields: FieldTable) throws -> T
+    {
+        reader = ByteReader(bytes)
+        self.fields = fields
+        isBusy = true
+        defer {
+            isBusy = false
+            reader = ByteReader(UnsafeRawBufferPointer(start: nil, count: 0))
+            codingPath.removeAll(keepingCapacity: true)
+            entryCount = 0
+            explicitPaths.removeAll(keepingCapacity: true)
+            valueOffset = -1
+            depth = 0
+            knownEnd = (-1, -1)
+            levelEnd = -1
+        }
+        var offset = 0
+        let version = try reader.readByte(at: &offset)
+        guard version == RecordFormat.version else { throw RecordFormatError(.badVersion(version), at: 0) }
+        let value = try decodeValue(T.self, at: offset)
+        let end = try endOfValue(at: offset, depth: 0)
+        guard end == reader.count else { throw RecordFormatError(.trailingBytes, at: end) }
+        return value
+    }
+
+    // MARK: Values
+
+    /// Decodes the value whose tag is at `offset`, reading the format's own
+    /// tags for Date, UUID, URL, Decimal and Data, and calling `init(from:)`
+    /// for other types.
+    func decodeValue<T: Decodable>(_ type: T.Type, at offset: Int) throws -> T {
+        if isSpecial(T.self) { return try decodeSpecialValue(T.self, at: offset, path: codingPath) }
+        let savedOffset = valueOffset
+        let savedLevelEnd = levelEnd
+        let savedEntryCount = entryCount
+        let pathCount = explicitPaths.count
+        valueOffset = offset
+        levelEnd = -1
+        defer {
+            valueOffset = savedOffset
+            levelEnd = savedLevelEnd
+            // The containers of the value are done with: free their entries and paths.
+            entryCount = savedEntryCount
+            if explicitPaths.count > pathCount { explicitPaths.removeSubrange(pathCount...) }
+        }
+        let value = try T(from: self)
+        if levelEnd >= 0 { knownEnd = (offset, levelEnd) }
+        return value
+    }
+
+    /// Decodes the child `key` of a container at `depth`, with the coding
+    /// path and depth set for it.
+    func decodeChild<T: Decodable>(
+        _ type: T.Type, at offset: Int, key: any CodingKey, path: ContainerPath, depth: Int
+    ) throws -> T {
+        let savedDepth = self.depth
+        self.depth = depth + 1
+        defer { self.depth = savedDepth }
+        if path.raw == codingPath.count {
+            codingPath.append(key)
+            defer { codingPath.removeLast() }
+            return try decodeValue(T.self, at: offset)
+        }
+        let savedPath = codingPath
+        codingPath = self.path(path) + [key]
+        defer { codingPath = savedPath }
+        return try decodeValue(T.self, at: offset)
+    }
+
+    /// Decodes the value at `offset` in place of the current one (a single
+    /// value container's generic decode), with the container's coding path.
+    func decodeInPlace<T: Decodable>(_ type: T.Type, at offset: Int, path: ContainerPath) throws -> T {
+        if path.raw == codingPath.count {
+            return try decodeValue(T.self, at: offset)
+        }
+        let savedPath = codingPath
+        codingPath = self.path(path)
+        defer { codingPath = savedPath }
+        return try decodeValue(T.self, at: offset)
+    }
+
+    /// Whether `T` is one of the types the format has its own tags for.
+    @inline(__always)
+    func isSpecial<T>(_ type: T.Type) -> Bool {
+        T.self == Date.self || T.self == UUID.self || T.self == URL.self || T.self == Decimal.self
+            || T.self == Data.self
+    }
+
+    /// Reads a Date, UUID, URL, Decimal or Data from its own tag.
+    ///
+    /// Containers call it directly for such children, which skips the coding
+    /// path and state bookkeeping of ``decodeChild(_:at:key:path:depth:)``.
+    /// `unsafeBitCast` only converts a value to its own type, checked by the
+    /// caller through ``isSpecial(_:)``: unlike `as?`, it needs no run-time
+    /// cast or Optional metadata.
+    ///
+    /// - Parameter path: The value's coding path, built only for an error.
+    func decodeSpecialValue<T: Decodable>(
+        _ type: T.Type, at offset: Int, path: @autoclosure () -> [any CodingKey]
+    ) throws -> T {
+        var offset = offset
+        if T.self == Date.self {
+            return unsafeBitCast(try decodeDate(at: &offset, path: path()), to: T.self)
+        } else if T.self == UUID.self {
+            return unsafeBitCast(try decodeUUID(at: &offset, path: path()), to: T.self)
+        } else if T.self == URL.self {
+            return unsafeBitCast(try decodeURL(at: &offset, path: path()), to: T.self)
+        } else if T.self == Decimal.self {
+            return unsafeBitCast(try decodeDecimal(at: &offset, path: path()), to: T.self)
+        }
+        return unsafeBitCast(try decodeData(at: &offset, path: path()), to: T.self)
+    }
+
+    /// Returns the offset just past the value at `offset`, reusing the end of
+    /// the last container walked when it is that value.
+    func endOfValue(at offset: Int, depth: Int) throws -> Int {
+        if offset == knownEnd.offset { return knownEnd.end }
+        return try reader.endOfValue(at: offset, depth: depth)
+    }
+
+    /// Records the end of the container at `offset`, found while reading it.
+    func noteEnd(ofValueAt offset: Int, end: Int) {
+        knownEnd = (offset, end)
+        if offset == valueOffset { levelEnd = end }
+    }
+
+    // MARK: Containers
+
+    /// Returns a keyed container over the current value.
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        KeyedDecodingContainer(
+            try keyedContainer(keyedBy: Key.self, at: valueOffset, path: .depth(codingPath.count), depth: depth))
+    }
+
+    /// Returns an unkeyed container over the current value.
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        try RecordUnkeyedDecodingContainer(
+            decoding: self, at: valueOffset, path: .depth(codingPath.count), depth: depth)
+    }
+
+    /// Returns a container for the current value as a single value.
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        RecordSingleValueDecodingContainer(decoding: self, offset: valueOffset, path: .depth(codingPath.count))
+    }
+
+    /// Builds a keyed container over the object or dictionary at `offset`:
+    /// walks its entries once, recording where each value starts.
+    func keyedContainer<Key: CodingKey>(
+        keyedBy type: Key.Type, at offset: Int, path: ContainerPath, depth: Int
+    ) throws -> RecordKeyedDecodingContainer<Key> {
+        guard offset >= 0 else {
+            throw DecodingError.valueNotFound(
+                [String: Any].self,
+                DecodingError.Context(codingPath: self.path(path), debugDescription: "The value is missing."))
+        }
+        var position = offset
+        let kind = try reader.readKind(at: &position)
+        guard kind == .object || kind == .stringMap || kind == .intMap else {
+            throw mismatch([String: Any].self, found: kind, at: offset, path: self.path(path))
+        }
+        try reader.checkDepth(depth, at: offset)
+        let count = try reader.readCount(at: &position, minimumElementSize: 2)
+        let start = entryCount + 1
+        // Make room for the header and the entries at once, then fill them in
+        // place: one uniqueness check per container instead of one per entry.
+        let end = start + count
+        if entries.count < end {
+            entries.append(contentsOf: repeatElement(Entry(key: 0, keyLength: 0, value: 0), count: end - entries.count))
+        }
+        let reader = reader
+        let firstEntry = position
+        position = try entries.withUnsafeMutableBufferPointer { (table) throws(RecordFormatError) -> Int in
+            // The header entry holds the index where the next lookup starts.
+            table[start - 1] = Entry(key: 0, keyLength: 0, value: 0)
+            var cursor = firstEntry
+            for index in start..<end {
+                var entry = Entry(key: 0, keyLength: 0, value: 0)
+                if kind == .stringMap {
+                    entry.keyLength = try reader.readLength(at: &cursor)
+                    entry.key = UInt64(cursor)
+                    cursor += entry.keyLength
+                } else {
+                    entry.key = try reader.readVarint(at: &cursor)
+                }
+                entry.value = cursor
+                table[index] = entry
+                cursor = try reader.endOfValue(at: cursor, depth: depth + 1)
+            }
+            return cursor
+        }
+        entryCount = end
+        noteEnd(ofValueAt: offset, end: position)
+        return RecordKeyedDecodingContainer(
+            decoding: self, kind: kind, start: start, count: count, path: path, depth: depth)
+    }
+
+    /// Returns a decoder for the value at `offset` (-1 when missing), for `superDecoder()`.
+    func superDecoder(at offset: Int, path: [any CodingKey], depth: Int) -> RecordDecoding {
+        RecordDecoding(reader: reader, fields: fields, valueOffset: offset, codingPath: path, depth: depth)
+    }
+
+    /// Keeps `path` for a nested container while its value is being decoded.
+    func explicitPath(_ path: [any CodingKey]) -> ContainerPath {
+        explicitPaths.append(path)
+        return ContainerPath(raw: -explicitPaths.count)
+    }
+
+    /// The coding path of a container.
+    func path(_ path: ContainerPath) -> [any CodingKey] {
+        if path.raw >= 0 { return Array(codingPath.prefix(path.raw)) }
+        let index = -path.raw - 1
+        return index < explicitPaths.count ? explicitPaths[index] : codingPath
+    }
+}

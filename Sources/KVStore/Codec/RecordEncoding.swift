@@ -1,0 +1,481 @@
+import Foundation
+
+/// The `Encoder` that writes the binary record format, handed to each value's
+/// `encode(to:)`.
+///
+/// Bytes stream straight into one buffer. A keyed or unkeyed container
+/// reserves one byte for its varint count when it opens, and the count is
+/// patched in when it closes (moving the tail only for 128 entries or more).
+/// Open containers form a stack: writing to a container closes the ones
+/// above it, and a container used again after it was closed throws, so
+/// containers must be used in nesting order (Swift's synthesized
+/// implementations, and nearly all hand-written ones, do).
+///
+/// One instance serves every nested value of a record, so encoding allocates
+/// little beyond the container boxes Swift's Codable requires. It is owned
+/// by a ``RecordEncoder`` and must not be used from two threads at once.
+///
+/// Its mutable properties are `@exclusivity(unchecked)`: run-time exclusivity
+/// checks cost more than the encoding itself. That is safe because the
+/// instance is confined to one thread (the type is not `Sendable`) and no
+/// method calls out, to user code or otherwise, while it holds an access to
+/// one of them; the compiler still checks exclusivity statically.
+final class RecordEncoding: Encoder {
+    /// How a container finds its coding path.
+    enum ContainerPath {
+        /// A container of a value being encoded: its path is this long a
+        /// prefix of the encoder's path, which is kept as a stack.
+        case depth(Int)
+        /// A nested container, or one made by a super encoder: its own path.
+        case explicit([any CodingKey])
+    }
+
+    /// An open keyed or unkeyed container.
+    struct Frame {
+        /// Identifies the frame; increases with every frame opened.
+        let id: Int
+        /// ``ValueKind/object`` or ``ValueKind/array``.
+        let kind: ValueKind
+        /// Where the reserved count byte is.
+        let countOffset: Int
+        /// Entries written so far.
+        var count: Int
+        /// The field id of the last entry, to predict the next one.
+        var lastID: UInt32 = 0
+    }
+
+    /// What a type is, as far as choosing its tag goes.
+    enum TypeShape {
+        /// Encoded through its own `encode(to:)`.
+        case plain
+        /// A `[String: V]`, written as a string map.
+        case stringMap
+        /// An `[Int: V]`, written as an int map.
+        case intMap
+        /// A dictionary with other `CodingKeyRepresentable` keys, written as a string map.
+        case codingKeyMap
+    }
+
+    /// The value currently being encoded, which may become one container or one single value.
+    struct Level {
+        /// Identifies the level, so a single-value container can check it is still current.
+        let id: Int
+        /// How many frames were open when the level began.
+        let stackDepth: Int
+        /// The level's own container, once requested.
+        var frameID: Int?
+        /// Whether a single value was written for the level.
+        var wroteValue = false
+    }
+
+    /// The output buffer; the record ends at `bytes.count`.
+    @exclusivity(unchecked) var bytes: [UInt8] = []
+    /// The entity's field names; new names are interned as keys are written.
+    @exclusivity(unchecked) var fields = FieldTable()
+    /// The path of the value being encoded, kept as a stack.
+    @exclusivity(unchecked) private(set) var codingPath: [any CodingKey] = []
+    /// No user info: records do not depend on configuration.
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    /// Open containers, innermost last.
+    @exclusivity(unchecked) private var openFrames: [Frame] = []
+    /// The id the next frame gets.
+    @exclusivity(unchecked) private var nextFrameID = 1
+    /// The value being encoded.
+    @exclusivity(unchecked) private var level = Level(id: 0, stackDepth: 0)
+    /// The id the next level gets.
+    @exclusivity(unchecked) private var nextLevelID = 1
+    /// How many dictionaries enclose the value being encoded (they are not frames).
+    @exclusivity(unchecked) private var mapDepth = 0
+    /// The top-level keyed container, whose fields get their kinds recorded.
+    @exclusivity(unchecked) private var rootFrameID = 0
+    /// A top-level field whose kind is not known yet, and where its tag byte goes.
+    @exclusivity(unchecked) private var pendingKind: (id: UInt32, offset: Int)?
+    /// The id of the first field each key type wrote last time, to predict it.
+    @exclusivity(unchecked) private var firstFieldIDs = TypeCache<UInt32>(placeholder: 0)
+    /// Which types are dictionaries written as maps.
+    @exclusivity(unchecked) private var shapes = TypeCache<TypeShape>(placeholder: .plain)
+
+    /// Creates an encoding with an empty buffer.
+    init() {}
+
+    // MARK: Records
+
+    /// Appends one record, version byte included, for `value` to ``bytes``.
+    ///
+    /// On error the buffer is cut back to where it was.
+    func encodeRecord<T: Encodable>(_ value: T) throws {
+        let start = bytes.count
+        openFrames.removeAll(keepingCapacity: true)
+        codingPath.removeAll(keepingCapacity: true)
+        level = Level(id: 0, stackDepth: 0)
+        rootFrameID = 0
+        pendingKind = nil
+        mapDepth = 0
+        bytes.append(RecordFormat.version)
+        do {
+            try encodeValue(value)
+        } catch {
+            bytes.removeSubrange(start...)
+            throw error
+        }
+    }
+
+    // MARK: Values
+
+    /// Encodes one value at the end of the buffer, using its own tag for the
+    /// types the format knows and its `encode(to:)` otherwise.
+    func encodeValue<T: Encodable>(_ value: T) throws {
+        if try encodeSpecialValue(value) { return }
+        let saved = level
+        level = Level(id: nextLevelID, stackDepth: openFrames.count)
+        nextLevelID += 1
+        defer { level = saved }
+        try value.encode(to: self)
+        try finishLevel()
+    }
+
+    /// Encodes `value` as the child `key` of the value being encoded.
+    func encodeValue<T: Encodable>(_ value: T, at key: some CodingKey) throws {
+        codingPath.append(key)
+        defer { codingPath.removeLast() }
+        try encodeValue(value)
+    }
+
+    /// Writes Date, UUID, URL, Decimal, Data and dictionaries whose keys are
+    /// data (`String`, `Int` or other `CodingKeyRepresentable` keys) with their
+    /// own tags; returns false for other types.
+    private func encodeSpecialValue<T: Encodable>(_ value: T) throws -> Bool {
+        if encodeLeafValue(value) { return true }
+        let shape = shapes.value(for: T.self) ?? learnShape(of: T.self)
+        switch shape {
+        case .plain:
+            return false
+        case .stringMap:
+            guard let map = value as? any StringKeyedDictionaryEncodable else { return false }
+            try encodeMap { try map.encodeEntries(to: self) }
+        case .intMap:
+            guard let map = value as? any IntKeyedDictionaryEncodable else { return false }
+            try encodeMap { try map.encodeEntries(to: self) }
+        case .codingKeyMap:
+            guard let map = value as? any CodingKeyDictionaryEncodable else { return false }
+            try encodeMap { try map.encodeEntries(to: self) }
+        }
+        return true
+    }
+
+    /// Finds out whether `type` is a dictionary written as a map, and caches it.
+    private func learnShape<T>(of type: T.Type) -> TypeShape {
+        let shape: TypeShape =
+            if T.self is any StringKeyedDictionaryEncodable.Type {
+                .stringMap
+            } else if T.self is any IntKeyedDictionaryEncodable.Type {
+                .intMap
+            } else if T.self is any CodingKeyDictionaryEncodable.Type {
+                .codingKeyMap
+            } else {
+                .plain
+            }
+        shapes.set(shape, for: T.self)
+        return shape
+    }
+
+    /// Writes a Date, UUID, URL, Decimal or Data with its own tag; returns
+    /// false for other types.
+    ///
+    /// Containers call it first for their children: these values cannot
+    /// fail, so they skip the coding path and rollback bookkeeping.
+    @inline(__always)
+    func encodeLeafValue<T: Encodable>(_ value: T) -> Bool {
+        // `unsafeBitCast` only converts a value to its own type, just checked:
+        // unlike `as?`, it needs no run-time cast or Optional metadata.
+        if T.self == Date.self {
+            let date = unsafeBitCast(value, to: Date.self)
+            bytes.append(ValueKind.date.rawValue)
+            bytes.appendLittleEndian(date.timeIntervalSinceReferenceDate.bitPattern, count: 8)
+        } else if T.self == UUID.self {
+            let uuid = unsafeBitCast(value, to: UUID.self)
+            bytes.append(ValueKind.uuid.rawValue)
+            withUnsafeBytes(of: uuid.uuid) { bytes.append(contentsOf: $0) }
+        } else if T.self == URL.self {
+            bytes.appendTagged(.url, text: unsafeBitCast(value, to: URL.self).absoluteString)
+        } else if T.self == Decimal.self {
+            let decimal = unsafeBitCast(value, to: Decimal.self)
+            bytes.appendTagged(.decimal, text: decimal.isNaN ? RecordFormat.decimalNaN : decimal.description)
+        } else if T.self == Data.self {
+            bytes.appendTagged(.data, bytes: unsafeBitCast(value, to: Data.self))
+        } else {
+            return false
+        }
+        return true
+    }
+
+    /// Runs `body`, which writes a dictionary, counting it as a level of nesting.
+    private func encodeMap(_ body: () throws -> Void) throws {
+        guard openFrames.count + mapDepth < RecordFormat.maximumDepth else { throw tooDeepError() }
+        mapDepth += 1
+        defer { mapDepth -= 1 }
+        try body()
+    }
+
+    /// Closes the containers of the level that just ended; a value that wrote
+    /// nothing becomes an empty object, as JSONEncoder writes `{}`.
+    private func finishLevel() throws {
+        closeFrames(downTo: level.stackDepth)
+        if level.frameID == nil && !level.wroteValue {
+            bytes.append(ValueKind.object.rawValue)
+            bytes.append(0)
+        }
+    }
+
+    // MARK: Containers
+
+    /// Returns the keyed container of the current value.
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        KeyedEncodingContainer(
+            RecordKeyedEncodingContainer<Key>(
+                encoding: self, frameID: levelFrame(.object), path: .depth(codingPath.count)))
+    }
+
+    /// Returns the unkeyed container of the current value.
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        RecordUnkeyedEncodingContainer(encoding: self, frameID: levelFrame(.array), path: .depth(codingPath.count))
+    }
+
+    /// Returns a container for the current value as a single value.
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        RecordSingleValueEncodingContainer(encoding: self, slot: .level(level.id), path: .depth(codingPath.count))
+    }
+
+    /// Opens the current level's container of `kind`, or returns the one
+    /// already open (a subclass and its superclass may share it); returns 0,
+    /// an id no frame has, when the level cannot have that container.
+    private func levelFrame(_ kind: ValueKind) -> Int {
+        if let frameID = level.frameID {
+            return openFrames.last(where: { $0.id == frameID })?.kind == kind ? frameID : 0
+        }
+        guard !level.wroteValue else { return 0 }
+        let frameID = openFrame(kind)
+        level.frameID = frameID
+        // The first object of a value at the empty path holds the record's top-level fields.
+        if rootFrameID == 0 && kind == .object && codingPath.isEmpty { rootFrameID = frameID }
+        return frameID
+    }
+
+    /// Writes a container's tag and reserves its count byte; returns the new
+    /// frame's id.
+    ///
+    /// When containers would nest too deeply it writes null instead, keeping
+    /// the record well-formed, and returns 0, so the container throws when used.
+    func openFrame(_ kind: ValueKind) -> Int {
+        guard openFrames.count + mapDepth < RecordFormat.maximumDepth else {
+            writeNil()
+            return 0
+        }
+        let frame = Frame(id: nextFrameID, kind: kind, countOffset: bytes.count + 1, count: 0)
+        nextFrameID += 1
+        bytes.append(kind.rawValue)
+        bytes.append(0)
+        openFrames.append(frame)
+        return frame.id
+    }
+
+    /// Makes `frameID` the innermost open frame, closing those above it, and
+    /// returns its index in the stack.
+    private func activate(_ frameID: Int) throws -> Int {
+        var index = openFrames.count - 1
+        while index >= 0 && openFrames[index].id >= frameID {
+            if openFrames[index].id == frameID {
+                closeFrames(downTo: index + 1)
+                return index
+            }
+            index -= 1
+        }
+        throw EncodingError.invalidValue(
+            frameID,
+            EncodingError.Context(
+                codingPath: codingPath,
+                debugDescription: frameID == 0
+                    ? "The container cannot be used here: the value already has another kind of container "
+                        + "or a single value, or containers nest deeper than \(RecordFormat.maximumDepth) levels."
+                    : "The container was used after a container that encloses it, or a sibling, was written to. "
+                        + "The record encoder writes containers in nesting order."))
+    }
+
+    /// Pops and closes open frames until `depth` remain, writing their counts.
+    private func closeFrames(downTo depth: Int) {
+        while openFrames.count > depth {
+            let frame = openFrames.removeLast()
+            if frame.id == rootFrameID { resolvePendingKind() }
+            if frame.count < 0x80 {
+                bytes[frame.countOffset] = UInt8(frame.count)
+            } else {
+                var count: [UInt8] = []
+                count.appendVarint(UInt64(frame.count))
+                bytes.replaceSubrange(frame.countOffset..<(frame.countOffset + 1), with: count)
+            }
+        }
+    }
+
+    /// Starts the entry `key` of the keyed container `frameID`: writes the
+    /// field id and counts the entry.
+    ///
+    /// - Returns: Where the entry begins, for rolling it back.
+    @discardableResult
+    func beginField<Key: CodingKey>(_ key: Key, in frameID: Int) throws -> Int {
+        let index = try activate(frameID)
+        let mark = bytes.count
+        let name = key.stringValue
+        // Types write their fields in the same order every time, and their
+        // ids were interned in that order: predict the id and check the
+        // prediction with one string comparison instead of hashing the name.
+        let isFirst = openFrames[index].count == 0
+        let predicted = isFirst ? firstFieldIDs.value(for: Key.self) ?? 0 : openFrames[index].lastID &+ 1
+        let id = fields.id(UInt64(predicted), isNamed: name) ? predicted : fields.id(for: name)
+        if isFirst { firstFieldIDs.set(id, for: Key.self) }
+        openFrames[index].lastID = id
+        bytes.appendVarint(UInt64(id))
+        openFrames[index].count += 1
+        if frameID == rootFrameID {
+            resolvePendingKind()
+            if fields.kind(of: id) == nil { pendingKind = (id, bytes.count) }
+        }
+        return mark
+    }
+
+    /// Starts an element of the unkeyed container `frameID`.
+    ///
+    /// - Returns: Where the element begins, for rolling it back.
+    @discardableResult
+    func beginElement(in frameID: Int) throws -> Int {
+        let index = try activate(frameID)
+        openFrames[index].count += 1
+        return bytes.count
+    }
+
+    /// Starts the value of a super encoder: an entry `key` of the keyed
+    /// container `frameID`, or the next element of that unkeyed container
+    /// when `key` is nil.
+    ///
+    /// - Returns: Where the entry begins, for rolling it back.
+    @discardableResult
+    func beginSuperValue(in frameID: Int, key: (any CodingKey)?) throws -> Int {
+        if let key {
+            try beginField(key, in: frameID)
+        } else {
+            try beginElement(in: frameID)
+        }
+    }
+
+    /// Checks that a single value may be written to `slot`, and marks it written.
+    ///
+    /// - Returns: Where the value, or the super encoder's entry, begins.
+    @discardableResult
+    func beginSingleValue(_ slot: RecordSingleValueEncodingContainer.Slot) throws -> Int {
+        switch slot {
+        case .level(let id):
+            guard id == level.id, level.frameID == nil, !level.wroteValue else {
+                throw EncodingError.invalidValue(
+                    id,
+                    EncodingError.Context(
+                        codingPath: codingPath,
+                        debugDescription: "A single value container can encode one value, and only while "
+                            + "its value is being encoded, without another container."))
+            }
+            level.wroteValue = true
+            return bytes.count
+        case .superValue(let encoder):
+            return try encoder.beginSingleValue()
+        }
+    }
+
+    /// Encodes `value` through a single value container, rolling back if it throws.
+    func encodeSingleValue<T: Encodable>(
+        _ value: T, slot: RecordSingleValueEncodingContainer.Slot, path: ContainerPath
+    ) throws {
+        let mark = try beginSingleValue(slot)
+        let depth = openFrames.count
+        let savedPending = pendingKind
+        do {
+            if case .depth(let depth) = path, depth == codingPath.count {
+                try encodeValue(value)
+            } else {
+                let saved = codingPath
+                codingPath = self.path(path)
+                defer { codingPath = saved }
+                try encodeValue(value)
+            }
+        } catch {
+            if openFrames.count > depth { openFrames.removeSubrange(depth...) }
+            switch slot {
+            case .level(let id):
+                if id == level.id { level.wroteValue = false }
+            case .superValue(let encoder):
+                encoder.rollBack()
+                if let last = openFrames.indices.last, openFrames[last].id == encoder.parentFrameID {
+                    openFrames[last].count -= 1
+                }
+            }
+            pendingKind = savedPending.flatMap { $0.offset < mark ? $0 : nil }
+            bytes.removeSubrange(mark...)
+            throw error
+        }
+    }
+
+    /// Records the kind of the pending top-level field from its tag byte.
+    private func resolvePendingKind() {
+        guard let pending = pendingKind else { return }
+        pendingKind = nil
+        guard pending.offset < bytes.count, let kind = ValueKind(rawValue: bytes[pending.offset]) else { return }
+        if kind != .null { fields.observe(kind, for: pending.id) }
+    }
+
+    /// The coding path of a container.
+    func path(_ path: ContainerPath) -> [any CodingKey] {
+        switch path {
+        case .depth(let depth): Array(codingPath.prefix(depth))
+        case .explicit(let path): path
+        }
+    }
+
+    /// Encodes a child value of a container, with the coding path set for it,
+    /// and rolls the buffer back if it throws (so a caller that catches the
+    /// error is left with a well-formed record).
+    ///
+    /// - Parameters:
+    ///   - frameID: The container the value is an entry of, already counted by `beginField` or `beginElement`.
+    ///   - mark: Where the entry began, before its field id.
+    func encodeChild<T: Encodable>(
+        _ value: T, key: any CodingKey, path: ContainerPath, frameID: Int, mark: Int
+    ) throws {
+        let depth = openFrames.count
+        let savedPending = pendingKind
+        do {
+            if case .depth(let depth) = path, depth == codingPath.count {
+                codingPath.append(key)
+                defer { codingPath.removeLast() }
+                try encodeValue(value)
+            } else {
+                let saved = codingPath
+                codingPath = self.path(path) + [key]
+                defer { codingPath = saved }
+                try encodeValue(value)
+            }
+        } catch {
+            if openFrames.count > depth { openFrames.removeSubrange(depth...) }
+            if let last = openFrames.indices.last, openFrames[last].id == frameID { openFrames[last].count -= 1 }
+            pendingKind = savedPending.flatMap { $0.offset < mark ? $0 : nil }
+            bytes.removeSubrange(mark...)
+            throw error
+        }
+    }
+
+    /// The error for containers nested deeper than the format allows.
+    func tooDeepError() -> EncodingError {
+        EncodingError.invalidValue(
+            codingPath.count,
+            EncodingError.Context(
+                codingPath: codingPath,
+                debugDescription: "Containers nest deeper than \(RecordFormat.maximumDepth) levels."))
+    }
+}

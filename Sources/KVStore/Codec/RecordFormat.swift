@@ -1,0 +1,81 @@
+/// Constants of the binary record format, and the helpers that write its
+/// primitive encodings.
+///
+/// A record is one version byte followed by one value; a value is a
+/// ``ValueKind`` tag byte followed by its payload. Lengths, counts and field
+/// ids are LEB128 varints; signed integers are zigzag varints; fixed-width
+/// numbers are little-endian.
+enum RecordFormat {
+    /// The version byte that starts every record this code writes.
+    static let version: UInt8 = 1
+
+    /// How deeply containers may nest before decoding gives up.
+    ///
+    /// Corrupt or hostile bytes could otherwise describe a nesting deep enough
+    /// to overflow the stack of the recursive decoders.
+    static let maximumDepth = 512
+
+    /// The text stored for `Decimal.nan`, which `Decimal(string:)` does not parse.
+    static let decimalNaN = "NaN"
+
+    /// Maps a signed integer to an unsigned one so that small magnitudes get short varints.
+    @inline(__always)
+    static func zigzag(_ value: Int64) -> UInt64 {
+        UInt64(bitPattern: (value << 1) ^ (value >> 63))
+    }
+
+    /// Reverses ``zigzag(_:)``.
+    @inline(__always)
+    static func unzigzag(_ value: UInt64) -> Int64 {
+        Int64(bitPattern: (value >> 1) ^ (0 &- (value & 1)))
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Appends `value` as a LEB128 varint: seven bits per byte, low bits first.
+    @inline(__always)
+    mutating func appendVarint(_ value: UInt64) {
+        var value = value
+        while value >= 0x80 {
+            append(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        append(UInt8(truncatingIfNeeded: value))
+    }
+
+    /// Appends a tag byte followed by a varint payload.
+    @inline(__always)
+    mutating func appendTagged(_ kind: ValueKind, varint value: UInt64) {
+        append(kind.rawValue)
+        appendVarint(value)
+    }
+
+    /// Appends the low `count` bytes of `value`, least significant first.
+    @inline(__always)
+    mutating func appendLittleEndian(_ value: UInt64, count: Int) {
+        var value = value
+        for _ in 0..<count {
+            append(UInt8(truncatingIfNeeded: value))
+            value >>= 8
+        }
+    }
+
+    /// Appends a tag byte, the varint byte length of `text`, then its UTF-8.
+    ///
+    /// Used for the string, URL and decimal kinds.
+    mutating func appendTagged(_ kind: ValueKind, text: String) {
+        append(kind.rawValue)
+        var text = text
+        text.withUTF8 { utf8 in
+            appendVarint(UInt64(utf8.count))
+            append(contentsOf: utf8)
+        }
+    }
+
+    /// Appends a tag byte, the varint length of `bytes`, then the bytes.
+    mutating func appendTagged(_ kind: ValueKind, bytes: some Collection<UInt8>) {
+        append(kind.rawValue)
+        appendVarint(UInt64(bytes.count))
+        append(contentsOf: bytes)
+    }
+}

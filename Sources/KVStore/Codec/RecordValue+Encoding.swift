@@ -1,0 +1,89 @@
+import Foundation
+
+/// Writing a ``RecordValue`` tree as a record.
+extension RecordValue {
+    /// Returns the record for this value: the same bytes the typed
+    /// ``RecordEncoder`` writes for the same data.
+    ///
+    /// Object names are interned in `fields` (a name `"#<id>"` that the table
+    /// does not have stands for the raw id `<id>`, as decoding shows unknown
+    /// ids), and the entries of a top-level object get their kinds recorded.
+    /// Containers should not nest deeper than ``RecordFormat/maximumDepth``,
+    /// or the record will not decode.
+    func encode(fields: inout FieldTable) -> [UInt8] {
+        var bytes: [UInt8] = [RecordFormat.version]
+        append(to: &bytes, fields: &fields, isRoot: true)
+        return bytes
+    }
+
+    /// Appends this value, tag first, to `bytes`.
+    private func append(to bytes: inout [UInt8], fields: inout FieldTable, isRoot: Bool) {
+        switch self {
+        case .null:
+            bytes.append(ValueKind.null.rawValue)
+        case .bool(let value):
+            bytes.append(value ? ValueKind.true.rawValue : ValueKind.false.rawValue)
+        case .int(let value):
+            bytes.appendTagged(.int, varint: RecordFormat.zigzag(value))
+        case .uint(let value):
+            bytes.appendTagged(.uint, varint: value)
+        case .float(let value):
+            bytes.append(ValueKind.float.rawValue)
+            bytes.appendLittleEndian(UInt64(value.bitPattern), count: 4)
+        case .double(let value):
+            bytes.append(ValueKind.double.rawValue)
+            bytes.appendLittleEndian(value.bitPattern, count: 8)
+        case .string(let text):
+            bytes.appendTagged(.string, text: text)
+        case .data(let data):
+            bytes.appendTagged(.data, bytes: data)
+        case .date(let date):
+            bytes.append(ValueKind.date.rawValue)
+            bytes.appendLittleEndian(date.timeIntervalSinceReferenceDate.bitPattern, count: 8)
+        case .uuid(let uuid):
+            bytes.append(ValueKind.uuid.rawValue)
+            withUnsafeBytes(of: uuid.uuid) { bytes.append(contentsOf: $0) }
+        case .url(let text):
+            bytes.appendTagged(.url, text: text)
+        case .decimal(let text):
+            bytes.appendTagged(.decimal, text: text)
+        case .array(let elements):
+            bytes.appendTagged(.array, varint: UInt64(elements.count))
+            for element in elements {
+                element.append(to: &bytes, fields: &fields, isRoot: false)
+            }
+        case .object(let entries):
+            bytes.appendTagged(.object, varint: UInt64(entries.count))
+            for (name, value) in entries {
+                let id = Self.fieldID(for: name, in: &fields)
+                bytes.appendVarint(id)
+                if isRoot, let id = UInt32(exactly: id) { fields.observe(value.kind, for: id) }
+                value.append(to: &bytes, fields: &fields, isRoot: false)
+            }
+        case .stringMap(let entries):
+            bytes.appendTagged(.stringMap, varint: UInt64(entries.count))
+            for (key, value) in entries {
+                var key = key
+                key.withUTF8 { utf8 in
+                    bytes.appendVarint(UInt64(utf8.count))
+                    bytes.append(contentsOf: utf8)
+                }
+                value.append(to: &bytes, fields: &fields, isRoot: false)
+            }
+        case .intMap(let entries):
+            bytes.appendTagged(.intMap, varint: UInt64(entries.count))
+            for (key, value) in entries {
+                bytes.appendVarint(RecordFormat.zigzag(key))
+                value.append(to: &bytes, fields: &fields, isRoot: false)
+            }
+        }
+    }
+
+    /// Returns the id of an object entry's name: its interned id, the raw id
+    /// of an unknown `"#<id>"`, or a newly interned one.
+    private static func fieldID(for name: String, in fields: inout FieldTable) -> UInt64 {
+        if let id = fields.existingID(for: name) { return UInt64(id) }
+        if name.hasPrefix("#"), let id = UInt64(name.dropFirst()), id >= 1 { return id }
+        return UInt64(fields.id(for: name))
+    }
+}

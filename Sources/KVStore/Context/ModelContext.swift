@@ -1,0 +1,230 @@
+import Foundation
+import LMDB
+
+/// A unit of work: models inserted and deleted here are pending until ``save()`` writes them all in one transaction.
+///
+/// ```swift
+/// let context = ModelContext(container)
+/// context.insert(Project(name: "Launch"))
+/// try context.save()
+///
+/// let open = try context.fetch(FetchDescriptor<Task>(predicate: #Predicate { !$0.isDone }))
+/// ```
+///
+/// Reads see the store as last saved, with this context's pending changes laid over it: a pending insert is
+/// fetched (when it matches), a pending delete is not. A context is not `Sendable`: use one per task or actor; the
+/// models it returns are values that go anywhere.
+public final class ModelContext {
+    /// The container the context reads and writes.
+    public let container: ModelContainer
+
+    /// Pending changes by entity and ID, and the order they were made in.
+    private var changes: [ChangeKey: Change] = [:]
+    private var order: [ChangeKey] = []
+
+    private struct ChangeKey: Hashable {
+        let entity: ObjectIdentifier
+        let id: UUID
+    }
+
+    private enum Change {
+        case insert(any Model)
+        case delete(any Model.Type)
+    }
+
+    /// Creates a context on a container.
+    public init(_ container: ModelContainer) {
+        self.container = container
+    }
+
+    /// Whether there are changes that ``save()`` would write.
+    public var hasChanges: Bool {
+        !changes.isEmpty
+    }
+
+    /// Registers `model` to be saved: inserted, or replacing the stored model with the same ID.
+    public func insert<M: Model>(_ model: M) {
+        record(ChangeKey(entity: ObjectIdentifier(M.self), id: model.id), .insert(model))
+    }
+
+    /// Registers `model` to be deleted.
+    public func delete<M: Model>(_ model: M) {
+        delete(M.self, id: model.id)
+    }
+
+    /// Registers the model of type `type` with `id` to be deleted.
+    public func delete<M: Model>(_ type: M.Type, id: UUID) {
+        record(ChangeKey(entity: ObjectIdentifier(M.self), id: id), .delete(M.self))
+    }
+
+    private func record(_ key: ChangeKey, _ change: Change) {
+        if changes.updateValue(change, forKey: key) == nil { order.append(key) }
+    }
+
+    /// Writes every pending change in one write transaction, keeping the indexes in step, then forgets them.
+    ///
+    /// Within an entity, models are written in ID order, which appends time-ordered IDs at the end of the tree.
+    ///
+    /// - Throws: ``KVStoreError/uniqueViolation`` and the other write errors; nothing of the save is written then,
+    ///   and the changes stay pending.
+    public func save() throws {
+        guard hasChanges else { return }
+        // Entities in the order they were first changed, models in ID order within each.
+        var entityOrder: [ObjectIdentifier: Int] = [:]
+        for key in order where entityOrder[key.entity] == nil { entityOrder[key.entity] = entityOrder.count }
+        let pending = order.compactMap { key in changes[key].map { (key, $0) } }
+            .sorted { lhs, rhs in
+                let (left, right) = (entityOrder[lhs.0.entity] ?? 0, entityOrder[rhs.0.entity] ?? 0)
+                return left != right ? left < right : lhs.0.id.isOrdered(before: rhs.0.id)
+            }
+        try container.write { txn in
+            for (key, change) in pending {
+                switch change {
+                case .insert(let model): try txn.insert(model)
+                case .delete(let type): try txn.delete(type, id: key.id)
+                }
+            }
+        }
+        changes.removeAll()
+        order.removeAll()
+    }
+
+    /// Forgets every pending change.
+    public func rollback() {
+        changes.removeAll()
+        order.removeAll()
+    }
+
+    // MARK: - Reading
+
+    /// The model of type `type` with `id`, counting pending changes, or `nil`.
+    ///
+    /// - Throws: ``KVStoreError/corruptRecord`` when the stored bytes do not decode, ``KVStoreError/closed`` after
+    ///   the container closed.
+    public func model<M: Model>(for id: UUID, as type: M.Type = M.self) throws -> M? {
+        switch changes[ChangeKey(entity: ObjectIdentifier(M.self), id: id)] {
+        case .insert(let model): return model as? M
+        case .delete: return nil
+        case nil: return try container.read { txn in try txn.model(for: id, as: M.self) }
+        }
+    }
+
+    /// The models with the given IDs, in the same order, with `nil` for IDs that have none; one read transaction,
+    /// lookups in key order.
+    public func models<M: Model>(for ids: [UUID], as type: M.Type = M.self) throws -> [M?] {
+        var results = try container.read { txn in try txn.models(for: ids, as: M.self) }
+        if changes.isEmpty { return results }
+        for (position, id) in ids.enumerated() {
+            switch changes[ChangeKey(entity: ObjectIdentifier(M.self), id: id)] {
+            case .insert(let model): results[position] = model as? M
+            case .delete: results[position] = nil
+            case nil: break
+            }
+        }
+        return results
+    }
+
+    /// The models that match `descriptor`, sorted and paged as it says.
+    public func fetch<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> [M] {
+        let overlay = pending(M.self)
+        guard !overlay.isEmpty else { return try container.read { txn in try txn.fetch(descriptor) } }
+        // Pending changes may enter or leave the page, so fetch everything that matches, then page.
+        var unpaged = descriptor
+        unpaged.fetchLimit = nil
+        unpaged.fetchOffset = 0
+        var results = try container.read { txn in try txn.fetch(unpaged) }
+        results.removeAll { overlay[$0.id] != nil }
+        for case .some(let model) in overlay.values {
+            if try descriptor.predicate?.evaluate(model) ?? true { results.append(model) }
+        }
+        if !descriptor.sortBy.isEmpty { results.sort(using: descriptor.sortBy) }
+        let start = min(max(descriptor.fetchOffset, 0), results.count)
+        let end = descriptor.fetchLimit.map { min(start + max($0, 0), results.count) } ?? results.count
+        return Array(results[start..<end])
+    }
+
+    /// The number of models that match `descriptor`'s predicate.
+    public func fetchCount<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> Int {
+        if pending(M.self).isEmpty { return try container.read { txn in try txn.fetchCount(descriptor) } }
+        var unpaged = descriptor
+        unpaged.fetchLimit = nil
+        unpaged.fetchOffset = 0
+        return try fetch(unpaged).count
+    }
+
+    /// The IDs of the models that match `descriptor`, in its order.
+    public func fetchIdentifiers<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> [UUID] {
+        try fetch(descriptor).map(\.id)
+    }
+
+    /// Calls `body` with the models that match `descriptor`'s predicate, `batchSize` at a time, each batch read in a
+    /// transaction of its own so memory stays bounded whatever the store's size. Models come in ID order (creation
+    /// order for time-ordered IDs); pending changes are not included.
+    ///
+    /// - Throws: ``KVStoreError/invalidModel`` when the descriptor sorts or pages, or what `body` throws.
+    public func enumerate<M: Model>(
+        _ descriptor: FetchDescriptor<M>,
+        batchSize: Int = 1000,
+        _ body: ([M]) throws -> Void
+    ) throws {
+        guard descriptor.sortBy.isEmpty, descriptor.fetchLimit == nil, descriptor.fetchOffset == 0, batchSize > 0
+        else {
+            throw KVStoreError(
+                .invalidModel, entity: M.entity.name,
+                message: "enumerate walks in ID order in batches: use a descriptor without sort, limit or offset, "
+                    + "and a positive batch size")
+        }
+        let store = try container.store(for: M.self)
+        var after: [UInt8]? = nil
+        while true {
+            let batch = try readBatch(store, descriptor, after, batchSize)
+            if batch.isEmpty { return }
+            after = withUnsafeBytes(of: batch[batch.count - 1].id.uuid) { Array($0) }
+            try body(batch)
+            if batch.count < batchSize { return }
+        }
+    }
+
+    private func readBatch<M: Model>(
+        _ store: EntityStore<M>,
+        _ descriptor: FetchDescriptor<M>,
+        _ after: [UInt8]?,
+        _ size: Int
+    ) throws -> [M] {
+        do {
+            return try container.environment.read { txn in
+                let fields = store.fields
+                var batch: [M] = []
+                try txn.scan(store.records, in: after.map { KeyRange.from($0) } ?? .all) { key, value in
+                    if let after, compareBytes(key, after) == 0 { return true }
+                    let model = try store.decode(value, key: key, fields: fields)
+                    if try descriptor.predicate?.evaluate(model) ?? true { batch.append(model) }
+                    return batch.count < size
+                }
+                return batch
+            }
+        } catch {
+            throw ModelContainer.mapped(error)
+        }
+    }
+
+    /// How a fetch of `descriptor` reads the store: `scan`, or which index and keys.
+    public func explain<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> String {
+        try container.store(for: M.self).plan(descriptor).description
+    }
+
+    /// The pending changes of one entity: a model to insert, or `nil` for a delete.
+    private func pending<M: Model>(_ type: M.Type) -> [UUID: M?] {
+        var overlay: [UUID: M?] = [:]
+        for (key, change) in changes where key.entity == ObjectIdentifier(M.self) {
+            switch change {
+            case .insert(let model): overlay[key.id] = .some(model as? M)
+            case .delete: overlay[key.id] = .some(nil)
+            }
+        }
+        return overlay
+    }
+}
+
+@available(*, unavailable)
+extension ModelContext: Sendable {}

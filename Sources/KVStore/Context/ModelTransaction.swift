@@ -1,0 +1,127 @@
+import Foundation
+import LMDB
+
+/// The store's operations inside one transaction, lent to the body of ``ModelContainer/read(_:)`` or
+/// ``ModelContainer/write(_:)``.
+///
+/// Every read sees the same snapshot; in a write transaction, reads see the transaction's own writes, and everything
+/// commits together when the body returns, or nothing does when it throws.
+///
+/// ```swift
+/// try container.write { txn in
+///     let project = Project(name: "Launch")
+///     try txn.insert(project)
+///     try txn.insert(Task(title: "Write the README", projectID: project.id))
+/// }
+/// ```
+public struct ModelTransaction: ~Copyable {
+    let container: ModelContainer
+    let transaction: UnsafePointer<Transaction>
+
+    /// Whether the transaction can write.
+    public var isReadOnly: Bool {
+        transaction.pointee.isReadOnly
+    }
+
+    /// Saves `model`, replacing the stored model with its ID (an upsert), and updates the indexes.
+    ///
+    /// - Throws: ``KVStoreError/uniqueViolation``, ``KVStoreError/encodingFailed``, or ``KVStoreError/storage`` in a
+    ///   read transaction.
+    public func insert<M: Model>(_ model: M) throws {
+        try run { try container.store(for: M.self).save(model, in: transaction.pointee) }
+    }
+
+    /// Deletes the model of type `type` with `id`, and its index entries.
+    ///
+    /// - Returns: The deleted model, or `nil` when there was none.
+    @discardableResult
+    public func delete<M: Model>(_ type: M.Type, id: UUID) throws -> M? {
+        try run { try container.store(for: M.self).delete(id, in: transaction.pointee) }
+    }
+
+    /// The model of type `type` with `id`, or `nil` when there is none.
+    ///
+    /// - Throws: ``KVStoreError/corruptRecord`` when the stored bytes do not decode.
+    public func model<M: Model>(for id: UUID, as type: M.Type = M.self) throws -> M? {
+        try run {
+            let store = try container.store(for: M.self)
+            return try store.model(for: id, in: transaction.pointee, fields: store.fields)
+        }
+    }
+
+    /// The models with the given IDs, in the same order, with `nil` for the IDs that have none.
+    ///
+    /// The lookups run in key order inside this one transaction.
+    public func models<M: Model>(for ids: [UUID], as type: M.Type = M.self) throws -> [M?] {
+        try run { try container.store(for: M.self).models(for: ids, in: transaction.pointee) }
+    }
+
+    /// The models that match `descriptor`.
+    public func fetch<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> [M] {
+        try run { try container.store(for: M.self).fetch(descriptor, in: transaction.pointee) }
+    }
+
+    /// The number of models that match `descriptor`'s predicate.
+    public func fetchCount<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> Int {
+        try run { try container.store(for: M.self).count(descriptor, in: transaction.pointee) }
+    }
+
+    /// The IDs of the models that match `descriptor`, in its order.
+    public func fetchIdentifiers<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> [UUID] {
+        try fetch(descriptor).map(\.id)
+    }
+
+    private func run<R>(_ body: () throws -> R) throws -> R {
+        do {
+            return try body()
+        } catch {
+            throw ModelContainer.mapped(error)
+        }
+    }
+}
+
+@available(*, unavailable)
+extension ModelTransaction: Sendable {}
+
+extension ModelContainer {
+    /// Runs `body` in a read transaction: one consistent snapshot of the store.
+    ///
+    /// - Parameter body: The reads to do. It must not `await`.
+    /// - Returns: What `body` returns.
+    /// - Throws: ``KVStoreError/closed`` after ``close()``, or what `body` throws.
+    public func read<R>(_ body: (borrowing ModelTransaction) throws -> R) throws -> R {
+        do {
+            return try environment.read { txn in
+                try withUnsafePointer(to: txn) { pointer in
+                    try body(ModelTransaction(container: self, transaction: pointer))
+                }
+            }
+        } catch {
+            throw Self.mapped(error)
+        }
+    }
+
+    /// Runs `body` in a write transaction, committed when `body` returns and rolled back when it throws.
+    ///
+    /// One write transaction runs at a time; the body may run again from the start if the store had to grow, so it
+    /// should have no effects outside the transaction.
+    ///
+    /// - Parameter body: The reads and writes to do. It must not `await`.
+    /// - Returns: What `body` returns.
+    /// - Throws: ``KVStoreError/closed`` after ``close()``, ``KVStoreError/uniqueViolation``, or what `body` throws;
+    ///   nothing is written then.
+    public func write<R>(_ body: (borrowing ModelTransaction) throws -> R) throws -> R {
+        do {
+            let (result, transaction) = try environment.write { txn in
+                let result = try withUnsafePointer(to: txn) { pointer in
+                    try body(ModelTransaction(container: self, transaction: pointer))
+                }
+                return (result, txn.id)
+            }
+            didCommit(transaction: transaction)
+            return result
+        } catch {
+            throw Self.mapped(error)
+        }
+    }
+}

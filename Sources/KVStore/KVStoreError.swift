@@ -1,0 +1,90 @@
+import Foundation
+import LMDB
+
+/// An error of the object store: what happened, to which entity, model and field, and what to do.
+///
+/// Match a kind with its static member, like `catch KVStoreError.uniqueViolation`; the error's ``description`` is a
+/// complete sentence for logs and users.
+public struct KVStoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What kind of failure this is.
+    public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        let name: String
+
+        /// The kind's name, such as `uniqueViolation`.
+        public var description: String { name }
+    }
+
+    /// The kind of failure.
+    public let kind: Kind
+
+    /// The entity involved, when there is one.
+    public var entity: String?
+
+    /// The ID of the model involved, when there is one.
+    public var id: UUID?
+
+    /// The field or fields involved, when there are any.
+    public var field: String?
+
+    /// A sentence that says what happened and what to do.
+    public var message: String
+
+    /// The error underneath, when there is one (an ``LMDB/LMDBError``, a `DecodingError`...).
+    public var underlying: String?
+
+    init(
+        _ pattern: KVStoreError,
+        entity: String? = nil,
+        id: UUID? = nil,
+        field: String? = nil,
+        message: String,
+        underlying: (any Error)? = nil
+    ) {
+        self.kind = pattern.kind
+        self.entity = entity
+        self.id = id
+        self.field = field
+        self.message = message
+        self.underlying = underlying.map { String(describing: $0) }
+    }
+
+    private init(kind name: String) {
+        kind = Kind(name: name)
+        message = name
+    }
+
+    /// Errors are equal when their kinds are.
+    public static func == (lhs: KVStoreError, rhs: KVStoreError) -> Bool { lhs.kind == rhs.kind }
+
+    /// Hashes the kind, consistently with `==`.
+    public func hash(into hasher: inout Hasher) { hasher.combine(kind) }
+
+    /// Matches any ``KVStoreError`` of the same kind, so `catch KVStoreError.corruptRecord` works.
+    public static func ~= (pattern: KVStoreError, value: any Error) -> Bool {
+        (value as? KVStoreError)?.kind == pattern.kind
+    }
+
+    /// The message, then the error underneath.
+    public var description: String {
+        underlying.map { "\(message) (\($0))" } ?? message
+    }
+
+    /// A stored record's bytes do not decode: the store is damaged, or was written by an incompatible model.
+    public static let corruptRecord = KVStoreError(kind: "corruptRecord")
+    /// A save would give two models the same value of a unique attribute. Nothing of that save was written.
+    public static let uniqueViolation = KVStoreError(kind: "uniqueViolation")
+    /// The model no longer matches the stored data (a field's type changed, a new field is not optional).
+    public static let incompatibleSchema = KVStoreError(kind: "incompatibleSchema")
+    /// The store was written by a newer format version of KVStore.
+    public static let newerFormat = KVStoreError(kind: "newerFormat")
+    /// The model type is not part of the container's schema.
+    public static let unknownEntity = KVStoreError(kind: "unknownEntity")
+    /// A model or entity description is invalid.
+    public static let invalidModel = KVStoreError(kind: "invalidModel")
+    /// The container or context was closed.
+    public static let closed = KVStoreError(kind: "closed")
+    /// A model could not be encoded.
+    public static let encodingFailed = KVStoreError(kind: "encodingFailed")
+    /// The storage engine failed; ``underlying`` holds LMDB's error.
+    public static let storage = KVStoreError(kind: "storage")
+}

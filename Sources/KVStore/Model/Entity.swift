@@ -1,0 +1,183 @@
+import Foundation
+
+/// How the store keeps one model type: the entity's name, its indexes and its unique constraints.
+///
+/// Declare it as the model's static `entity`, with key paths:
+///
+/// ```swift
+/// struct User: Model {
+///     var id = UUID.timeOrdered()
+///     var email: String
+///     var firstName: String
+///     var lastName: String
+///     var teamID: UUID?
+///
+///     static let entity = Entity<User>(indexes: [
+///         .unique(\.email),
+///         .unique(\.lastName, \.firstName),
+///         .index(\.teamID),
+///     ])
+/// }
+/// ```
+///
+/// Indexes make equality and range predicates, `contains` on arrays, and sorts with a limit read only the records
+/// they need. A unique index also refuses a save that would give two records the same value.
+public struct Entity<M: Model>: Sendable {
+    /// The entity's name in the store. It defaults to the type's name; keep it when renaming the type.
+    public var name: String
+
+    /// The indexes and unique constraints.
+    public var indexes: [ModelIndex<M>]
+
+    /// Creates an entity description.
+    ///
+    /// - Parameters:
+    ///   - name: The entity's name in the store, or `nil` for the type's name.
+    ///   - indexes: Indexes and unique constraints, built from key paths.
+    public init(name: String? = nil, indexes: [ModelIndex<M>] = []) {
+        self.name = name ?? String(describing: M.self)
+        self.indexes = indexes
+    }
+}
+
+/// An index or unique constraint on one or more attributes of a model.
+///
+/// Make one with ``index(_:name:)``, ``unique(_:name:)`` or their compound forms. The index's
+/// attributes are named after the key paths' properties, which must be the fields' coding keys; pass `name` when
+/// they differ.
+public struct ModelIndex<M: Model>: Sendable {
+    /// The index's name: its field, or its fields joined with `+`.
+    public let name: String
+
+    /// The names of the indexed fields, in key order.
+    public let fields: [String]
+
+    /// Whether at most one model may have each value.
+    public let isUnique: Bool
+
+    /// Whether the indexed field is an array with one index entry per element.
+    public let isMultiEntry: Bool
+
+    let keyPaths: [PartialKeyPath<M> & Sendable]
+
+    /// The index keys of a model, finalized (long keys cut to a prefix plus a hash).
+    let keys: @Sendable (M) -> [[UInt8]]
+
+    /// One encoder per attribute, for the query planner: a boxed value to its key component.
+    let componentEncoders: [@Sendable (Any) -> [UInt8]?]
+
+    /// An index on one attribute.
+    ///
+    /// - Parameters:
+    ///   - keyPath: The indexed attribute; `Optional` attributes index `nil` too, before every value.
+    ///   - name: The field's coding key, when it differs from the property's name.
+    public static func index<V: IndexKeyEncodable>(_ keyPath: KeyPath<M, V> & Sendable, name: String? = nil) -> Self {
+        single(keyPath, name: name, unique: false)
+    }
+
+    /// A unique constraint on one attribute: saving a second model with the same value throws
+    /// ``KVStoreError/uniqueViolation`` and writes nothing of that save.
+    ///
+    /// - Parameters:
+    ///   - keyPath: The attribute whose values must be unique.
+    ///   - name: The field's coding key, when it differs from the property's name.
+    public static func unique<V: IndexKeyEncodable>(_ keyPath: KeyPath<M, V> & Sendable, name: String? = nil) -> Self {
+        single(keyPath, name: name, unique: true)
+    }
+
+    /// A multi-entry index on an array attribute, with one entry per element, for `$0.tags.contains(tag)` and for
+    /// many-to-many relationships.
+    ///
+    /// - Parameters:
+    ///   - keyPath: The array attribute.
+    ///   - name: The field's coding key, when it differs from the property's name.
+    public static func index<V: IndexKeyEncodable>(_ keyPath: KeyPath<M, [V]> & Sendable, name: String? = nil) -> Self {
+        let field = name ?? fieldName(of: keyPath)
+        return ModelIndex(
+            name: field, fields: [field], isUnique: false, isMultiEntry: true, keyPaths: [keyPath],
+            keys: { model in
+                var seen = Set<[UInt8]>()
+                return model[keyPath: keyPath].compactMap { element in
+                    let key = finalized { element.appendIndexKey(to: &$0) }
+                    return seen.insert(key).inserted ? key : nil
+                }
+            },
+            componentEncoders: [encoder(V.self)])
+    }
+
+    /// A compound index on two attributes, usable when a predicate fixes both.
+    public static func index<V1: IndexKeyEncodable, V2: IndexKeyEncodable>(
+        _ first: KeyPath<M, V1> & Sendable,
+        _ second: KeyPath<M, V2> & Sendable
+    ) -> Self {
+        compound(first, second, unique: false)
+    }
+
+    /// A unique constraint on the combination of two attributes, such as a last and a first name.
+    public static func unique<V1: IndexKeyEncodable, V2: IndexKeyEncodable>(
+        _ first: KeyPath<M, V1> & Sendable,
+        _ second: KeyPath<M, V2> & Sendable
+    ) -> Self {
+        compound(first, second, unique: true)
+    }
+
+    private static func single<V: IndexKeyEncodable>(
+        _ keyPath: KeyPath<M, V> & Sendable,
+        name: String?,
+        unique: Bool
+    ) -> Self {
+        let field = name ?? fieldName(of: keyPath)
+        return ModelIndex(
+            name: field, fields: [field], isUnique: unique, isMultiEntry: false, keyPaths: [keyPath],
+            keys: { model in [finalized { model[keyPath: keyPath].appendIndexKey(to: &$0) }] },
+            componentEncoders: [encoder(V.self)])
+    }
+
+    private static func compound<V1: IndexKeyEncodable, V2: IndexKeyEncodable>(
+        _ first: KeyPath<M, V1> & Sendable,
+        _ second: KeyPath<M, V2> & Sendable,
+        unique: Bool
+    ) -> Self {
+        let fields = [fieldName(of: first), fieldName(of: second)]
+        return ModelIndex(
+            name: fields.joined(separator: "+"), fields: fields, isUnique: unique, isMultiEntry: false,
+            keyPaths: [first, second],
+            keys: { model in
+                [
+                    finalized {
+                        model[keyPath: first].appendIndexKey(to: &$0)
+                        model[keyPath: second].appendIndexKey(to: &$0)
+                    }
+                ]
+            },
+            componentEncoders: [encoder(V1.self), encoder(V2.self)])
+    }
+
+    /// Builds a key and cuts it to LMDB's limit.
+    private static func finalized(_ build: (inout [UInt8]) -> Void) -> [UInt8] {
+        var key: [UInt8] = []
+        build(&key)
+        _ = IndexKey.finalize(&key)
+        return key
+    }
+
+    private static func encoder<V: IndexKeyEncodable>(_: V.Type) -> @Sendable (Any) -> [UInt8]? {
+        { value in
+            guard let value = value as? V else { return nil }
+            var key: [UInt8] = []
+            value.appendIndexKey(to: &key)
+            return key
+        }
+    }
+
+    /// The property name a key path ends with: `\Task.project.name` gives `project.name`.
+    static func fieldName(of keyPath: PartialKeyPath<M> & Sendable) -> String {
+        // Key paths print as `\Type.property.property` in debug and release builds alike.
+        let text = String(describing: keyPath)
+        let typeName = String(describing: M.self)
+        if let range = text.range(of: "\\" + typeName + ".") {
+            return String(text[range.upperBound...])
+        }
+        return text.split(separator: ".", maxSplits: 1).last.map(String.init) ?? text
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+
+/// What to fetch: which models (a predicate), in what order, and how many.
+///
+/// ```swift
+/// var descriptor = FetchDescriptor<Task>(
+///     predicate: #Predicate { $0.projectID == projectID && !$0.isDone },
+///     sortBy: [SortDescriptor(\.dueDate)])
+/// descriptor.fetchLimit = 20
+/// let tasks = try context.fetch(descriptor)
+/// ```
+///
+/// The store answers equality and range predicates on indexed attributes, `contains` on multi-entry indexes, and
+/// sorts on an indexed attribute with a limit, from the indexes; anything else is evaluated over every record. Ask
+/// ``ModelContext/explain(_:)`` which plan a descriptor gets.
+public struct FetchDescriptor<M: Model>: Sendable {
+    /// The condition models must meet, or `nil` for all.
+    public var predicate: Predicate<M>?
+
+    /// The order of the results; the first descriptor sorts first.
+    public var sortBy: [SortDescriptor<M>]
+
+    /// The most models to return, or `nil` for all.
+    public var fetchLimit: Int?
+
+    /// How many matching models to skip first.
+    public var fetchOffset: Int
+
+    /// Creates a descriptor.
+    ///
+    /// - Parameters:
+    ///   - predicate: The condition models must meet, or `nil` for all.
+    ///   - sortBy: The order of the results.
+    public init(predicate: Predicate<M>? = nil, sortBy: [SortDescriptor<M>] = []) {
+        self.predicate = predicate
+        self.sortBy = sortBy
+        self.fetchLimit = nil
+        self.fetchOffset = 0
+    }
+}

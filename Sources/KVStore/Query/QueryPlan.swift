@@ -1,0 +1,83 @@
+import Foundation
+
+/// An index the query planner may use, described independently of how the store keeps it.
+struct PlannerIndex<Root> {
+    /// The index's name in the catalog, such as `projectID` or `lastName+firstName`.
+    var name: String
+    /// The key paths of the indexed attributes, in key order. A compound index has several.
+    var keyPaths: [PartialKeyPath<Root>]
+    /// Whether every key holds at most one record.
+    var isUnique: Bool
+    /// Whether the indexed attribute is an array with one index entry per element (`array.contains(value)` and
+    /// equality on one element use it; ranges do not).
+    var isMultiEntry: Bool
+    /// One encoder per key path: it encodes an attribute value (the value a predicate compares with, boxed) as
+    /// that attribute's order-preserving key component, or returns `nil` when the value's type does not fit the
+    /// attribute. For an optional attribute the value may be `nil` (boxed as `Optional<Wrapped>.none`) or the
+    /// wrapped value.
+    var encodeComponents: [@Sendable (Any) -> [UInt8]?]
+
+    /// The encoder of the first attribute, the only one of a single-attribute index.
+    var encodeComponent: @Sendable (Any) -> [UInt8]? {
+        encodeComponents.first ?? { _ in nil }
+    }
+
+    /// An index whose attributes all encode with `encodeComponent`.
+    init(
+        name: String,
+        keyPaths: [PartialKeyPath<Root>],
+        isUnique: Bool,
+        isMultiEntry: Bool,
+        encodeComponent: @escaping @Sendable (Any) -> [UInt8]?
+    ) {
+        self.init(
+            name: name, keyPaths: keyPaths, isUnique: isUnique, isMultiEntry: isMultiEntry,
+            encodeComponents: Array(repeating: encodeComponent, count: keyPaths.count))
+    }
+
+    /// An index with one encoder per attribute.
+    init(
+        name: String,
+        keyPaths: [PartialKeyPath<Root>],
+        isUnique: Bool,
+        isMultiEntry: Bool,
+        encodeComponents: [@Sendable (Any) -> [UInt8]?]
+    ) {
+        self.name = name
+        self.keyPaths = keyPaths
+        self.isUnique = isUnique
+        self.isMultiEntry = isMultiEntry
+        self.encodeComponents = encodeComponents
+    }
+}
+
+/// How a fetch reads candidate records. The fetch always evaluates the whole predicate on every candidate, so a plan
+/// only has to guarantee that no matching record is left out.
+enum QueryPlan: Equatable, Sendable {
+    /// Read every record of the entity.
+    case scan
+    /// Read the records under these exact index keys (an equality, or `array.contains($0.field)`), in key order.
+    case keys(index: String, keys: [[UInt8]])
+    /// Read the records whose index key lies in a range; `nil` bounds are open.
+    case range(index: String, lower: Bound?, upper: Bound?)
+    /// Read the whole index in key order (or reversed), because the first sort descriptor is on the indexed
+    /// attribute and the fetch has a limit: the fetch stops once it has enough matches.
+    case ordered(index: String, reverse: Bool)
+
+    /// One end of a key range.
+    struct Bound: Equatable, Sendable {
+        var key: [UInt8]
+        var isInclusive: Bool
+    }
+}
+
+/// A plan with the facts the fetch needs to run it and to explain it.
+struct PlannedQuery: Equatable, Sendable {
+    /// How candidates are read.
+    var plan: QueryPlan
+    /// Whether candidates come out already in the order of the sort descriptors, so the fetch can skip sorting and
+    /// stop early at `offset + limit`.
+    var isSorted: Bool
+    /// A one-line human description, such as `index projectID: 1 key` or `scan`, for `explain`.
+    var description: String
+}

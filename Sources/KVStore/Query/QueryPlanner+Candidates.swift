@@ -1,0 +1,181 @@
+import Foundation
+
+extension QueryPlanner {
+    /// One constraint a predicate puts on an attribute, found while walking the expression tree.
+    ///
+    /// Values stay boxed until they meet an index, because only the index knows how to encode its attribute.
+    enum Term {
+        /// `attribute == value`.
+        case equal(AnyKeyPath, Any)
+        /// `attribute <op> value`, with the attribute on the left.
+        case compare(AnyKeyPath, PredicateExpressions.ComparisonOperator, Any)
+        /// `[values].contains(attribute)`.
+        case oneOf(AnyKeyPath, [Any])
+        /// `attribute.contains(value)`, where the attribute is an array.
+        case containsElement(AnyKeyPath, Any)
+        /// A ready plan, such as the union a disjunction plans for itself.
+        case candidate(Candidate)
+    }
+
+    /// A plan the predicate allows, with what is needed to rank it against the others.
+    struct Candidate {
+        /// How the candidate reads records.
+        var plan: QueryPlan
+        /// Whether the plan's index is unique.
+        var isUnique: Bool
+        /// How many attributes the index key covers (more is more selective at equal key counts).
+        var attributeCount: Int
+
+        /// The candidate's selectivity class: unique equality (or no key at all) 4, keys 3, two-sided range 2,
+        /// one-sided range 1, anything else 0.
+        var tier: Int {
+            switch plan {
+            case .keys(_, let keys): keys.isEmpty || (isUnique && keys.count == 1) ? 4 : 3
+            case .range(_, let lower, let upper): lower != nil && upper != nil ? 2 : 1
+            case .scan, .ordered: 0
+            }
+        }
+
+        /// Whether this candidate should be preferred to another: a higher tier, then fewer keys, then a unique
+        /// index, then a key over more attributes. Ties keep the candidate found first (index declaration order).
+        /// - Parameter other: The best candidate so far.
+        func isBetter(than other: Candidate) -> Bool {
+            if tier != other.tier { return tier > other.tier }
+            if case .keys(_, let keys) = plan, case .keys(_, let otherKeys) = other.plan, keys.count != otherKeys.count
+            {
+                return keys.count < otherKeys.count
+            }
+            if isUnique != other.isUnique { return isUnique }
+            return attributeCount > other.attributeCount
+        }
+    }
+
+    /// Returns the most selective plan the terms allow on the given indexes, or `nil` when no term is usable.
+    /// - Parameters:
+    ///   - terms: The constraints of a conjunction (or of a single node).
+    ///   - indexes: The indexes available.
+    static func bestCandidate<Root>(for terms: [Term], indexes: [PlannerIndex<Root>]) -> Candidate? {
+        var best: Candidate?
+        var found: [Candidate] = []
+        for case .candidate(let candidate) in terms {
+            found.append(candidate)
+        }
+        for index in indexes {
+            found += candidates(on: index, terms: terms)
+        }
+        for candidate in found where best.map({ candidate.isBetter(than: $0) }) ?? true {
+            best = candidate
+        }
+        return best
+    }
+
+    /// Returns every plan the terms allow on one index.
+    /// - Parameters:
+    ///   - index: The index to try.
+    ///   - terms: The constraints of a conjunction.
+    static func candidates<Root>(on index: PlannerIndex<Root>, terms: [Term]) -> [Candidate] {
+        guard let keyPath = index.keyPaths.first else { return [] }
+        if index.keyPaths.count > 1 {
+            return index.isMultiEntry ? [] : compoundCandidate(on: index, terms: terms).map { [$0] } ?? []
+        }
+        func keys(_ keys: [[UInt8]]) -> Candidate {
+            Candidate(plan: .keys(index: index.name, keys: keys), isUnique: index.isUnique, attributeCount: 1)
+        }
+        var found: [Candidate] = []
+        for term in terms {
+            switch term {
+            case .containsElement(let path, let value) where index.isMultiEntry && path == keyPath:
+                if let key = index.encodeComponent(value) { found.append(keys([key])) }
+            case .equal(let path, let value) where !index.isMultiEntry && path == keyPath:
+                if let key = index.encodeComponent(value) { found.append(keys([key])) }
+            case .oneOf(let path, let values) where !index.isMultiEntry && path == keyPath:
+                let encoded = values.map(index.encodeComponent)
+                if encoded.allSatisfy({ $0 != nil }) { found.append(keys(sortedUnique(encoded.compactMap { $0 }))) }
+            default:
+                break
+            }
+        }
+        if !index.isMultiEntry, let range = rangeCandidate(on: index, keyPath: keyPath, terms: terms) {
+            found.append(range)
+        }
+        return found
+    }
+
+    /// Returns the one-key plan on a compound index when every attribute of the key has an equality, concatenating
+    /// the components in key order; the first equality on an attribute wins.
+    /// - Parameters:
+    ///   - index: A compound index.
+    ///   - terms: The constraints of a conjunction.
+    static func compoundCandidate<Root>(on index: PlannerIndex<Root>, terms: [Term]) -> Candidate? {
+        var key: [UInt8] = []
+        guard index.encodeComponents.count == index.keyPaths.count else { return nil }
+        for (keyPath, encode) in zip(index.keyPaths, index.encodeComponents) {
+            let value = terms.lazy.compactMap { term -> Any? in
+                guard case .equal(let path, let value) = term, path == keyPath else { return nil }
+                return value
+            }.first
+            guard let value, let component = encode(value) else { return nil }
+            key += component
+        }
+        return Candidate(
+            plan: .keys(index: index.name, keys: [key]),
+            isUnique: index.isUnique,
+            attributeCount: index.keyPaths.count
+        )
+    }
+
+    /// Merges every comparison on the index's attribute into one range, keeping the tightest bound on each side.
+    /// A comparison whose value does not encode is skipped: the other bounds still cover every match.
+    /// - Parameters:
+    ///   - index: A single-attribute index that is not multi-entry.
+    ///   - keyPath: The index's attribute.
+    ///   - terms: The constraints of a conjunction.
+    static func rangeCandidate<Root>(
+        on index: PlannerIndex<Root>,
+        keyPath: PartialKeyPath<Root>,
+        terms: [Term]
+    ) -> Candidate? {
+        var lower: QueryPlan.Bound?
+        var upper: QueryPlan.Bound?
+        for case .compare(let path, let comparison, let value) in terms where path == keyPath {
+            guard let key = index.encodeComponent(value) else { continue }
+            switch comparison {
+            case .greaterThan: lower = tighter(lower, QueryPlan.Bound(key: key, isInclusive: false), isLower: true)
+            case .greaterThanOrEqual:
+                lower = tighter(lower, QueryPlan.Bound(key: key, isInclusive: true), isLower: true)
+            case .lessThan: upper = tighter(upper, QueryPlan.Bound(key: key, isInclusive: false), isLower: false)
+            case .lessThanOrEqual: upper = tighter(upper, QueryPlan.Bound(key: key, isInclusive: true), isLower: false)
+            }
+        }
+        guard lower != nil || upper != nil else { return nil }
+        return Candidate(
+            plan: .range(index: index.name, lower: lower, upper: upper),
+            isUnique: index.isUnique,
+            attributeCount: 1
+        )
+    }
+
+    /// Returns the narrower of two bounds on the same side of a range; at equal keys an exclusive bound is narrower.
+    /// - Parameters:
+    ///   - current: The bound so far, if any.
+    ///   - new: Another bound on the same side.
+    ///   - isLower: Whether both are lower bounds (the larger key is narrower) or upper bounds (the smaller is).
+    static func tighter(_ current: QueryPlan.Bound?, _ new: QueryPlan.Bound, isLower: Bool) -> QueryPlan.Bound {
+        guard let current else { return new }
+        if current.key == new.key {
+            return QueryPlan.Bound(key: new.key, isInclusive: current.isInclusive && new.isInclusive)
+        }
+        let newIsLarger = current.key.lexicographicallyPrecedes(new.key)
+        return newIsLarger == isLower ? new : current
+    }
+
+    /// Returns keys in ascending byte order without duplicates, the order in which an index reads them.
+    /// - Parameter keys: Encoded keys in any order.
+    static func sortedUnique(_ keys: [[UInt8]]) -> [[UInt8]] {
+        var result: [[UInt8]] = []
+        for key in keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) where result.last != key {
+            result.append(key)
+        }
+        return result
+    }
+}

@@ -1,0 +1,182 @@
+import Foundation
+
+// The planner walks `Predicate.expression`, a tree of generic `PredicateExpressions` values, through the internal
+// protocols below, which the `PredicateExpressions` types it understands adopt in retroactive extensions. A node that
+// adopts none of them (`NotEqual`, `Negation`, string functions, optional chaining, closures such as
+// `contains(where:)`, ...) simply contributes nothing, so an unknown expression can never make the planner fail: at
+// worst the fetch scans.
+//
+// The walk descends only through `Conjunction`, `Disjunction` and the operands of the nodes below, never into a
+// nested closure (`OptionalFlatMap`, `SequenceContainsWhere`, ...), so every `Variable` it meets is the predicate's
+// own input. Key paths are matched against the indexes' `PartialKeyPath<Root>` values, which pins the root type too.
+
+extension QueryPlanner {
+    /// An operand that reads an attribute of the predicate's input: the input itself, or a key path from it.
+    protocol KeyPathOperand {
+        /// The key path from the predicate's input to this operand's value (`\Input.self` for the input itself), or
+        /// `nil` when the key paths cannot be joined.
+        var plannerKeyPath: AnyKeyPath? { get }
+    }
+
+    /// An operand whose value is known while planning: a captured value, a literal or `nil`.
+    protocol ConstantOperand {
+        /// The value, boxed as the attribute's encoder expects it (an optional stays an optional, so a `nil`
+        /// constant is `.some(Optional<Wrapped>.none)`), or `nil` when it cannot be worked out.
+        var plannerConstant: Any? { get }
+    }
+
+    /// A constant operand that is a sequence, such as the array in `[1, 2].contains($0.n)`.
+    protocol ConstantSequenceOperand {
+        /// The sequence's elements, each boxed.
+        var plannerElements: [Any] { get }
+    }
+
+    /// A Boolean expression node that can describe what it asks of the indexed attributes.
+    protocol Node {
+        /// Returns the constraints this node puts on attributes; every record that satisfies the node satisfies each
+        /// returned term, so a plan built from any one term leaves no match out.
+        /// - Parameter indexes: The indexes available, for nodes (such as a disjunction) that plan their parts.
+        func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [Term]
+    }
+
+    /// Returns the constraints of any expression, or none when the planner does not understand it.
+    /// - Parameters:
+    ///   - expression: A node of a predicate's expression tree.
+    ///   - indexes: The indexes available.
+    static func terms<Root>(of expression: Any, indexes: [PlannerIndex<Root>]) -> [Term] {
+        guard let node = expression as? any Node else { return [] }
+        return node.plannerTerms(indexes: indexes)
+    }
+
+    /// Matches a binary node's operands as an attribute and a constant, in either order.
+    /// - Parameters:
+    ///   - lhs: The node's left operand.
+    ///   - rhs: The node's right operand.
+    /// - Returns: The attribute's key path, the constant, and whether the constant was on the left (so an ordering
+    ///   operator must be flipped), or `nil` when the operands are not one attribute and one constant.
+    static func attributeAndConstant(_ lhs: Any, _ rhs: Any) -> (keyPath: AnyKeyPath, constant: Any, isFlipped: Bool)? {
+        if let attribute = lhs as? any KeyPathOperand, let keyPath = attribute.plannerKeyPath,
+            let constant = rhs as? any ConstantOperand, let value = constant.plannerConstant
+        {
+            return (keyPath, value, false)
+        }
+        if let constant = lhs as? any ConstantOperand, let value = constant.plannerConstant,
+            let attribute = rhs as? any KeyPathOperand, let keyPath = attribute.plannerKeyPath
+        {
+            return (keyPath, value, true)
+        }
+        return nil
+    }
+}
+
+extension PredicateExpressions.Variable: QueryPlanner.KeyPathOperand {
+    /// The identity key path: the variable is the predicate's input itself.
+    var plannerKeyPath: AnyKeyPath? { \Output.self }
+}
+
+extension PredicateExpressions.KeyPath: QueryPlanner.KeyPathOperand where Root: QueryPlanner.KeyPathOperand {
+    /// The root's key path followed by this one, so `$0.address.city` reads as `\Input.address.city`.
+    var plannerKeyPath: AnyKeyPath? { root.plannerKeyPath?.appending(path: keyPath) }
+}
+
+extension PredicateExpressions.KeyPath: QueryPlanner.Node
+where Root: QueryPlanner.KeyPathOperand, Output == Bool {
+    /// A Boolean attribute used as a condition (`#Predicate { $0.isDone }`) is an equality with `true`.
+    func plannerTerms<Input>(indexes: [PlannerIndex<Input>]) -> [QueryPlanner.Term] {
+        guard let keyPath = plannerKeyPath else { return [] }
+        return [.equal(keyPath, true)]
+    }
+}
+
+extension PredicateExpressions.Value: QueryPlanner.ConstantOperand {
+    /// The captured value or literal, boxed as it is typed (`Optional<UUID>` stays optional, `nil` included).
+    var plannerConstant: Any? { .some(value) }
+}
+
+extension PredicateExpressions.Value: QueryPlanner.ConstantSequenceOperand where Output: Sequence {
+    /// The captured sequence's elements.
+    var plannerElements: [Any] { value.map { $0 } }
+}
+
+extension PredicateExpressions.NilLiteral: QueryPlanner.ConstantOperand {
+    /// `nil`, boxed as `Optional<Wrapped>.none` as `PlannerIndex.encodeComponent` expects.
+    var plannerConstant: Any? { .some(Wrapped?.none as Any) }
+}
+
+extension PredicateExpressions.UnaryMinus: QueryPlanner.ConstantOperand where Wrapped: QueryPlanner.ConstantOperand {
+    /// A negated constant, which is how the macro writes a negative literal such as `-3`.
+    var plannerConstant: Any? {
+        guard let value = wrapped.plannerConstant as? Wrapped.Output else { return nil }
+        return .some(-value)
+    }
+}
+
+extension PredicateExpressions.Equal: QueryPlanner.Node {
+    /// `attribute == constant`, either way round.
+    func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.Term] {
+        guard let match = QueryPlanner.attributeAndConstant(lhs, rhs) else { return [] }
+        return [.equal(match.keyPath, match.constant)]
+    }
+}
+
+extension PredicateExpressions.Comparison: QueryPlanner.Node {
+    /// `attribute < constant` and the like; `constant < attribute` is flipped to `attribute > constant`.
+    func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.Term] {
+        guard let match = QueryPlanner.attributeAndConstant(lhs, rhs) else { return [] }
+        let comparison = match.isFlipped ? op.plannerFlipped : op
+        return [.compare(match.keyPath, comparison, match.constant)]
+    }
+}
+
+extension PredicateExpressions.ComparisonOperator {
+    /// The operator that gives the same result with the operands swapped (`5 < x` is `x > 5`).
+    var plannerFlipped: Self {
+        switch self {
+        case .lessThan: .greaterThan
+        case .lessThanOrEqual: .greaterThanOrEqual
+        case .greaterThan: .lessThan
+        case .greaterThanOrEqual: .lessThanOrEqual
+        }
+    }
+}
+
+extension PredicateExpressions.SequenceContains: QueryPlanner.Node {
+    /// `$0.tags.contains(constant)` (a multi-entry index) or `constant.contains($0.field)` (several keys).
+    func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.Term] {
+        if let attribute = sequence as? any QueryPlanner.KeyPathOperand, let keyPath = attribute.plannerKeyPath,
+            let constant = element as? any QueryPlanner.ConstantOperand, let value = constant.plannerConstant
+        {
+            return [.containsElement(keyPath, value)]
+        }
+        if let constants = sequence as? any QueryPlanner.ConstantSequenceOperand,
+            let attribute = element as? any QueryPlanner.KeyPathOperand, let keyPath = attribute.plannerKeyPath
+        {
+            return [.oneOf(keyPath, constants.plannerElements)]
+        }
+        return []
+    }
+}
+
+extension PredicateExpressions.Conjunction: QueryPlanner.Node {
+    /// Both sides hold, so every constraint of either side holds.
+    func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.Term] {
+        QueryPlanner.terms(of: lhs, indexes: indexes) + QueryPlanner.terms(of: rhs, indexes: indexes)
+    }
+}
+
+extension PredicateExpressions.Disjunction: QueryPlanner.Node {
+    /// Usable only when both sides read keys of the same index: the union of those keys covers either side.
+    func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.Term] {
+        let left = QueryPlanner.bestCandidate(for: QueryPlanner.terms(of: lhs, indexes: indexes), indexes: indexes)
+        let right = QueryPlanner.bestCandidate(for: QueryPlanner.terms(of: rhs, indexes: indexes), indexes: indexes)
+        guard let left, let right, case .keys(let name, let leftKeys) = left.plan,
+            case .keys(name, let rightKeys) = right.plan
+        else { return [] }
+        let union = QueryPlanner.Candidate(
+            plan: .keys(index: name, keys: QueryPlanner.sortedUnique(leftKeys + rightKeys)),
+            isUnique: left.isUnique,
+            attributeCount: min(left.attributeCount, right.attributeCount)
+        )
+        return [.candidate(union)]
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+
+/// Turns a fetch's predicate and sort descriptors into a `PlannedQuery`: which index (if any) reads the candidates,
+/// and whether they come out already sorted.
+///
+/// The planner walks `Predicate.expression` (see `QueryPlanner+Expressions.swift`) and understands:
+/// - `attribute == constant` and `constant == attribute`, `nil` included, on a single-attribute index: one key;
+/// - `<`, `<=`, `>`, `>=` either way round: a range, the bounds on one attribute merged into one range;
+/// - `[constants].contains(attribute)`: every encoded constant as a key, sorted and without duplicates;
+/// - `attribute.contains(constant)` on a multi-entry index: one key;
+/// - a Boolean attribute alone (`$0.isDone`): equality with `true`;
+/// - `&&`: the most selective usable part (unique equality, then keys, then a two-sided range, then a one-sided
+///   range), and equalities on every attribute of a compound index as one key, the components in key order;
+/// - `||`: when both sides read keys of the same index, the union of the keys.
+///
+/// Anything else (`!=`, `!`, string functions, optional chaining, comparisons with a non-indexed key path, values the
+/// index cannot encode) is not plannable: a conjunction uses its other parts, otherwise the fetch scans. The fetch
+/// evaluates the whole predicate on every candidate, so a plan only has to leave no match out.
+///
+/// Without a usable predicate plan, a fetch with a limit whose sort descriptors are all on the attribute of a
+/// single-attribute, non-multi-entry index reads that index in order (reversed for `.reverse`) and can stop early.
+///
+/// `description` has one of these forms, keys printed as lowercase hexadecimal and the name prefixed with `unique `
+/// for a unique index:
+/// - `scan`
+/// - `index projectID: 1 key`, `index tags: 3 keys`, `unique index email: 1 key`
+/// - `index dueDate: range [k1, k2)`, with `[`/`]` for an inclusive bound, `(`/`)` for an exclusive one, and
+///   `(-inf` or `+inf)` for an open end, as in `index n: range (8000000000000005, +inf)`
+/// - `index dueDate: ordered` or `index dueDate: ordered reverse`
+///
+/// ```swift
+/// let planned = QueryPlanner.plan(
+///     predicate: #Predicate<Task> { $0.projectID == projectID },
+///     sortBy: [], fetchLimit: nil, fetchOffset: 0, indexes: indexes)
+/// // planned.description == "index projectID: 1 key"
+/// ```
+enum QueryPlanner {
+    /// Plans a fetch.
+    /// - Parameters:
+    ///   - predicate: The fetch's predicate; `nil` matches every record.
+    ///   - sortBy: The fetch's sort descriptors, most significant first.
+    ///   - fetchLimit: The most records the fetch returns, if limited; an ordered index read is worth it only then.
+    ///   - fetchOffset: The records the fetch skips. The plan does not depend on it: a sorted read stops at
+    ///     `fetchOffset + fetchLimit` matches, which is the fetch's business.
+    ///   - indexes: The entity's indexes.
+    /// - Returns: The plan, whether it yields candidates in sort order, and its one-line description.
+    static func plan<Root>(
+        predicate: Predicate<Root>?,
+        sortBy: [SortDescriptor<Root>],
+        fetchLimit: Int?,
+        fetchOffset: Int,
+        indexes: [PlannerIndex<Root>]
+    ) -> PlannedQuery {
+        let constraints = predicate.map { terms(of: $0.expression, indexes: indexes) } ?? []
+        var plan = bestCandidate(for: constraints, indexes: indexes)?.plan ?? .scan
+        if plan == .scan, fetchLimit != nil, let ordered = orderedPlan(sortBy: sortBy, indexes: indexes) {
+            plan = ordered
+        }
+        return PlannedQuery(
+            plan: plan,
+            isSorted: isSorted(plan, sortBy: sortBy, indexes: indexes),
+            description: describe(plan, indexes: indexes)
+        )
+    }
+
+    /// Returns an ordered read of the index on the sort attribute, or `nil` when the sort descriptors are not all
+    /// on the attribute of a single-attribute, non-multi-entry index in byte order: reading an index in order pays
+    /// only when its order is the fetch's whole order.
+    /// - Parameters:
+    ///   - sortBy: The fetch's sort descriptors.
+    ///   - indexes: The entity's indexes.
+    static func orderedPlan<Root>(sortBy: [SortDescriptor<Root>], indexes: [PlannerIndex<Root>]) -> QueryPlan? {
+        guard let first = sortBy.first, let keyPath = first.keyPath, isByteOrdered(first) else { return nil }
+        guard sortBy.allSatisfy({ $0.keyPath == keyPath }) else { return nil }
+        guard let index = indexes.first(where: { !$0.isMultiEntry && $0.keyPaths == [keyPath] }) else { return nil }
+        return .ordered(index: index.name, reverse: first.order == .reverse)
+    }
+
+    /// Returns whether a plan yields its candidates in the order of the sort descriptors.
+    ///
+    /// No sort descriptor: any order is sorted. No key, or one key of a unique index: at most one record. One key of
+    /// an index: every candidate has the same values of the index's attributes, so sort descriptors on them all
+    /// tie. Several keys and ranges read in ascending key order, so they follow a forward sort on the index's
+    /// attribute; an ordered read follows a sort in its own direction.
+    /// - Parameters:
+    ///   - plan: The chosen plan.
+    ///   - sortBy: The fetch's sort descriptors.
+    ///   - indexes: The entity's indexes.
+    static func isSorted<Root>(_ plan: QueryPlan, sortBy: [SortDescriptor<Root>], indexes: [PlannerIndex<Root>]) -> Bool
+    {
+        guard let first = sortBy.first else { return true }
+        let reverse: Bool
+        switch plan {
+        case .scan:
+            return false
+        case .keys(let name, let keys):
+            guard let index = indexes.first(where: { $0.name == name }) else { return false }
+            if keys.isEmpty || (keys.count == 1 && index.isUnique) { return true }
+            if keys.count == 1 {
+                return !index.isMultiEntry && sortBy.allSatisfy { $0.keyPath.map(index.keyPaths.contains) ?? false }
+            }
+            guard sortsOnlyBy(index, sortBy) else { return false }
+            reverse = false
+        case .range(let name, _, _):
+            guard let index = indexes.first(where: { $0.name == name }), sortsOnlyBy(index, sortBy) else {
+                return false
+            }
+            reverse = false
+        case .ordered(let name, let isReversed):
+            guard let index = indexes.first(where: { $0.name == name }), sortsOnlyBy(index, sortBy) else {
+                return false
+            }
+            reverse = isReversed
+        }
+        return isByteOrdered(first) && (first.order == .reverse) == reverse
+    }
+
+    /// Returns whether every sort descriptor is on the attribute of a single-attribute, non-multi-entry index.
+    /// - Parameters:
+    ///   - index: The plan's index.
+    ///   - sortBy: The fetch's sort descriptors, at least one.
+    static func sortsOnlyBy<Root>(_ index: PlannerIndex<Root>, _ sortBy: [SortDescriptor<Root>]) -> Bool {
+        guard !index.isMultiEntry, index.keyPaths.count == 1, let keyPath = index.keyPaths.first else { return false }
+        return sortBy.allSatisfy { $0.keyPath == keyPath }
+    }
+
+    /// Returns whether a sort descriptor orders values as their index keys do: by the attribute's `<`, which the
+    /// key encoding preserves. A string compared with anything but the lexical comparator (such as a localized
+    /// one) does not.
+    /// - Parameter descriptor: A sort descriptor.
+    static func isByteOrdered<Root>(_ descriptor: SortDescriptor<Root>) -> Bool {
+        guard let comparator = descriptor.stringComparator else { return true }
+        // The descriptor's `order` gives the direction; compare the comparator itself in one direction.
+        return String.StandardComparator(comparator, order: .forward) == .lexical
+    }
+
+    /// Returns the one-line description of a plan, in the format documented on `QueryPlanner`.
+    /// - Parameters:
+    ///   - plan: The chosen plan.
+    ///   - indexes: The entity's indexes, to tell a unique index.
+    static func describe<Root>(_ plan: QueryPlan, indexes: [PlannerIndex<Root>]) -> String {
+        func index(_ name: String) -> String {
+            indexes.first { $0.name == name }?.isUnique == true ? "unique index \(name)" : "index \(name)"
+        }
+        switch plan {
+        case .scan:
+            return "scan"
+        case .keys(let name, let keys):
+            return "\(index(name)): \(keys.count) \(keys.count == 1 ? "key" : "keys")"
+        case .range(let name, let lower, let upper):
+            let from = lower.map { ($0.isInclusive ? "[" : "(") + hex($0.key) } ?? "(-inf"
+            let to = upper.map { hex($0.key) + ($0.isInclusive ? "]" : ")") } ?? "+inf)"
+            return "\(index(name)): range \(from), \(to)"
+        case .ordered(let name, let reverse):
+            return "\(index(name)): ordered\(reverse ? " reverse" : "")"
+        }
+    }
+
+    /// Returns bytes as lowercase hexadecimal, two digits a byte.
+    /// - Parameter bytes: An index key.
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef")
+        var result = ""
+        result.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            result.append(digits[Int(byte >> 4)])
+            result.append(digits[Int(byte & 0x0f)])
+        }
+        return result
+    }
+}

@@ -1,0 +1,176 @@
+import Foundation
+import LMDB
+
+extension EntityStore {
+    /// The planner's view of the entity's indexes.
+    var plannerIndexes: [PlannerIndex<M>] {
+        indexes.map { index in
+            PlannerIndex(
+                name: index.description.name, keyPaths: index.description.keyPaths,
+                isUnique: index.description.isUnique, isMultiEntry: index.description.isMultiEntry,
+                encodeComponents: index.description.componentEncoders)
+        }
+    }
+
+    /// Plans a fetch.
+    func plan(_ descriptor: FetchDescriptor<M>) -> PlannedQuery {
+        QueryPlanner.plan(
+            predicate: descriptor.predicate, sortBy: descriptor.sortBy, fetchLimit: descriptor.fetchLimit,
+            fetchOffset: descriptor.fetchOffset, indexes: plannerIndexes)
+    }
+
+    /// The models that match `descriptor`, sorted, offset and limited.
+    func fetch(_ descriptor: FetchDescriptor<M>, in txn: borrowing Transaction) throws -> [M] {
+        let planned = plan(descriptor)
+        let fields = self.fields
+        let offset = max(descriptor.fetchOffset, 0)
+        // Sorted candidates can stop as soon as the page is full; others are all read, then sorted.
+        let wanted = planned.isSorted || descriptor.sortBy.isEmpty ? descriptor.fetchLimit.map { offset + $0 } : nil
+        var results: [M] = []
+        if wanted == 0 { return [] }
+        try forEachCandidate(planned.plan, in: txn, fields: fields) { model in
+            if let predicate = descriptor.predicate, try !predicate.evaluate(model) { return true }
+            results.append(model)
+            return wanted.map { results.count < $0 } ?? true
+        }
+        if !planned.isSorted && !descriptor.sortBy.isEmpty {
+            results.sort(using: descriptor.sortBy)
+        }
+        let start = min(offset, results.count)
+        let end = descriptor.fetchLimit.map { min(start + max($0, 0), results.count) } ?? results.count
+        return Array(results[start..<end])
+    }
+
+    /// The number of models that match `descriptor`, ignoring its sort, offset and limit.
+    func count(_ descriptor: FetchDescriptor<M>, in txn: borrowing Transaction) throws -> Int {
+        guard let predicate = descriptor.predicate else { return try txn.count(of: records) }
+        var count = 0
+        try forEachCandidate(plan(descriptor).plan, in: txn, fields: fields) { model in
+            if try predicate.evaluate(model) { count += 1 }
+            return true
+        }
+        return count
+    }
+
+    /// Calls `body` with each candidate model of a plan, in the plan's order, until `body` returns false. A model
+    /// reached through several keys of a multi-entry index is visited once.
+    func forEachCandidate(
+        _ plan: QueryPlan,
+        in txn: borrowing Transaction,
+        fields: FieldTable,
+        _ body: (M) throws -> Bool
+    ) throws {
+        switch plan {
+        case .scan:
+            try txn.scan(records) { key, value in try body(decode(value, key: key, fields: fields)) }
+        case .keys(let name, let keys):
+            let index = try storedIndex(name)
+            var ids: [UUID] = []
+            var seen = Set<UUID>()
+            try txn.withCursor(on: index.table) { cursor in
+                for var key in keys {
+                    _ = IndexKey.finalize(&key)
+                    if index.description.isUnique {
+                        if try cursor.seek(to: key) {
+                            _ = try cursor.withCurrent { _, value in
+                                appendOnce(UUID(bytes: value), to: &ids, seen: &seen)
+                            }
+                        }
+                    } else {
+                        try cursor.forEachDuplicatePage(ofKey: key) { page in
+                            for offset in stride(from: 0, to: page.count - 15, by: 16) {
+                                appendOnce(
+                                    UUID(bytes: UnsafeRawBufferPointer(rebasing: page[offset..<offset + 16])), to: &ids,
+                                    seen: &seen)
+                            }
+                        }
+                    }
+                }
+            }
+            try visit(ids, in: txn, fields: fields, body)
+        case .range(let name, let lower, let upper):
+            let table = try storedIndex(name).table
+            let lowerKey = lower.map { bound -> [UInt8] in
+                var key = bound.key
+                _ = IndexKey.finalize(&key)
+                return key
+            }
+            let upperKey = upper.map { bound -> [UInt8] in
+                var key = bound.key
+                _ = IndexKey.finalize(&key)
+                return key
+            }
+            var ids: [UUID] = []
+            var seen = Set<UUID>()
+            try txn.scan(table, in: KeyRange(from: lowerKey, upTo: nil)) { indexKey, value in
+                if let lower, let lowerKey, !lower.isInclusive, compareBytes(indexKey, lowerKey) == 0 { return true }
+                if let upper, let upperKey {
+                    let order = compareBytes(indexKey, upperKey)
+                    if order > 0 || (order == 0 && !upper.isInclusive) { return false }
+                }
+                appendOnce(UUID(bytes: value), to: &ids, seen: &seen)
+                return true
+            }
+            try visit(ids, in: txn, fields: fields, body)
+        case .ordered(let name, let reverse):
+            try txn.scan(try storedIndex(name).table, reverse: reverse) { _, value in
+                guard let model = try model(for: UUID(bytes: value), in: txn, fields: fields) else { return true }
+                return try body(model)
+            }
+        }
+    }
+
+    /// Visits the models of `ids`, looked up in key order, in the order of `ids`.
+    private func visit(
+        _ ids: [UUID], in txn: borrowing Transaction, fields: FieldTable, _ body: (M) throws -> Bool
+    )
+        throws
+    {
+        for id in ids {
+            guard let model = try model(for: id, in: txn, fields: fields) else { continue }
+            guard try body(model) else { return }
+        }
+    }
+
+    private func storedIndex(_ name: String) throws -> StoredIndex {
+        guard let index = indexes.first(where: { $0.description.name == name }) else {
+            throw KVStoreError(.invalidModel, entity: self.name, message: "\(self.name) has no index named \(name)")
+        }
+        return index
+    }
+
+    /// The models stored under `ids`, in the order of `ids`, with `nil` for IDs that have none. The lookups run in
+    /// key order, which keeps them close together in the B+tree.
+    func models(for ids: [UUID], in txn: borrowing Transaction) throws -> [M?] {
+        let fields = self.fields
+        var results = [M?](repeating: nil, count: ids.count)
+        let order = ids.indices.sorted { ids[$0].isOrdered(before: ids[$1]) }
+        for position in order {
+            results[position] = try model(for: ids[position], in: txn, fields: fields)
+        }
+        return results
+    }
+}
+
+private func appendOnce(_ id: UUID, to ids: inout [UUID], seen: inout Set<UUID>) {
+    if seen.insert(id).inserted { ids.append(id) }
+}
+
+/// Compares bytes as LMDB's default comparator does: lexicographically, a prefix first.
+func compareBytes(_ lhs: UnsafeRawBufferPointer, _ rhs: [UInt8]) -> Int {
+    rhs.withUnsafeBytes { rhs in
+        let common = min(lhs.count, rhs.count)
+        if common > 0, let left = lhs.baseAddress, let right = rhs.baseAddress {
+            let order = memcmp(left, right, common)
+            if order != 0 { return Int(order) }
+        }
+        return lhs.count - rhs.count
+    }
+}
+
+extension UUID {
+    /// Whether the UUID's bytes sort before `other`'s, which is the order of record keys.
+    func isOrdered(before other: UUID) -> Bool {
+        withUnsafeBytes(of: uuid) { lhs in compareBytes(lhs, withUnsafeBytes(of: other.uuid) { Array($0) }) < 0 }
+    }
+}

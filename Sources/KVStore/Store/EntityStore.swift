@@ -1,0 +1,231 @@
+import Foundation
+import LMDB
+
+/// What the container knows of an entity whatever its model type.
+protocol AnyEntityStore: AnyObject, Sendable {
+    /// The entity's name.
+    var name: String { get }
+    /// The model type.
+    var modelType: any Model.Type { get }
+}
+
+/// An entity's tables, field names and indexes, and the record-level operations on them.
+///
+/// Every operation runs inside a transaction it is lent, so that callers group them as they need: a context's save
+/// is one write transaction, a batch fetch one read transaction.
+final class EntityStore<M: Model>: AnyEntityStore {
+    let name: String
+    let records: Table
+    let indexes: [StoredIndex]
+    let catalogTable: Table
+    private let state: Locked<FieldState>
+
+    var modelType: any Model.Type { M.self }
+
+    /// An index of the entity with its table.
+    struct StoredIndex: Sendable {
+        let description: ModelIndex<M>
+        let table: Table
+    }
+
+    /// The field table and the encoder's buffers. Only writers change it, and LMDB runs one writer at a time.
+    private struct FieldState {
+        var fields: FieldTable
+        /// The revision of `fields` the catalog holds for sure: names interned (or kinds first seen) by a
+        /// transaction that then aborted are in `fields` but not in the catalog.
+        var persistedRevision: Int
+        /// The revision the catalog entry written by a transaction holds, until that transaction commits.
+        var written: (transaction: Int, revision: Int)?
+        var encoder = RecordEncoder()
+        var buffer: [UInt8] = []
+    }
+
+    init(name: String, records: Table, indexes: [StoredIndex], catalogTable: Table, fields: FieldTable) {
+        self.name = name
+        self.records = records
+        self.indexes = indexes
+        self.catalogTable = catalogTable
+        self.state = Locked(FieldState(fields: fields, persistedRevision: fields.revision))
+    }
+
+    /// The field table as it stands, for decoding.
+    var fields: FieldTable {
+        state.withLock { $0.fields }
+    }
+
+    /// The catalog entry of the entity as it stands.
+    func catalogEntry(fields: FieldTable) -> EntityCatalog {
+        EntityCatalog(
+            name: name, fields: fields,
+            indexes: indexes.map {
+                IndexCatalog(
+                    name: $0.description.name, fields: $0.description.fields, isUnique: $0.description.isUnique,
+                    isMultiEntry: $0.description.isMultiEntry, isReady: true)
+            })
+    }
+
+    // MARK: - Reading
+
+    /// The model stored under `id`, or `nil`.
+    func model(for id: UUID, in txn: borrowing Transaction, fields: FieldTable) throws -> M? {
+        try withKey(id) { key in
+            try txn.withUnsafeBytes(forKey: key, in: records) { bytes in
+                try bytes.map { try decode($0, id: id, fields: fields) }
+            }
+        }
+    }
+
+    /// Decodes a record, turning any failure into ``KVStoreError/corruptRecord`` naming the entity and the ID.
+    func decode(_ bytes: UnsafeRawBufferPointer, id: UUID, fields: FieldTable) throws -> M {
+        do {
+            return try RecordDecoder().decode(M.self, from: bytes, fields: fields)
+        } catch {
+            throw KVStoreError(
+                .corruptRecord, entity: name, id: id,
+                message: "The stored \(name) \(id) does not decode: the store is damaged, or the model changed "
+                    + "incompatibly", underlying: error)
+        }
+    }
+
+    /// Decodes a record whose key is the 16 bytes in `key`.
+    func decode(_ bytes: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, fields: FieldTable) throws -> M {
+        try decode(bytes, id: UUID(bytes: key), fields: fields)
+    }
+
+    // MARK: - Writing
+
+    /// Saves `model`, replacing the record with its ID, and keeps every index in step.
+    ///
+    /// - Throws: ``KVStoreError/uniqueViolation`` when a unique index holds the value for another model;
+    ///   ``KVStoreError/encodingFailed`` when the model does not encode.
+    func save(_ model: M, in txn: borrowing Transaction) throws {
+        let id = model.id
+        try withKey(id) { key in
+            if !indexes.isEmpty {
+                let old = try txn.withUnsafeBytes(forKey: key, in: records) { bytes in
+                    try bytes.map { try decode($0, id: id, fields: fields) }
+                }
+                try updateIndexes(old: old, new: model, key: key, in: txn)
+            }
+            try state.withLock { state in
+                do {
+                    try state.encoder.encode(model, fields: &state.fields, into: &state.buffer)
+                } catch {
+                    throw KVStoreError(
+                        .encodingFailed, entity: name, id: id, message: "The \(name) \(id) does not encode",
+                        underlying: error)
+                }
+                try txn.put(state.buffer, forKey: key, in: records)
+                if state.fields.revision != state.persistedRevision {
+                    try Catalog.write(
+                        catalogEntry(fields: state.fields), key: Catalog.entityKey(name), in: txn, table: catalogTable)
+                    state.written = (txn.id, state.fields.revision)
+                }
+            }
+        }
+    }
+
+    /// Records that a write transaction committed: if it wrote the entity's catalog entry, that revision of the
+    /// field table is now durable.
+    func didCommit(transaction: Int) {
+        state.withLock { state in
+            guard let written = state.written, written.transaction == transaction else { return }
+            state.persistedRevision = written.revision
+            state.written = nil
+        }
+    }
+
+    /// Deletes the model stored under `id` and its index entries.
+    ///
+    /// - Returns: The deleted model, or `nil` when there was none.
+    @discardableResult
+    func delete(_ id: UUID, in txn: borrowing Transaction) throws -> M? {
+        try withKey(id) { key in
+            let old = try txn.withUnsafeBytes(forKey: key, in: records) { bytes in
+                try bytes.map { try decode($0, id: id, fields: fields) }
+            }
+            guard let old else { return nil }
+            try updateIndexes(old: old, new: nil, key: key, in: txn)
+            try txn.delete(forKey: key, in: records)
+            return old
+        }
+    }
+
+    private func updateIndexes(old: M?, new: M?, key: UnsafeRawBufferPointer, in txn: borrowing Transaction) throws {
+        for index in indexes {
+            let oldKeys = old.map(index.description.keys) ?? []
+            let newKeys = new.map(index.description.keys) ?? []
+            for indexKey in oldKeys where !newKeys.contains(indexKey) {
+                if index.description.isUnique {
+                    // Only remove the entry if it is this model's.
+                    let owner = try txn.value(forKey: indexKey, in: index.table)
+                    if owner.map({ $0.elementsEqual(key) }) == true {
+                        try txn.delete(forKey: indexKey, in: index.table)
+                    }
+                } else {
+                    try txn.delete(Array(key), forKey: indexKey, in: index.table)
+                }
+            }
+            for indexKey in newKeys where !oldKeys.contains(indexKey) {
+                if index.description.isUnique {
+                    do {
+                        try txn.put(key, forKey: indexKey, in: index.table, options: .noOverwrite)
+                    } catch LMDBError.keyExists {
+                        let owner = try txn.value(forKey: indexKey, in: index.table) ?? []
+                        if !owner.elementsEqual(key), let new {
+                            throw uniqueViolation(index.description, model: new, owner: owner)
+                        }
+                    }
+                } else {
+                    try txn.put(key, forKey: indexKey, in: index.table)
+                }
+            }
+        }
+    }
+
+    private func uniqueViolation(_ index: ModelIndex<M>, model: M, owner: [UInt8]) -> KVStoreError {
+        let values = index.keyPaths.map { describe(model[keyPath: $0]) }.joined(separator: ", ")
+        let existing = owner.count == 16 ? owner.withUnsafeBytes { UUID(bytes: $0).uuidString } : "another model"
+        let fields = index.fields.joined(separator: ", ")
+        return KVStoreError(
+            .uniqueViolation, entity: name, id: model.id, field: fields,
+            message: "\(name) \(model.id): \(fields) \(values) is already used by \(name) \(existing); "
+                + "nothing of this save was written")
+    }
+
+    private func describe(_ value: Any) -> String {
+        if let text = value as? String { return "'\(text)'" }
+        if let optional = value as? any OptionalProtocol {
+            return optional.isNil ? "nil" : describe(optional.unwrapped)
+        }
+        return String(describing: value)
+    }
+}
+
+/// Lets a boxed `Optional` be unwrapped for messages.
+private protocol OptionalProtocol {
+    var isNil: Bool { get }
+    var unwrapped: Any { get }
+}
+
+extension Optional: OptionalProtocol {
+    var isNil: Bool { self == nil }
+    var unwrapped: Any { self.map { $0 as Any } ?? "nil" }
+}
+
+/// Runs `body` with the 16 bytes of a UUID, the key of its record.
+@inline(__always)
+func withKey<R>(_ id: UUID, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    try withUnsafeBytes(of: id.uuid, body)
+}
+
+extension UUID {
+    /// A UUID from the first 16 bytes of `bytes`; zero-filled if there are fewer.
+    init(bytes: UnsafeRawBufferPointer) {
+        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &value) { target in
+            target.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes.prefix(16)))
+        }
+        self.init(uuid: value)
+    }
+}

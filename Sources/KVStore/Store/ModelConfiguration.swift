@@ -1,0 +1,57 @@
+import Foundation
+
+/// Where and how a ``ModelContainer`` keeps its store.
+///
+/// ```swift
+/// let onDisk = ModelConfiguration(path: "/var/lib/app/store")
+/// let forTests = ModelConfiguration(isStoredInMemoryOnly: true)
+/// ```
+public struct ModelConfiguration: Sendable, Hashable {
+    /// The store's directory, created if missing; `nil` for a store that lives only as long as its container.
+    public var path: String?
+
+    /// Whether commits wait for the data to reach the disk. The default is `true`; without it a commit costs a few
+    /// microseconds instead of an `fsync`, and a crash of the machine (not of the process) may lose the last
+    /// commits.
+    public var isDurable: Bool
+
+    /// The initial size of the memory map in bytes; it grows by itself.
+    public var initialMapSize: Int
+
+    /// The largest size the store may grow to, in bytes.
+    public var maximumMapSize: Int
+
+    /// A configuration for a store in the directory at `path`.
+    ///
+    /// - Parameters:
+    ///   - path: The store's directory, created if it does not exist.
+    ///   - isDurable: Whether commits wait for the disk.
+    ///   - initialMapSize: The initial size of the memory map.
+    ///   - maximumMapSize: The largest size the store may grow to.
+    public init(path: String, isDurable: Bool = true, initialMapSize: Int = 64 << 20, maximumMapSize: Int = 1 << 40) {
+        self.path = path
+        self.isDurable = isDurable
+        self.initialMapSize = initialMapSize
+        self.maximumMapSize = maximumMapSize
+    }
+
+    /// A configuration for a store in memory, or in the default on-disk location.
+    ///
+    /// An in-memory store is a real LMDB store in a private temporary directory, removed when the container closes,
+    /// so tests see exactly the behaviour of production. It skips `fsync`, since nothing of it outlives the
+    /// process.
+    ///
+    /// - Parameter isStoredInMemoryOnly: `true` for an in-memory store; `false` for a store named `default.store`
+    ///   in the current directory.
+    public init(isStoredInMemoryOnly: Bool = false) {
+        self.path = isStoredInMemoryOnly ? nil : "default.store"
+        self.isDurable = !isStoredInMemoryOnly
+        self.initialMapSize = isStoredInMemoryOnly ? 4 << 20 : 64 << 20
+        self.maximumMapSize = 1 << 40
+    }
+
+    /// Whether the store lives only as long as its container.
+    public var isStoredInMemoryOnly: Bool {
+        path == nil
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+import LMDB
+
+/// A store of models: the LMDB environment, its catalog, and the tables of each entity.
+///
+/// ```swift
+/// let container = try ModelContainer(
+///     for: Project.self, Task.self,
+///     configuration: ModelConfiguration(path: "/var/lib/app/store"))
+/// let context = ModelContext(container)
+/// ```
+///
+/// Opening checks the models against the store's catalog: new entities, new optional fields, removed fields and new
+/// indexes (built on open) need nothing; a model that no longer reads the stored records throws
+/// ``KVStoreError/incompatibleSchema`` naming the entity and field, and a store written by a newer format throws
+/// ``KVStoreError/newerFormat``.
+///
+/// A container is `Sendable`: share one per store across the program, and give each unit of work its own
+/// ``ModelContext``, or use ``read(_:)`` and ``write(_:)`` for explicit transactions.
+public final class ModelContainer: Sendable {
+    /// Where and how the store is kept.
+    public let configuration: ModelConfiguration
+
+    /// The directory of the store: the configured path, or the private temporary directory of an in-memory store.
+    public let path: String
+
+    let environment: Environment
+    let catalogTable: Table
+    private let stores: [ObjectIdentifier: any AnyEntityStore]
+
+    /// Opens (or creates) the store for the given model types.
+    ///
+    /// - Parameters:
+    ///   - types: Every model type the store holds.
+    ///   - configuration: Where and how to keep the store.
+    /// - Throws: ``KVStoreError/incompatibleSchema``, ``KVStoreError/newerFormat``, ``KVStoreError/invalidModel`` for
+    ///   an invalid entity description, or ``KVStoreError/storage`` when the store cannot be opened.
+    public convenience init(
+        for types: any Model.Type..., configuration: ModelConfiguration = ModelConfiguration()
+    )
+        throws
+    {
+        try self.init(for: types, configuration: configuration)
+    }
+
+    /// Opens (or creates) the store for the given model types.
+    ///
+    /// - Parameters:
+    ///   - types: Every model type the store holds.
+    ///   - configuration: Where and how to keep the store.
+    /// - Throws: The errors of the variadic initializer.
+    public init(for types: [any Model.Type], configuration: ModelConfiguration = ModelConfiguration()) throws {
+        self.configuration = configuration
+        let path = try Self.directory(for: configuration)
+        self.path = path
+        do {
+            var options: Environment.Options = []
+            if !configuration.isDurable { options.insert(.noSync) }
+            environment = try Environment.open(
+                path: path,
+                configuration: Environment.Configuration(
+                    mapSize: configuration.initialMapSize,
+                    maxMapSize: max(configuration.maximumMapSize, configuration.initialMapSize), maxTables: 1024,
+                    options: options))
+            catalogTable = try environment.openTable(named: Catalog.tableName, create: true)
+            try Self.checkFormat(environment: environment, catalog: catalogTable)
+            var stores: [ObjectIdentifier: any AnyEntityStore] = [:]
+            var names: Set<String> = []
+            for type in types {
+                let store = try SchemaLoader(environment: environment, catalog: catalogTable).open(any: type)
+                guard names.insert(store.name).inserted else {
+                    throw KVStoreError(
+                        .invalidModel, entity: store.name,
+                        message: "Two model types use the entity name \(store.name); give one another name")
+                }
+                stores[ObjectIdentifier(type)] = store
+            }
+            self.stores = stores
+        } catch {
+            if configuration.isStoredInMemoryOnly { try? FileManager.default.removeItem(atPath: path) }
+            throw Self.mapped(error)
+        }
+    }
+
+    deinit {
+        if configuration.isStoredInMemoryOnly {
+            try? environment.close()
+            try? FileManager.default.removeItem(atPath: path)
+        }
+    }
+
+    /// Closes the store. Later use of the container or of its contexts throws ``KVStoreError/closed``; an in-memory
+    /// store is deleted.
+    ///
+    /// - Throws: ``KVStoreError/storage`` when called inside one of the container's transactions.
+    public func close() throws {
+        do {
+            try environment.close()
+        } catch {
+            throw Self.mapped(error)
+        }
+        if configuration.isStoredInMemoryOnly { try? FileManager.default.removeItem(atPath: path) }
+    }
+
+    /// The entity names of the container's model types.
+    public var entityNames: [String] {
+        stores.values.map(\.name).sorted()
+    }
+
+    /// The store of an entity, or ``KVStoreError/unknownEntity``.
+    func store<M: Model>(for type: M.Type) throws -> EntityStore<M> {
+        guard let store = stores[ObjectIdentifier(type)] as? EntityStore<M> else {
+            throw KVStoreError(
+                .unknownEntity, entity: String(describing: type),
+                message: "\(type) is not part of this container; pass it to ModelContainer(for:)")
+        }
+        return store
+    }
+
+    /// Tells every entity that a write transaction committed.
+    func didCommit(transaction: Int) {
+        for store in stores.values { (store as? any CommitObserving)?.didCommit(transaction: transaction) }
+    }
+
+    // MARK: - Opening
+
+    private static func directory(for configuration: ModelConfiguration) throws -> String {
+        let manager = FileManager.default
+        guard let path = configuration.path else {
+            let base = URL(fileURLWithPath: NSTemporaryDirectory()).resolvingSymlinksInPath()
+            let directory = base.appendingPathComponent("kvstore-memory-\(UUID().uuidString)").path
+            do {
+                try manager.createDirectory(
+                    atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw KVStoreError(
+                    .storage, message: "Cannot create the in-memory store's directory \(directory)", underlying: error)
+            }
+            return directory
+        }
+        var isDirectory: ObjCBool = false
+        if manager.fileExists(atPath: path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else {
+                throw KVStoreError(.storage, message: "\(path) is a file; a store is a directory")
+            }
+            return path
+        }
+        do {
+            try manager.createDirectory(
+                atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw KVStoreError(.storage, message: "Cannot create the store's directory \(path)", underlying: error)
+        }
+        return path
+    }
+
+    private static func checkFormat(environment: Environment, catalog: Table) throws {
+        let stored = try environment.read { txn in
+            try Catalog.read(StoreFormat.self, key: Catalog.formatKey, in: txn, table: catalog)
+        }
+        if let stored {
+            guard stored.formatVersion <= Catalog.formatVersion else {
+                throw KVStoreError(
+                    .newerFormat,
+                    message: "The store at \(environment.path) was written by KVStore format \(stored.formatVersion); "
+                        + "this version reads format \(Catalog.formatVersion) and older. Upgrade KVStore to open it")
+            }
+            return
+        }
+        try environment.write { txn in
+            try Catalog.write(
+                StoreFormat(formatVersion: Catalog.formatVersion, created: Date()), key: Catalog.formatKey, in: txn,
+                table: catalog)
+        }
+    }
+
+    /// Turns binding errors into store errors with the same information.
+    static func mapped(_ error: any Error) -> any Error {
+        guard let error = error as? LMDBError else { return error }
+        if error == .environmentClosed {
+            return KVStoreError(.closed, message: "The container is closed", underlying: error)
+        }
+        return KVStoreError(.storage, message: "The storage engine failed", underlying: error)
+    }
+}
+
+/// Entities that learn of commits, to know which catalog changes are durable.
+protocol CommitObserving {
+    func didCommit(transaction: Int)
+}
+
+extension EntityStore: CommitObserving {}
