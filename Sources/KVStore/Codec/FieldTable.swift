@@ -16,25 +16,25 @@
 /// let id = fields.id(for: "title")   // 1
 /// fields.name(for: id)               // "title"
 /// ```
-struct FieldTable: Sendable, Equatable {
+package struct FieldTable: Sendable, Equatable {
     /// The interned names, in id order: the name of id `n` is at index `n - 1`.
-    private(set) var names: [String] = []
+    package private(set) var names: [String] = []
     /// The kind first observed for each id; nil until a top-level value other than null was stored.
     private var kinds: [ValueKind?] = []
     /// The id of each name.
     private var ids: [String: UInt32] = [:]
     /// How many changes (new names, newly known kinds) the table had since it
     /// was created or decoded; not persisted.
-    private(set) var revision = 0
+    package private(set) var revision = 0
 
     /// Creates an empty table.
-    init() {}
+    package init() {}
 
     /// The number of interned names, which is also the largest id.
-    var count: Int { names.count }
+    package var count: Int { names.count }
 
     /// Returns the id of `name`, interning it with the next id if it is new.
-    mutating func id(for name: String) -> UInt32 {
+    package mutating func id(for name: String) -> UInt32 {
         if let id = ids[name] { return id }
         names.append(name)
         kinds.append(nil)
@@ -45,12 +45,12 @@ struct FieldTable: Sendable, Equatable {
     }
 
     /// Returns the id of `name`, or nil if it was never interned.
-    func existingID(for name: String) -> UInt32? {
+    package func existingID(for name: String) -> UInt32? {
         ids[name]
     }
 
     /// Returns the name of `id`, or nil for an id the table does not have.
-    func name(for id: UInt32) -> String? {
+    package func name(for id: UInt32) -> String? {
         guard id >= 1, Int(id) <= names.count else { return nil }
         return names[Int(id) - 1]
     }
@@ -67,14 +67,14 @@ struct FieldTable: Sendable, Equatable {
     ///
     /// A Boolean field reports `.false` or `.true`, whichever came first;
     /// ``ValueKind/typeName`` calls both `bool`.
-    func kind(of id: UInt32) -> ValueKind? {
+    package func kind(of id: UInt32) -> ValueKind? {
         guard id >= 1, Int(id) <= kinds.count else { return nil }
         return kinds[Int(id) - 1]
     }
 
     /// Records `kind` for the field `id` unless a kind is already known;
     /// null is never recorded.
-    mutating func observe(_ kind: ValueKind, for id: UInt32) {
+    package mutating func observe(_ kind: ValueKind, for id: UInt32) {
         guard kind != .null, id >= 1, Int(id) <= kinds.count, kinds[Int(id) - 1] == nil else { return }
         kinds[Int(id) - 1] = kind
         revision += 1
@@ -82,7 +82,7 @@ struct FieldTable: Sendable, Equatable {
 
     /// Tables are equal when they have the same names and kinds in the same
     /// order; ``revision`` is not compared.
-    static func == (lhs: FieldTable, rhs: FieldTable) -> Bool {
+    package static func == (lhs: FieldTable, rhs: FieldTable) -> Bool {
         lhs.names == rhs.names && lhs.kinds == rhs.kinds
     }
 }
@@ -98,7 +98,7 @@ extension FieldTable: Codable {
     ///
     /// - Throws: `DecodingError.dataCorrupted` for a duplicate name, or kinds
     ///   that do not match the names.
-    init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let names = try container.decode([String].self, forKey: .names)
         let kinds = try container.decodeIfPresent([ValueKind?].self, forKey: .kinds) ?? []
@@ -121,7 +121,7 @@ extension FieldTable: Codable {
     }
 
     /// Encodes the names and kinds in id order.
-    func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(names, forKey: .names)
         try container.encode(kinds, forKey: .kinds)

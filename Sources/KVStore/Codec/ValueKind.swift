@@ -3,7 +3,7 @@
 /// The raw values are the bytes on disk: never renumber a case. The catalog
 /// also stores the kind first observed for each top-level field, so a store
 /// can describe its records without the program's Swift types.
-enum ValueKind: UInt8, CaseIterable, Codable, Sendable {
+package enum ValueKind: UInt8, CaseIterable, Codable, Sendable {
     /// An absent value: `nil`, or `encodeNil()`.
     case null = 0
     /// The Boolean `false`; no payload.

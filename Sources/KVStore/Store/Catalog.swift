@@ -90,13 +90,56 @@ package struct StoreFormat: Codable, Sendable, Equatable {
 }
 
 /// An entity's description in the catalog.
-struct EntityCatalog: Codable, Sendable, Equatable {
+package struct EntityCatalog: Codable, Sendable, Equatable {
     /// The entity's name.
-    var name: String
+    package var name: String
     /// The field names (of the model and of nested values) with their ids and first-seen kinds.
-    var fields: FieldTable
+    package var fields: FieldTable
     /// The entity's indexes.
-    var indexes: [IndexCatalog]
+    package var indexes: [IndexCatalog]
+    /// The entity's relationships; stores written before relationships existed have none.
+    package var relationships: [RelationshipCatalog]
+
+    init(name: String, fields: FieldTable, indexes: [IndexCatalog], relationships: [RelationshipCatalog] = []) {
+        self.name = name
+        self.fields = fields
+        self.indexes = indexes
+        self.relationships = relationships
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, fields, indexes, relationships
+    }
+
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+        fields = try container.decode(FieldTable.self, forKey: .fields)
+        indexes = try container.decode([IndexCatalog].self, forKey: .indexes)
+        relationships = try container.decodeIfPresent([RelationshipCatalog].self, forKey: .relationships) ?? []
+    }
+}
+
+/// A relationship's description in the catalog.
+///
+/// A relationship is stored on one side only: the side with ``field`` holds the related IDs (a `UUID?` field for
+/// to-one, a `[UUID]` field for many-to-many); the other side (``field`` `nil`) is derived through the index on the
+/// inverse's field, which has the inverse field's name.
+package struct RelationshipCatalog: Codable, Sendable, Equatable {
+    /// The relationship's name, such as `project` or `tasks`.
+    package var name: String
+    /// The entity on the other side.
+    package var target: String
+    /// The name of the inverse relationship on the target, if declared.
+    package var inverse: String?
+    /// `toOne` or `toMany`.
+    package var cardinality: String
+    /// The field of this entity that holds the related IDs, or `nil` when the target's inverse field does.
+    package var field: String?
+    /// What deleting a model of this entity does to the related ones: `cascade`, `nullify`, `deny` or `noAction`.
+    package var deleteRule: String
+    /// Whether a stored ID may name a model that does not exist.
+    package var allowsDangling: Bool
 }
 
 /// An index's description in the catalog.
