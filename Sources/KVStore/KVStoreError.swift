@@ -32,6 +32,10 @@ public struct KVStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The error underneath, when there is one (an ``LMDB/LMDBError``, a `DecodingError`...).
     public var underlying: String?
 
+    /// For a batch write that failed part-way, how many models its earlier chunks committed; the caller can resume
+    /// after them.
+    public var committedCount: Int?
+
     init(
         _ pattern: KVStoreError,
         entity: String? = nil,
@@ -66,7 +70,8 @@ public struct KVStoreError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// The message, then the error underneath.
     public var description: String {
-        underlying.map { "\(message) (\($0))" } ?? message
+        let text = underlying.map { "\(message) (\($0))" } ?? message
+        return committedCount.map { "\(text); \($0) models were committed before the failure" } ?? text
     }
 
     /// A stored record's bytes do not decode: the store is damaged, or was written by an incompatible model.
@@ -87,4 +92,10 @@ public struct KVStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     public static let encodingFailed = KVStoreError(kind: "encodingFailed")
     /// The storage engine failed; ``underlying`` holds LMDB's error.
     public static let storage = KVStoreError(kind: "storage")
+    /// A delete was refused by a `.deny` relationship whose related models exist. Nothing of that save was written.
+    public static let deleteDenied = KVStoreError(kind: "deleteDenied")
+    /// A saved model references an ID that no model has, through a relationship that does not allow it.
+    public static let missingReference = KVStoreError(kind: "missingReference")
+    /// Relationship declarations that do not fit together, found when the container opens.
+    public static let invalidRelationship = KVStoreError(kind: "invalidRelationship")
 }

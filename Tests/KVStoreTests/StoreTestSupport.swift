@@ -58,6 +58,7 @@ struct Recipe: Model, Equatable {
 }
 
 /// An in-memory container for the given models, closed when the test ends.
+@discardableResult
 func withContainer<R>(
     _ types: any Model.Type...,
     body: (ModelContainer) throws -> R

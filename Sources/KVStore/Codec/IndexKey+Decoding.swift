@@ -14,7 +14,7 @@ extension IndexKey {
     /// - Throws: ``IndexKeyError/malformed(offset:reason:)`` when the bytes do
     ///   not parse as those components or continue after them;
     ///   ``IndexKeyError/notIndexable(_:)`` for a kind keys cannot hold.
-    static func decodeComponents(_ bytes: UnsafeRawBufferPointer, kinds: [ValueKind]) throws -> [RecordValue] {
+    package static func decodeComponents(_ bytes: UnsafeRawBufferPointer, kinds: [ValueKind]) throws -> [RecordValue] {
         var offset = 0
         var components: [RecordValue] = []
         components.reserveCapacity(kinds.count)

@@ -12,7 +12,7 @@ import Foundation
 ///
 /// LMDB limits keys, and the values of DUPSORT tables, to 511 bytes: call
 /// ``finalize(_:)`` on every complete key before storing or seeking it.
-enum IndexKey {
+package enum IndexKey {
     /// The longest key ``finalize(_:)`` leaves, comfortably under LMDB's 511 bytes.
     static let maximumLength = 480
 
@@ -94,7 +94,7 @@ enum IndexKey {
     ///
     /// - Throws: ``IndexKeyError/notIndexable(_:)`` for data, URL, decimal and
     ///   container values.
-    static func append(_ value: RecordValue, to bytes: inout [UInt8]) throws {
+    package static func append(_ value: RecordValue, to bytes: inout [UInt8]) throws {
         switch value {
         case .null: bytes.append(absent)
         case .bool(let value): appendBool(value, to: &bytes)
@@ -123,7 +123,7 @@ enum IndexKey {
     ///
     /// - Returns: Whether the key was truncated.
     @discardableResult
-    static func finalize(_ key: inout [UInt8]) -> Bool {
+    package static func finalize(_ key: inout [UInt8]) -> Bool {
         guard key.count > maximumLength else { return false }
         let hash = fnv1a64(key)
         key.removeSubrange((maximumLength - 9)...)

@@ -8,7 +8,7 @@ extension RecordValue {
     ///   - bytes: The record; only read during the call.
     ///   - fields: The entity's field table, which names the field ids.
     /// - Throws: ``RecordFormatError`` for corrupt bytes.
-    static func decode(from bytes: UnsafeRawBufferPointer, fields: FieldTable) throws -> RecordValue {
+    package static func decode(from bytes: UnsafeRawBufferPointer, fields: FieldTable) throws -> RecordValue {
         let reader = ByteReader(bytes)
         var offset = 0
         let version = try reader.readByte(at: &offset)

@@ -10,7 +10,7 @@ extension RecordValue {
     /// ids), and the entries of a top-level object get their kinds recorded.
     /// Containers should not nest deeper than ``RecordFormat/maximumDepth``,
     /// or the record will not decode.
-    func encode(fields: inout FieldTable) -> [UInt8] {
+    package func encode(fields: inout FieldTable) -> [UInt8] {
         var bytes: [UInt8] = [RecordFormat.version]
         append(to: &bytes, fields: &fields, isRoot: true)
         return bytes

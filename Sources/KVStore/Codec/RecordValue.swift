@@ -17,7 +17,7 @@ import Foundation
 ///
 /// Equality compares floating-point values by bit pattern, so `NaN` equals
 /// itself and `-0.0` differs from `0.0`: a tree equals its round trip.
-indirect enum RecordValue: Sendable {
+package indirect enum RecordValue: Sendable {
     /// An absent value.
     case null
     /// A Boolean.
@@ -53,7 +53,7 @@ indirect enum RecordValue: Sendable {
     case intMap([(key: Int64, value: RecordValue)])
 
     /// The tag this value is stored with.
-    var kind: ValueKind {
+    package var kind: ValueKind {
         switch self {
         case .null: .null
         case .bool(let value): value ? .true : .false
@@ -77,7 +77,7 @@ indirect enum RecordValue: Sendable {
 
 extension RecordValue: Equatable {
     /// Compares two trees; floating-point values and dates compare by bit pattern.
-    static func == (lhs: RecordValue, rhs: RecordValue) -> Bool {
+    package static func == (lhs: RecordValue, rhs: RecordValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): true
         case (.bool(let a), .bool(let b)): a == b

@@ -40,7 +40,7 @@ package enum ValueKind: UInt8, CaseIterable, Codable, Sendable {
     case intMap = 16
 
     /// The name the catalog and `kvtool` show for this kind; both Boolean tags are `bool`.
-    var typeName: String {
+    package var typeName: String {
         switch self {
         case .null: "null"
         case .false, .true: "bool"
@@ -62,5 +62,5 @@ package enum ValueKind: UInt8, CaseIterable, Codable, Sendable {
     }
 
     /// Whether this is one of the two Boolean tags.
-    var isBool: Bool { self == .false || self == .true }
+    package var isBool: Bool { self == .false || self == .true }
 }

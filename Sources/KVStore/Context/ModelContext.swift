@@ -27,6 +27,17 @@ public final class ModelContext {
         let id: UUID
     }
 
+    /// Models read ahead by a fetch's `relationshipsToPrefetch`, until the next save or rollback.
+    private var prefetched: [ChangeKey: any Model] = [:]
+    /// Children lists read ahead, by child entity, field and parent.
+    private var prefetchedChildren: [ChildrenKey: [UUID]] = [:]
+
+    private struct ChildrenKey: Hashable {
+        let entity: String
+        let field: String
+        let parent: UUID
+    }
+
     private enum Change {
         case insert(any Model)
         case delete(any Model.Type)
@@ -78,21 +89,38 @@ public final class ModelContext {
                 return left != right ? left < right : lhs.0.id.isOrdered(before: rhs.0.id)
             }
         try container.write { txn in
+            var deletes: [(store: any AnyEntityStore, ids: [UUID])] = []
             for (key, change) in pending {
                 switch change {
-                case .insert(let model): try txn.insert(model)
-                case .delete(let type): try txn.delete(type, id: key.id)
+                case .insert(let model):
+                    try txn.insert(model)
+                case .delete(let type):
+                    let store = try container.store(named: entityName(of: type))
+                    if let last = deletes.last, last.store === store {
+                        deletes[deletes.count - 1].ids.append(key.id)
+                    } else {
+                        deletes.append((store, [key.id]))
+                    }
                 }
             }
+            // Deletes run after the inserts, all in one pass of the delete rules.
+            if !deletes.isEmpty { try txn.delete(deletes) }
         }
         changes.removeAll()
         order.removeAll()
+        forgetPrefetched()
     }
 
-    /// Forgets every pending change.
+    /// Forgets every pending change, and the models prefetched so far.
     public func rollback() {
         changes.removeAll()
         order.removeAll()
+        forgetPrefetched()
+    }
+
+    private func forgetPrefetched() {
+        prefetched.removeAll()
+        prefetchedChildren.removeAll()
     }
 
     // MARK: - Reading
@@ -105,14 +133,22 @@ public final class ModelContext {
         switch changes[ChangeKey(entity: ObjectIdentifier(M.self), id: id)] {
         case .insert(let model): return model as? M
         case .delete: return nil
-        case nil: return try container.read { txn in try txn.model(for: id, as: M.self) }
+        case nil:
+            if let model = prefetched[ChangeKey(entity: ObjectIdentifier(M.self), id: id)] as? M { return model }
+            return try container.read { txn in try txn.model(for: id, as: M.self) }
         }
     }
 
     /// The models with the given IDs, in the same order, with `nil` for IDs that have none; one read transaction,
     /// lookups in key order.
     public func models<M: Model>(for ids: [UUID], as type: M.Type = M.self) throws -> [M?] {
-        var results = try container.read { txn in try txn.models(for: ids, as: M.self) }
+        let entity = ObjectIdentifier(M.self)
+        var results: [M?]
+        if !prefetched.isEmpty, ids.allSatisfy({ prefetched[ChangeKey(entity: entity, id: $0)] != nil }) {
+            results = ids.map { prefetched[ChangeKey(entity: entity, id: $0)] as? M }
+        } else {
+            results = try container.read { txn in try txn.models(for: ids, as: M.self) }
+        }
         if changes.isEmpty { return results }
         for (position, id) in ids.enumerated() {
             switch changes[ChangeKey(entity: ObjectIdentifier(M.self), id: id)] {
@@ -126,6 +162,14 @@ public final class ModelContext {
 
     /// The models that match `descriptor`, sorted and paged as it says.
     public func fetch<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> [M] {
+        let results = try fetchWithPendingChanges(descriptor)
+        if !descriptor.relationshipsToPrefetch.isEmpty {
+            try prefetch(descriptor.relationshipsToPrefetch, of: results)
+        }
+        return results
+    }
+
+    private func fetchWithPendingChanges<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> [M] {
         let overlay = pending(M.self)
         guard !overlay.isEmpty else { return try container.read { txn in try txn.fetch(descriptor) } }
         // Pending changes may enter or leave the page, so fetch everything that matches, then page.
@@ -211,6 +255,59 @@ public final class ModelContext {
     /// How a fetch of `descriptor` reads the store: `scan`, or which index and keys.
     public func explain<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> String {
         try container.store(for: M.self).plan(descriptor).description
+    }
+
+    /// Reads the models related to `models` through the named relationships, in one read transaction, and keeps them.
+    private func prefetch<M: Model>(_ names: [String], of models: [M]) throws {
+        let store = try container.store(for: M.self)
+        let ids = models.map(\.id)
+        let (found, children) = try container.read { txn -> ([any Model], [ChildrenKey: [UUID]]) in
+            var found: [any Model] = []
+            var children: [ChildrenKey: [UUID]] = [:]
+            for name in names {
+                guard let relationship = store.relationshipDescriptions.first(where: { $0.name == name }) else {
+                    throw KVStoreError(
+                        .invalidModel, entity: store.name, field: name,
+                        message: "\(store.name) has no relationship named \(name) to prefetch")
+                }
+                let target = try container.store(named: entityName(of: relationship.target))
+                switch relationship.storage {
+                case .field(_, _, _, let references, _):
+                    let related = Set(models.flatMap(references))
+                    found += try txn.run { try target.anyModels(for: Array(related), in: txn.transaction.pointee) }
+                case .inverse(let field, _):
+                    let byParent = try txn.run {
+                        try target.referrers(to: ids, field: field, in: txn.transaction.pointee)
+                    }
+                    for id in ids {
+                        children[ChildrenKey(entity: target.name, field: field, parent: id)] = byParent[id] ?? []
+                    }
+                    let all = Array(Set(byParent.values.flatMap { $0 }))
+                    found += try txn.run { try target.anyModels(for: all, in: txn.transaction.pointee) }
+                }
+            }
+            return (found, children)
+        }
+        for model in found { prefetched[ChangeKey(entity: ObjectIdentifier(type(of: model)), id: model.id)] = model }
+        prefetchedChildren.merge(children) { _, new in new }
+    }
+
+    /// The prefetched children of `parentIDs`, when every parent's list was prefetched.
+    func prefetchedChildren<Child: Model>(of parentIDs: [UUID], field: String) -> [UUID: [Child]]? {
+        guard !prefetchedChildren.isEmpty else { return nil }
+        let entity = Child.entity.name
+        var result: [UUID: [Child]] = [:]
+        for parent in parentIDs {
+            guard let ids = prefetchedChildren[ChildrenKey(entity: entity, field: field, parent: parent)] else {
+                return nil
+            }
+            let children = ids.compactMap {
+                prefetched[ChangeKey(entity: ObjectIdentifier(Child.self), id: $0)] as? Child
+            }
+            guard children.count == ids.count else { return nil }
+            if !children.isEmpty { result[parent] = children.sorted { $0.id.isOrdered(before: $1.id) } }
+        }
+        return result
     }
 
     /// The pending changes of one entity: a model to insert, or `nil` for a delete.

@@ -17,6 +17,8 @@ import LMDB
 public struct ModelTransaction: ~Copyable {
     let container: ModelContainer
     let transaction: UnsafePointer<Transaction>
+    /// What a write must check before it commits; `nil` in a read transaction.
+    let writes: WriteState?
 
     /// Whether the transaction can write.
     public var isReadOnly: Bool {
@@ -27,16 +29,66 @@ public struct ModelTransaction: ~Copyable {
     ///
     /// - Throws: ``KVStoreError/uniqueViolation``, ``KVStoreError/encodingFailed``, or ``KVStoreError/storage`` in a
     ///   read transaction.
+    ///
+    /// References to other models are checked when the transaction ends, so related models may be inserted in any
+    /// order within it.
     public func insert<M: Model>(_ model: M) throws {
-        try run { try container.store(for: M.self).save(model, in: transaction.pointee) }
+        try run {
+            let store = try container.store(for: M.self)
+            try store.save(model, in: transaction.pointee)
+            writes?.references += store.requiredReferences(of: model)
+        }
     }
 
-    /// Deletes the model of type `type` with `id`, and its index entries.
+    /// Deletes the model of type `type` with `id` and its index entries, applying the delete rules of its
+    /// relationships.
     ///
     /// - Returns: The deleted model, or `nil` when there was none.
+    /// - Throws: ``KVStoreError/deleteDenied`` when a `.deny` relationship has related models.
     @discardableResult
     public func delete<M: Model>(_ type: M.Type, id: UUID) throws -> M? {
-        try run { try container.store(for: M.self).delete(id, in: transaction.pointee) }
+        try run {
+            let store = try container.store(for: M.self)
+            let model = try store.model(for: id, in: transaction.pointee, fields: store.fields)
+            guard model != nil else { return nil }
+            try DeletionEngine(container: container).delete([(store, [id])], in: transaction.pointee)
+            return model
+        }
+    }
+
+    /// Deletes the models of type `type` with `ids`, applying delete rules, in this transaction.
+    ///
+    /// - Returns: How many of the models existed and were deleted (not counting those their rules reached).
+    @discardableResult
+    public func delete<M: Model>(_ type: M.Type, ids: [UUID]) throws -> Int {
+        try run {
+            let store = try container.store(for: M.self)
+            let deleted = try DeletionEngine(container: container).delete([(store, ids)], in: transaction.pointee)
+            return Set(ids).intersection(deleted[store.name] ?? []).count
+        }
+    }
+
+    /// Deletes, with delete rules, the models of several entities at once.
+    func delete(_ requests: [(store: any AnyEntityStore, ids: [UUID])]) throws {
+        try run { _ = try DeletionEngine(container: container).delete(requests, in: transaction.pointee) }
+    }
+
+    /// Checks that every reference written in the transaction names a stored model.
+    func verifyReferences() throws {
+        guard let writes else { return }
+        for reference in writes.references {
+            let source = try container.store(named: reference.entity)
+            // A model deleted later in the transaction no longer holds its references.
+            guard try source.exists(reference.id, in: transaction.pointee) else { continue }
+            let target = try container.store(named: reference.target)
+            for id in reference.ids where try !target.exists(id, in: transaction.pointee) {
+                throw KVStoreError(
+                    .missingReference, entity: reference.entity, id: reference.id, field: reference.field,
+                    message: "\(reference.entity) \(reference.id): \(reference.field) references \(reference.target) "
+                        + "\(id), which does not exist; nothing of this save was written")
+            }
+        }
+        writes.references.removeAll()
     }
 
     /// The model of type `type` with `id`, or `nil` when there is none.
@@ -71,7 +123,8 @@ public struct ModelTransaction: ~Copyable {
         try fetch(descriptor).map(\.id)
     }
 
-    private func run<R>(_ body: () throws -> R) throws -> R {
+    /// Runs `body`, turning binding errors into store errors.
+    func run<R>(_ body: () throws -> R) throws -> R {
         do {
             return try body()
         } catch {
@@ -83,6 +136,12 @@ public struct ModelTransaction: ~Copyable {
 @available(*, unavailable)
 extension ModelTransaction: Sendable {}
 
+/// What a write transaction collects as it goes.
+final class WriteState {
+    /// References to check before the commit.
+    var references: [PendingReference] = []
+}
+
 extension ModelContainer {
     /// Runs `body` in a read transaction: one consistent snapshot of the store.
     ///
@@ -93,7 +152,7 @@ extension ModelContainer {
         do {
             return try environment.read { txn in
                 try withUnsafePointer(to: txn) { pointer in
-                    try body(ModelTransaction(container: self, transaction: pointer))
+                    try body(ModelTransaction(container: self, transaction: pointer, writes: nil))
                 }
             }
         } catch {
@@ -114,7 +173,10 @@ extension ModelContainer {
         do {
             let (result, transaction) = try environment.write { txn in
                 let result = try withUnsafePointer(to: txn) { pointer in
-                    try body(ModelTransaction(container: self, transaction: pointer))
+                    let transaction = ModelTransaction(container: self, transaction: pointer, writes: WriteState())
+                    let result = try body(transaction)
+                    try transaction.verifyReferences()
+                    return result
                 }
                 return (result, txn.id)
             }

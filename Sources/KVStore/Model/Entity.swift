@@ -26,17 +26,29 @@ public struct Entity<M: Model>: Sendable {
     /// The entity's name in the store. It defaults to the type's name; keep it when renaming the type.
     public var name: String
 
-    /// The indexes and unique constraints.
+    /// The indexes and unique constraints, including the indexes of stored relationships.
     public var indexes: [ModelIndex<M>]
 
+    /// The relationships to other models.
+    public var relationships: [Relationship<M>]
+
     /// Creates an entity description.
+    ///
+    /// A relationship stored in a field of this model gets an index on that field unless one is declared.
     ///
     /// - Parameters:
     ///   - name: The entity's name in the store, or `nil` for the type's name.
     ///   - indexes: Indexes and unique constraints, built from key paths.
-    public init(name: String? = nil, indexes: [ModelIndex<M>] = []) {
+    ///   - relationships: Relationships to other models, with their delete rules.
+    public init(name: String? = nil, indexes: [ModelIndex<M>] = [], relationships: [Relationship<M>] = []) {
         self.name = name ?? String(describing: M.self)
+        var indexes = indexes
+        for relationship in relationships {
+            guard case .field(let field, _, let index, _, _) = relationship.storage else { continue }
+            if !indexes.contains(where: { $0.fields == [field] }) { indexes.append(index) }
+        }
         self.indexes = indexes
+        self.relationships = relationships
     }
 }
 

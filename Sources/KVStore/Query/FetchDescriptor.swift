@@ -26,6 +26,12 @@ public struct FetchDescriptor<M: Model>: Sendable {
     /// How many matching models to skip first.
     public var fetchOffset: Int
 
+    /// Relationships of the fetched models (by name, as declared in their ``Entity``) whose related models
+    /// ``ModelContext/fetch(_:)`` reads in the same transaction, in batches, and keeps: later calls to
+    /// ``ModelContext/model(for:as:)``, ``ModelContext/models(for:as:)`` and ``ModelContext/children(of:through:)``
+    /// for them read no store. Like SwiftData's `relationshipKeyPathsForPrefetching`.
+    public var relationshipsToPrefetch: [String]
+
     /// Creates a descriptor.
     ///
     /// - Parameters:
@@ -36,5 +42,6 @@ public struct FetchDescriptor<M: Model>: Sendable {
         self.sortBy = sortBy
         self.fetchLimit = nil
         self.fetchOffset = 0
+        self.relationshipsToPrefetch = []
     }
 }

@@ -76,7 +76,9 @@ package enum Catalog {
     }
 
     /// Writes a catalog value.
-    static func write<T: Encodable>(_ value: T, key: [UInt8], in txn: borrowing Transaction, table: Table) throws {
+    package static func write<T: Encodable>(
+        _ value: T, key: [UInt8], in txn: borrowing Transaction, table: Table
+    ) throws {
         try txn.put(try encoder.encode(value), forKey: key, in: table)
     }
 }

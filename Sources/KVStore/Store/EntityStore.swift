@@ -7,6 +7,22 @@ protocol AnyEntityStore: AnyObject, Sendable {
     var name: String { get }
     /// The model type.
     var modelType: any Model.Type { get }
+    /// The entity's relationships.
+    var relationships: [RelationshipInfo] { get }
+    /// Whether a model with `id` is stored.
+    func exists(_ id: UUID, in txn: borrowing Transaction) throws -> Bool
+    /// The models whose `field` holds each of `ids`, by referenced ID.
+    func referrers(to ids: [UUID], field: String, in txn: borrowing Transaction) throws -> [UUID: [UUID]]
+    /// The IDs the models with `ids` hold in a stored relationship.
+    func storedReferences(of ids: [UUID], relationship name: String, in txn: borrowing Transaction) throws -> [UUID]
+    /// Removes `ids` from `field` of the models `referrers`.
+    func removeReferences(
+        to ids: Set<UUID>, field: String, from referrers: [UUID], in txn: borrowing Transaction)
+        throws
+    /// Deletes models and their index entries, without delete rules.
+    func deleteModels(_ ids: [UUID], in txn: borrowing Transaction) throws
+    /// The stored models with `ids`, in key order; missing IDs are skipped.
+    func anyModels(for ids: [UUID], in txn: borrowing Transaction) throws -> [any Model]
 }
 
 /// An entity's tables, field names and indexes, and the record-level operations on them.
@@ -17,6 +33,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
     let name: String
     let records: Table
     let indexes: [StoredIndex]
+    let relationshipDescriptions: [Relationship<M>]
     let catalogTable: Table
     private let state: Locked<FieldState>
 
@@ -40,10 +57,18 @@ final class EntityStore<M: Model>: AnyEntityStore {
         var buffer: [UInt8] = []
     }
 
-    init(name: String, records: Table, indexes: [StoredIndex], catalogTable: Table, fields: FieldTable) {
+    init(
+        name: String,
+        records: Table,
+        indexes: [StoredIndex],
+        relationships: [Relationship<M>],
+        catalogTable: Table,
+        fields: FieldTable
+    ) {
         self.name = name
         self.records = records
         self.indexes = indexes
+        self.relationshipDescriptions = relationships
         self.catalogTable = catalogTable
         self.state = Locked(FieldState(fields: fields, persistedRevision: fields.revision))
     }
@@ -61,7 +86,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
                 IndexCatalog(
                     name: $0.description.name, fields: $0.description.fields, isUnique: $0.description.isUnique,
                     isMultiEntry: $0.description.isMultiEntry, isReady: true)
-            })
+            }, relationships: relationships.map(\.catalog))
     }
 
     // MARK: - Reading

@@ -27,6 +27,7 @@ public final class ModelContainer: Sendable {
     let environment: Environment
     let catalogTable: Table
     private let stores: [ObjectIdentifier: any AnyEntityStore]
+    let storesByName: [String: any AnyEntityStore]
 
     /// Opens (or creates) the store for the given model types.
     ///
@@ -76,6 +77,8 @@ public final class ModelContainer: Sendable {
                 stores[ObjectIdentifier(type)] = store
             }
             self.stores = stores
+            self.storesByName = Dictionary(uniqueKeysWithValues: stores.values.map { ($0.name, $0) })
+            try Self.validateRelationships(storesByName)
         } catch {
             if configuration.isStoredInMemoryOnly { try? FileManager.default.removeItem(atPath: path) }
             throw Self.mapped(error)
@@ -171,6 +174,50 @@ public final class ModelContainer: Sendable {
             try Catalog.write(
                 StoreFormat(formatVersion: Catalog.formatVersion, created: Date()), key: Catalog.formatKey, in: txn,
                 table: catalog)
+        }
+    }
+
+    /// Checks that every relationship's target is in the container and that declared inverses fit together.
+    private static func validateRelationships(_ stores: [String: any AnyEntityStore]) throws {
+        func refuse(_ entity: String, _ relationship: String, _ message: String) -> KVStoreError {
+            KVStoreError(.invalidRelationship, entity: entity, field: relationship, message: message)
+        }
+        for store in stores.values {
+            for relationship in store.relationships {
+                let side = "\(store.name).\(relationship.name)"
+                guard let target = stores[relationship.target] else {
+                    throw refuse(
+                        store.name, relationship.name,
+                        "\(side) targets \(relationship.target), which is not part of this container")
+                }
+                if let inverseField = relationship.inverseField {
+                    let stored = target.relationships.first {
+                        $0.field == inverseField && $0.target == store.name
+                    }
+                    guard stored != nil else {
+                        throw refuse(
+                            store.name, relationship.name,
+                            "\(side) is derived from \(target.name).\(inverseField), but \(target.name) declares no "
+                                + "relationship to \(store.name) stored in \(inverseField)")
+                    }
+                }
+                guard let inverseName = relationship.inverse else { continue }
+                guard let inverse = target.relationship(named: inverseName), inverse.target == store.name else {
+                    throw refuse(
+                        store.name, relationship.name,
+                        "\(side) names \(target.name).\(inverseName) as its inverse, but \(target.name) has no "
+                            + "relationship \(inverseName) to \(store.name)")
+                }
+                let fits =
+                    (relationship.field != nil && inverse.inverseField == relationship.field)
+                    || (relationship.inverseField != nil && inverse.field == relationship.inverseField)
+                guard fits else {
+                    throw refuse(
+                        store.name, relationship.name,
+                        "\(side) and its inverse \(target.name).\(inverseName) do not match: exactly one side stores "
+                            + "the IDs in a field, and the other derives from that field")
+                }
+            }
         }
     }
 

@@ -40,7 +40,8 @@ struct SchemaLoader {
             try drop(entity: entity.name, index: old)
         }
         let store = EntityStore<M>(
-            name: entity.name, records: records, indexes: indexes, catalogTable: catalog,
+            name: entity.name, records: records, indexes: indexes, relationships: entity.relationships,
+            catalogTable: catalog,
             fields: stored?.fields ?? FieldTable())
         try checkCompatibility(store)
         try build(unbuilt, of: store)

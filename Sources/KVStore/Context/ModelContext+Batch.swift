@@ -1,0 +1,171 @@
+import Foundation
+import LMDB
+
+/// Writes of many models, one write transaction per chunk, with bounded memory.
+///
+/// These write at once, not at the next ``ModelContext/save()``. If chunk k fails, the chunks before it stay
+/// committed and the error's ``KVStoreError/committedCount`` says how many models they held, so the caller can resume.
+extension ModelContext {
+    /// Inserts (upserts) the models of any sequence, even a lazy one of millions, holding one chunk in memory.
+    ///
+    /// ```swift
+    /// try context.insert(contentsOf: (0..<1_000_000).lazy.map { Task(title: "task \($0)") }) { done in
+    ///     print("\(done) saved")
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - models: The models to save.
+    ///   - chunkSize: How many models each write transaction holds.
+    ///   - progress: Called after each chunk commits, with the number of models committed so far.
+    /// - Returns: The number of models saved.
+    /// - Throws: The error of the failing chunk, with ``KVStoreError/committedCount`` set.
+    @discardableResult
+    public func insert<S: Sequence>(
+        contentsOf models: S,
+        chunkSize: Int = 10_000,
+        progress: ((Int) -> Void)? = nil
+    ) throws -> Int where S.Element: Model {
+        let size = try validChunkSize(chunkSize)
+        var committed = 0
+        var chunk: [S.Element] = []
+        chunk.reserveCapacity(size)
+        func flush() throws {
+            guard !chunk.isEmpty else { return }
+            // Key order keeps a chunk of random IDs close together in the tree.
+            chunk.sort { $0.id.isOrdered(before: $1.id) }
+            try writeChunk(committed: committed) { txn in
+                for model in chunk { try txn.insert(model) }
+            }
+            committed += chunk.count
+            chunk.removeAll(keepingCapacity: true)
+            progress?(committed)
+        }
+        for model in models {
+            chunk.append(model)
+            if chunk.count == size { try flush() }
+        }
+        try flush()
+        return committed
+    }
+
+    /// Deletes the models of type `type` with `ids`, applying delete rules, one chunk per write transaction.
+    ///
+    /// - Returns: The number of the given models that existed and were deleted.
+    @discardableResult
+    public func delete<M: Model>(
+        _ type: M.Type,
+        ids: [UUID],
+        chunkSize: Int = 10_000,
+        progress: ((Int) -> Void)? = nil
+    ) throws -> Int {
+        let size = try validChunkSize(chunkSize)
+        var deleted = 0
+        for start in stride(from: 0, to: ids.count, by: size) {
+            let chunk = Array(ids[start..<min(start + size, ids.count)])
+            deleted += try writeChunk(committed: deleted) { txn in try txn.delete(M.self, ids: chunk) }
+            progress?(deleted)
+        }
+        return deleted
+    }
+
+    /// Deletes the models that match `predicate` (all when `nil`), applying delete rules, one chunk per write
+    /// transaction.
+    ///
+    /// - Returns: The number of matching models deleted (not counting those their delete rules reached).
+    @discardableResult
+    public func delete<M: Model>(
+        _ type: M.Type,
+        where predicate: Predicate<M>?,
+        chunkSize: Int = 10_000,
+        progress: ((Int) -> Void)? = nil
+    ) throws -> Int {
+        let size = try validChunkSize(chunkSize)
+        var descriptor = FetchDescriptor<M>(predicate: predicate)
+        descriptor.fetchLimit = size
+        var deleted = 0
+        while true {
+            let count = try writeChunk(committed: deleted) { txn -> Int in
+                let ids = try txn.fetchIdentifiers(descriptor)
+                return ids.isEmpty ? 0 : try txn.delete(M.self, ids: ids)
+            }
+            if count == 0 { return deleted }
+            deleted += count
+            progress?(deleted)
+        }
+    }
+
+    /// Applies `change` to every model that matches `descriptor`'s predicate and saves it, one chunk per write
+    /// transaction, walking in ID order so that memory stays bounded.
+    ///
+    /// - Parameters:
+    ///   - descriptor: Which models to change; its sort, limit and offset are ignored.
+    ///   - chunkSize: How many models each write transaction changes.
+    ///   - progress: Called after each chunk commits, with the number of models changed so far.
+    ///   - change: Changes one model. It must keep the model's ID.
+    /// - Returns: The number of models changed.
+    @discardableResult
+    public func update<M: Model>(
+        _ descriptor: FetchDescriptor<M>,
+        chunkSize: Int = 10_000,
+        progress: ((Int) -> Void)? = nil,
+        _ change: (inout M) throws -> Void
+    ) throws -> Int {
+        let size = try validChunkSize(chunkSize)
+        let store = try container.store(for: M.self)
+        var after: [UInt8]? = nil
+        var updated = 0
+        while true {
+            let (count, last) = try writeChunk(committed: updated) { txn -> (Int, [UInt8]?) in
+                let fields = store.fields
+                var batch: [M] = []
+                var last = after
+                try txn.run {
+                    try txn.transaction.pointee.scan(store.records, in: after.map { KeyRange.from($0) } ?? .all) {
+                        key, value in
+                        if let after, compareBytes(key, after) == 0 { return true }
+                        last = Array(key)
+                        let model = try store.decode(value, key: key, fields: fields)
+                        if try descriptor.predicate?.evaluate(model) ?? true { batch.append(model) }
+                        return batch.count < size
+                    }
+                }
+                for var model in batch {
+                    let id = model.id
+                    try change(&model)
+                    guard model.id == id else {
+                        throw KVStoreError(
+                            .invalidModel, entity: store.name, id: id, message: "update must not change a model's ID")
+                    }
+                    try txn.insert(model)
+                }
+                return (batch.count, last)
+            }
+            updated += count
+            if count > 0 { progress?(updated) }
+            guard let last, last != after else { return updated }
+            after = last
+        }
+    }
+
+    private func validChunkSize(_ size: Int) throws -> Int {
+        guard size > 0 else {
+            throw KVStoreError(.invalidModel, message: "The chunk size must be positive, not \(size)")
+        }
+        return size
+    }
+
+    /// Runs one chunk's write transaction, marking a failure with the number of models committed before it.
+    private func writeChunk<R>(committed: Int, _ body: (borrowing ModelTransaction) throws -> R) throws -> R {
+        do {
+            return try container.write(body)
+        } catch var error as KVStoreError {
+            error.committedCount = committed
+            throw error
+        } catch {
+            var wrapped = KVStoreError(.storage, message: "A batch write failed", underlying: error)
+            wrapped.committedCount = committed
+            throw wrapped
+        }
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import LMDB
+
+/// Reading related models in batches, without one lookup per model (no N+1).
+extension ModelTransaction {
+    /// The children of each parent, found through the index on the children's to-one field: one index read per
+    /// parent, then the children read in key order.
+    ///
+    /// ```swift
+    /// let tasksByProject = try txn.children(of: projectIDs, through: \Task.projectID)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - parentIDs: The parents' IDs.
+    ///   - reference: The children's field that holds the parent's ID; it must be indexed (a to-one relationship
+    ///     is).
+    /// - Returns: Each parent's children, in ID order; parents without children are absent.
+    public func children<Child: Model>(
+        of parentIDs: [UUID],
+        through reference: KeyPath<Child, UUID?> & Sendable
+    ) throws -> [UUID: [Child]] {
+        try children(of: parentIDs, field: ModelIndex<Child>.fieldName(of: reference))
+    }
+
+    /// The models whose many-to-many field holds each ID, found through its multi-entry index.
+    ///
+    /// - Parameters:
+    ///   - parentIDs: The IDs to look for.
+    ///   - reference: The children's `[UUID]` field; it must be indexed (a many-to-many relationship is).
+    /// - Returns: The models holding each ID; IDs no model holds are absent.
+    public func children<Child: Model>(
+        of parentIDs: [UUID],
+        through reference: KeyPath<Child, [UUID]> & Sendable
+    ) throws -> [UUID: [Child]] {
+        try children(of: parentIDs, field: ModelIndex<Child>.fieldName(of: reference))
+    }
+
+    /// The models that `sources` reference through a to-one field, read in one batch.
+    ///
+    /// - Parameters:
+    ///   - sources: The referencing models, such as tasks.
+    ///   - reference: Their field holding the related ID, such as `\Task.projectID`.
+    ///   - type: The related model type.
+    /// - Returns: The related models by ID; dangling IDs are absent.
+    public func related<Source: Model, Target: Model>(
+        _ sources: [Source],
+        through reference: KeyPath<Source, UUID?>,
+        as type: Target.Type
+    ) throws -> [UUID: Target] {
+        try models(byID: Set(sources.compactMap { $0[keyPath: reference] }), as: Target.self)
+    }
+
+    /// The models that `sources` reference through a many-to-many field, read in one batch.
+    ///
+    /// - Parameters:
+    ///   - sources: The referencing models, such as tasks.
+    ///   - reference: Their `[UUID]` field, such as `\Task.tagIDs`.
+    ///   - type: The related model type.
+    /// - Returns: The related models by ID; dangling IDs are absent.
+    public func related<Source: Model, Target: Model>(
+        _ sources: [Source],
+        through reference: KeyPath<Source, [UUID]>,
+        as type: Target.Type
+    ) throws -> [UUID: Target] {
+        try models(byID: Set(sources.flatMap { $0[keyPath: reference] }), as: Target.self)
+    }
+
+    private func children<Child: Model>(of parentIDs: [UUID], field: String) throws -> [UUID: [Child]] {
+        try run {
+            let store = try container.store(for: Child.self)
+            let referrers = try store.referrers(to: parentIDs, field: field, in: transaction.pointee)
+            let childIDs = Array(Set(referrers.values.flatMap { $0 }))
+            let loaded = try store.models(for: childIDs, in: transaction.pointee)
+            var byID: [UUID: Child] = [:]
+            for case .some(let child) in loaded { byID[child.id] = child }
+            return referrers.mapValues { ids in
+                ids.compactMap { byID[$0] }.sorted { $0.id.isOrdered(before: $1.id) }
+            }
+        }
+    }
+
+    private func models<Target: Model>(byID ids: Set<UUID>, as type: Target.Type) throws -> [UUID: Target] {
+        var result: [UUID: Target] = [:]
+        for case .some(let model) in try models(for: Array(ids), as: Target.self) { result[model.id] = model }
+        return result
+    }
+}
+
+extension ModelContext {
+    /// The children of each parent through the children's to-one field, in one read transaction: one index read per
+    /// parent, then the children in key order. Children prefetched by a fetch are served from memory.
+    public func children<Child: Model>(
+        of parentIDs: [UUID],
+        through reference: KeyPath<Child, UUID?> & Sendable
+    ) throws -> [UUID: [Child]] {
+        if let cached: [UUID: [Child]] = prefetchedChildren(
+            of: parentIDs, field: ModelIndex<Child>.fieldName(of: reference))
+        {
+            return cached
+        }
+        return try container.read { txn in try txn.children(of: parentIDs, through: reference) }
+    }
+
+    /// The models whose many-to-many field holds each ID, in one read transaction.
+    public func children<Child: Model>(
+        of parentIDs: [UUID],
+        through reference: KeyPath<Child, [UUID]> & Sendable
+    ) throws -> [UUID: [Child]] {
+        try container.read { txn in try txn.children(of: parentIDs, through: reference) }
+    }
+
+    /// The models that `sources` reference through a to-one field, in one read transaction.
+    public func related<Source: Model, Target: Model>(
+        _ sources: [Source],
+        through reference: KeyPath<Source, UUID?>,
+        as type: Target.Type
+    ) throws -> [UUID: Target] {
+        try container.read { txn in try txn.related(sources, through: reference, as: type) }
+    }
+
+    /// The models that `sources` reference through a many-to-many field, in one read transaction.
+    public func related<Source: Model, Target: Model>(
+        _ sources: [Source],
+        through reference: KeyPath<Source, [UUID]>,
+        as type: Target.Type
+    ) throws -> [UUID: Target] {
+        try container.read { txn in try txn.related(sources, through: reference, as: type) }
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import LMDB
+
+/// Applies delete rules inside one write transaction: it finds everything a delete reaches through cascades, refuses
+/// it if a `deny` relationship is blocked, removes references under `nullify`, then deletes the records with their
+/// index entries.
+///
+/// Related models are found per entity and per parent through index reads (one read per deleted model and
+/// relationship), never by scanning the related records. A model reached twice, through a cycle or two paths, is
+/// deleted once.
+struct DeletionEngine {
+    let container: ModelContainer
+
+    /// A `nullify` to apply: remove `removing` from `field` of `referrers`, models of `store`.
+    private struct Nullification {
+        let store: any AnyEntityStore
+        let field: String
+        let referrers: [UUID]
+        let removing: Set<UUID>
+    }
+
+    /// A `deny` to check once the whole delete is known: the related models must all be deleted too.
+    private struct Denial {
+        let entity: String
+        let relationship: String
+        let target: any AnyEntityStore
+        let blocking: [UUID]
+    }
+
+    /// Deletes the models with `ids` of each entity, and what their delete rules reach.
+    ///
+    /// - Returns: The IDs deleted, by entity name.
+    /// - Throws: ``KVStoreError/deleteDenied`` naming the relationship and how many models block it; the caller's
+    ///   transaction must then be abandoned, which writes nothing.
+    @discardableResult
+    func delete(
+        _ requests: [(store: any AnyEntityStore, ids: [UUID])], in txn: borrowing Transaction
+    ) throws
+        -> [String: Set<UUID>]
+    {
+        var visited: [String: Set<UUID>] = [:]
+        var deleting: [String: Set<UUID>] = [:]
+        var order: [(store: any AnyEntityStore, ids: [UUID])] = []
+        var queue = requests
+        var nullifications: [Nullification] = []
+        var denials: [Denial] = []
+        while !queue.isEmpty {
+            let (store, candidates) = queue.removeFirst()
+            var fresh: [UUID] = []
+            for id in candidates where visited[store.name, default: []].insert(id).inserted {
+                if try store.exists(id, in: txn) {
+                    fresh.append(id)
+                    deleting[store.name, default: []].insert(id)
+                }
+            }
+            guard !fresh.isEmpty else { continue }
+            order.append((store, fresh))
+            for relationship in store.relationships {
+                let target = try container.store(named: relationship.target)
+                let related: [UUID]
+                var referrersByParent: [UUID: [UUID]] = [:]
+                if let inverseField = relationship.inverseField {
+                    referrersByParent = try target.referrers(to: fresh, field: inverseField, in: txn)
+                    related = referrersByParent.values.flatMap { $0 }
+                } else {
+                    related = try store.storedReferences(of: fresh, relationship: relationship.name, in: txn)
+                }
+                guard !related.isEmpty else { continue }
+                switch relationship.deleteRule {
+                case .cascade:
+                    queue.append((target, related))
+                case .deny:
+                    denials.append(
+                        Denial(entity: store.name, relationship: relationship.name, target: target, blocking: related))
+                case .nullify:
+                    // A stored side holds the references itself, and they go with its records; only a derived side
+                    // leaves references behind, in the related models' fields.
+                    if let inverseField = relationship.inverseField {
+                        nullifications.append(
+                            Nullification(
+                                store: target, field: inverseField, referrers: related, removing: Set(fresh)))
+                    }
+                case .noAction:
+                    break
+                }
+            }
+        }
+        for denial in denials {
+            let deleted = deleting[denial.target.name] ?? []
+            var blocking = Set<UUID>()
+            for id in denial.blocking where !deleted.contains(id) {
+                if try denial.target.exists(id, in: txn) { blocking.insert(id) }
+            }
+            if !blocking.isEmpty {
+                throw KVStoreError(
+                    .deleteDenied, entity: denial.entity, field: denial.relationship,
+                    message: "Cannot delete \(denial.entity): its relationship \(denial.relationship) (deny) has "
+                        + "\(blocking.count) related \(denial.target.name) model\(blocking.count == 1 ? "" : "s"); "
+                        + "nothing of this save was written")
+            }
+        }
+        for nullification in nullifications {
+            let deleted = deleting[nullification.store.name] ?? []
+            let survivors = nullification.referrers.filter { !deleted.contains($0) }
+            if !survivors.isEmpty {
+                try nullification.store.removeReferences(
+                    to: nullification.removing, field: nullification.field, from: survivors, in: txn)
+            }
+        }
+        for (store, ids) in order {
+            try store.deleteModels(ids, in: txn)
+        }
+        return deleting
+    }
+}
+
+extension ModelContainer {
+    /// The store of the entity named `name`.
+    func store(named name: String) throws -> any AnyEntityStore {
+        guard let store = storesByName[name] else {
+            throw KVStoreError(
+                .unknownEntity, entity: name,
+                message: "The entity \(name) is not part of this container; pass its model type to ModelContainer(for:)"
+            )
+        }
+        return store
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+import LMDB
+
+/// A relationship seen without its model types, for the deletion engine and the catalog.
+struct RelationshipInfo: Sendable {
+    let name: String
+    let target: String
+    let inverse: String?
+    let deleteRule: DeleteRule
+    /// The field of this entity that holds the related IDs, or `nil` for a derived side.
+    let field: String?
+    /// For a derived side, the target's field that holds this entity's IDs.
+    let inverseField: String?
+    let isToMany: Bool
+    let allowsDangling: Bool
+
+    var catalog: RelationshipCatalog {
+        RelationshipCatalog(
+            name: name, target: target, inverse: inverse, cardinality: isToMany ? "toMany" : "toOne", field: field,
+            deleteRule: deleteRule.rawValue, allowsDangling: allowsDangling)
+    }
+}
+
+/// The entity name of a model type given as an existential.
+func entityName<T: Model>(of type: T.Type) -> String {
+    T.entity.name
+}
+
+extension AnyEntityStore {
+    /// The relationship of this entity with `name`.
+    func relationship(named name: String) -> RelationshipInfo? {
+        relationships.first { $0.name == name }
+    }
+}
+
+extension EntityStore {
+    /// The entity's relationships without their model types.
+    var relationships: [RelationshipInfo] {
+        relationshipDescriptions.map { relationship in
+            let (isToMany, inverseField): (Bool, String?) =
+                switch relationship.storage {
+                case .field(_, let isToMany, _, _, _): (isToMany, nil)
+                case .inverse(let field, let isToMany): (isToMany, field)
+                }
+            return RelationshipInfo(
+                name: relationship.name, target: entityName(of: relationship.target), inverse: relationship.inverse,
+                deleteRule: relationship.deleteRule, field: relationship.field, inverseField: inverseField,
+                isToMany: isToMany, allowsDangling: relationship.allowsDangling)
+        }
+    }
+
+    /// Whether a model with `id` is stored.
+    func exists(_ id: UUID, in txn: borrowing Transaction) throws -> Bool {
+        try withKey(id) { key in try txn.containsKey(key, in: records) }
+    }
+
+    /// The IDs of the models whose `field` holds each of `ids`, found through the index on `field`: one index read
+    /// per ID, never one lookup per referring record.
+    ///
+    /// - Returns: The referring models' IDs by referenced ID; IDs nothing refers to are absent.
+    func referrers(to ids: [UUID], field: String, in txn: borrowing Transaction) throws -> [UUID: [UUID]] {
+        guard let index = indexes.first(where: { $0.description.fields == [field] }) else {
+            throw KVStoreError(
+                .invalidRelationship, entity: name, field: field,
+                message: "\(name) has no index on \(field), which a relationship needs")
+        }
+        var found: [UUID: [UUID]] = [:]
+        try txn.withCursor(on: index.table) { cursor in
+            for id in ids.sorted(by: { $0.isOrdered(before: $1) }) {
+                var key: [UInt8] = []
+                Optional(id).appendIndexKey(to: &key)
+                var referring: [UUID] = []
+                if index.description.isUnique {
+                    if try cursor.seek(to: key) {
+                        _ = try cursor.withCurrent { _, value in referring.append(UUID(bytes: value)) }
+                    }
+                } else {
+                    try cursor.forEachDuplicatePage(ofKey: key) { page in
+                        for offset in stride(from: 0, to: page.count - 15, by: 16) {
+                            referring.append(UUID(bytes: UnsafeRawBufferPointer(rebasing: page[offset..<offset + 16])))
+                        }
+                    }
+                }
+                if !referring.isEmpty { found[id] = referring }
+            }
+        }
+        return found
+    }
+
+    /// The IDs that the models with `ids` hold in the stored relationship `name`.
+    func storedReferences(of ids: [UUID], relationship name: String, in txn: borrowing Transaction) throws -> [UUID] {
+        guard let relationship = relationshipDescriptions.first(where: { $0.name == name }),
+            case .field(_, _, _, let references, _) = relationship.storage
+        else { return [] }
+        let fields = self.fields
+        var related: [UUID] = []
+        for id in ids {
+            if let model = try model(for: id, in: txn, fields: fields) { related += references(model) }
+        }
+        return related
+    }
+
+    /// Removes `ids` from `field` of the models `referrers`, and saves them with their indexes.
+    func removeReferences(
+        to ids: Set<UUID>,
+        field: String,
+        from referrers: [UUID],
+        in txn: borrowing Transaction
+    ) throws {
+        let removals = relationshipDescriptions.compactMap {
+            relationship -> (@Sendable (inout M, Set<UUID>) -> Bool)? in
+            guard case .field(let name, _, _, _, let remove) = relationship.storage, name == field else { return nil }
+            return remove
+        }
+        guard let remove = removals.first else {
+            throw KVStoreError(
+                .invalidRelationship, entity: name, field: field,
+                message: "\(name) declares no relationship stored in \(field), so references in it cannot be removed")
+        }
+        let fields = self.fields
+        for id in referrers {
+            guard var model = try model(for: id, in: txn, fields: fields), remove(&model, ids) else { continue }
+            try save(model, in: txn)
+        }
+    }
+
+    /// The stored models with `ids`, read in key order; missing IDs are skipped.
+    func anyModels(for ids: [UUID], in txn: borrowing Transaction) throws -> [any Model] {
+        try models(for: ids.sorted { $0.isOrdered(before: $1) }, in: txn).compactMap { $0 }
+    }
+
+    /// Deletes the models with `ids` and their index entries, without applying delete rules.
+    func deleteModels(_ ids: [UUID], in txn: borrowing Transaction) throws {
+        for id in ids.sorted(by: { $0.isOrdered(before: $1) }) { try delete(id, in: txn) }
+    }
+
+    /// The references `model` holds through relationships that must resolve, for checking at the end of the write.
+    func requiredReferences(of model: M) -> [PendingReference] {
+        relationshipDescriptions.compactMap { relationship in
+            guard !relationship.allowsDangling, case .field(let field, _, _, let references, _) = relationship.storage
+            else { return nil }
+            let ids = references(model)
+            guard !ids.isEmpty else { return nil }
+            return PendingReference(
+                entity: name, id: model.id, field: field, target: entityName(of: relationship.target), ids: ids)
+        }
+    }
+}
+
+/// References a write made, to be resolved before it commits (so that the order of inserts in a save is free).
+struct PendingReference: Sendable {
+    let entity: String
+    let id: UUID
+    let field: String
+    let target: String
+    let ids: [UUID]
+}
