@@ -21,6 +21,27 @@ struct Post: Model {
 }
 // README: end models
 
+// README: begin relationship models
+struct Team: Model {
+    var id = UUID.timeOrdered()
+    var name: String
+
+    static let entity = Entity<Team>(relationships: [
+        .toMany("members", of: Member.self, inverse: \.teamID, deleteRule: .cascade)
+    ])
+}
+
+struct Member: Model {
+    var id = UUID.timeOrdered()
+    var name: String
+    var teamID: UUID?
+
+    static let entity = Entity<Member>(relationships: [
+        .toOne("team", \.teamID, to: Team.self, inverse: "members")
+    ])
+}
+// README: end relationship models
+
 /// The object-store example of README.md, as it is written there.
 @Suite struct ReadmeStoreExampleTests {
     @Test func storeExample() throws {
@@ -63,12 +84,40 @@ struct Post: Model {
         try container.close()
     }
 
+    @Test func relationshipExample() throws {
+        // README: begin relationship example
+        let container = try ModelContainer(
+            for: Team.self, Member.self,
+            configuration: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+
+        let team = Team(name: "Platform")
+        context.insert(team)
+        try context.save()
+        try context.insert(
+            contentsOf: (1...1000).lazy.map { Member(name: "member \($0)", teamID: team.id) },
+            chunkSize: 250)
+
+        let members = try context.children(of: [team.id], through: \Member.teamID)
+        // members[team.id]?.count == 1000
+
+        context.delete(team)
+        try context.save()  // cascades to its 1,000 members, in the same transaction
+        // try context.fetchCount(FetchDescriptor<Member>()) == 0
+        // README: end relationship example
+
+        #expect(members[team.id]?.count == 1000)
+        #expect(try context.fetchCount(FetchDescriptor<Member>()) == 0)
+        try container.close()
+    }
+
     @Test func readmeShowsTheExamplesAsTested() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
         let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-        for (name, indent) in [("models", 0), ("store example", 8)] {
+        let blocks = [("models", 0), ("store example", 8), ("relationship models", 0), ("relationship example", 8)]
+        for (name, indent) in blocks {
             let marker = try #require(readme.range(of: "<!-- example: \(name) -->\n```swift\n"))
             let end = try #require(readme.range(of: "```", range: marker.upperBound..<readme.endIndex))
             let shown = String(readme[marker.upperBound..<end.lowerBound])
