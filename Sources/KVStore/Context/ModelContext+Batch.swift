@@ -117,7 +117,7 @@ extension ModelContext {
         var updated = 0
         while true {
             let (count, last) = try writeChunk(committed: updated) { txn -> (Int, [UInt8]?) in
-                let fields = store.fields
+                let reader = store.reader
                 var batch: [M] = []
                 var last = after
                 try txn.run {
@@ -125,7 +125,7 @@ extension ModelContext {
                         key, value in
                         if let after, compareBytes(key, after) == 0 { return true }
                         last = Array(key)
-                        let model = try store.decode(value, key: key, fields: fields)
+                        let model = try store.decode(value, key: key, reader: reader)
                         if try descriptor.predicate?.evaluate(model) ?? true { batch.append(model) }
                         return batch.count < size
                     }

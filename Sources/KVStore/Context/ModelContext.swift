@@ -237,11 +237,11 @@ public final class ModelContext {
     ) throws -> [M] {
         do {
             return try container.environment.read { txn in
-                let fields = store.fields
+                let reader = store.reader
                 var batch: [M] = []
                 try txn.scan(store.records, in: after.map { KeyRange.from($0) } ?? .all) { key, value in
                     if let after, compareBytes(key, after) == 0 { return true }
-                    let model = try store.decode(value, key: key, fields: fields)
+                    let model = try store.decode(value, key: key, reader: reader)
                     if try descriptor.predicate?.evaluate(model) ?? true { batch.append(model) }
                     return batch.count < size
                 }

@@ -49,7 +49,7 @@ public struct ModelTransaction: ~Copyable {
     public func delete<M: Model>(_ type: M.Type, id: UUID) throws -> M? {
         try run {
             let store = try container.store(for: M.self)
-            let model = try store.model(for: id, in: transaction.pointee, fields: store.fields)
+            let model = try store.model(for: id, in: transaction.pointee, reader: store.reader)
             guard model != nil else { return nil }
             try DeletionEngine(container: container).delete([(store, [id])], in: transaction.pointee)
             return model
@@ -97,7 +97,7 @@ public struct ModelTransaction: ~Copyable {
     public func model<M: Model>(for id: UUID, as type: M.Type = M.self) throws -> M? {
         try run {
             let store = try container.store(for: M.self)
-            return try store.model(for: id, in: transaction.pointee, fields: store.fields)
+            return try store.model(for: id, in: transaction.pointee, reader: store.reader)
         }
     }
 

@@ -22,13 +22,13 @@ extension EntityStore {
     /// The models that match `descriptor`, sorted, offset and limited.
     func fetch(_ descriptor: FetchDescriptor<M>, in txn: borrowing Transaction) throws -> [M] {
         let planned = plan(descriptor)
-        let fields = self.fields
+        let reader = self.reader
         let offset = max(descriptor.fetchOffset, 0)
         // Sorted candidates can stop as soon as the page is full; others are all read, then sorted.
         let wanted = planned.isSorted || descriptor.sortBy.isEmpty ? descriptor.fetchLimit.map { offset + $0 } : nil
         var results: [M] = []
         if wanted == 0 { return [] }
-        try forEachCandidate(planned.plan, in: txn, fields: fields) { model in
+        try forEachCandidate(planned.plan, in: txn, reader: reader) { model in
             if let predicate = descriptor.predicate, try !predicate.evaluate(model) { return true }
             results.append(model)
             return wanted.map { results.count < $0 } ?? true
@@ -45,7 +45,7 @@ extension EntityStore {
     func count(_ descriptor: FetchDescriptor<M>, in txn: borrowing Transaction) throws -> Int {
         guard let predicate = descriptor.predicate else { return try txn.count(of: records) }
         var count = 0
-        try forEachCandidate(plan(descriptor).plan, in: txn, fields: fields) { model in
+        try forEachCandidate(plan(descriptor).plan, in: txn, reader: reader) { model in
             if try predicate.evaluate(model) { count += 1 }
             return true
         }
@@ -57,12 +57,12 @@ extension EntityStore {
     func forEachCandidate(
         _ plan: QueryPlan,
         in txn: borrowing Transaction,
-        fields: FieldTable,
+        reader: RecordReader,
         _ body: (M) throws -> Bool
     ) throws {
         switch plan {
         case .scan:
-            try txn.scan(records) { key, value in try body(decode(value, key: key, fields: fields)) }
+            try txn.scan(records) { key, value in try body(decode(value, key: key, reader: reader)) }
         case .keys(let name, let keys):
             let index = try storedIndex(name)
             var ids: [UUID] = []
@@ -87,7 +87,7 @@ extension EntityStore {
                     }
                 }
             }
-            try visit(ids, in: txn, fields: fields, body)
+            try visit(ids, in: txn, reader: reader, body)
         case .range(let name, let lower, let upper):
             let table = try storedIndex(name).table
             let lowerKey = lower.map { bound -> [UInt8] in
@@ -111,10 +111,10 @@ extension EntityStore {
                 appendOnce(UUID(bytes: value), to: &ids, seen: &seen)
                 return true
             }
-            try visit(ids, in: txn, fields: fields, body)
+            try visit(ids, in: txn, reader: reader, body)
         case .ordered(let name, let reverse):
             try txn.scan(try storedIndex(name).table, reverse: reverse) { _, value in
-                guard let model = try model(for: UUID(bytes: value), in: txn, fields: fields) else { return true }
+                guard let model = try model(for: UUID(bytes: value), in: txn, reader: reader) else { return true }
                 return try body(model)
             }
         }
@@ -122,12 +122,12 @@ extension EntityStore {
 
     /// Visits the models of `ids`, looked up in key order, in the order of `ids`.
     private func visit(
-        _ ids: [UUID], in txn: borrowing Transaction, fields: FieldTable, _ body: (M) throws -> Bool
+        _ ids: [UUID], in txn: borrowing Transaction, reader: RecordReader, _ body: (M) throws -> Bool
     )
         throws
     {
         for id in ids {
-            guard let model = try model(for: id, in: txn, fields: fields) else { continue }
+            guard let model = try model(for: id, in: txn, reader: reader) else { continue }
             guard try body(model) else { return }
         }
     }
@@ -142,11 +142,11 @@ extension EntityStore {
     /// The models stored under `ids`, in the order of `ids`, with `nil` for IDs that have none. The lookups run in
     /// key order, which keeps them close together in the B+tree.
     func models(for ids: [UUID], in txn: borrowing Transaction) throws -> [M?] {
-        let fields = self.fields
+        let reader = self.reader
         var results = [M?](repeating: nil, count: ids.count)
         let order = ids.indices.sorted { ids[$0].isOrdered(before: ids[$1]) }
         for position in order {
-            results[position] = try model(for: ids[position], in: txn, fields: fields)
+            results[position] = try model(for: ids[position], in: txn, reader: reader)
         }
         return results
     }

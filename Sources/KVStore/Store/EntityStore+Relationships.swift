@@ -92,10 +92,10 @@ extension EntityStore {
         guard let relationship = relationshipDescriptions.first(where: { $0.name == name }),
             case .field(_, _, _, let references, _) = relationship.storage
         else { return [] }
-        let fields = self.fields
+        let reader = self.reader
         var related: [UUID] = []
         for id in ids {
-            if let model = try model(for: id, in: txn, fields: fields) { related += references(model) }
+            if let model = try model(for: id, in: txn, reader: reader) { related += references(model) }
         }
         return related
     }
@@ -117,9 +117,9 @@ extension EntityStore {
                 .invalidRelationship, entity: name, field: field,
                 message: "\(name) declares no relationship stored in \(field), so references in it cannot be removed")
         }
-        let fields = self.fields
+        let reader = self.reader
         for id in referrers {
-            guard var model = try model(for: id, in: txn, fields: fields), remove(&model, ids) else { continue }
+            guard var model = try model(for: id, in: txn, reader: reader), remove(&model, ids) else { continue }
             try save(model, in: txn)
         }
     }

@@ -73,9 +73,14 @@ final class EntityStore<M: Model>: AnyEntityStore {
         self.state = Locked(FieldState(fields: fields, persistedRevision: fields.revision))
     }
 
-    /// The field table as it stands, for decoding.
+    /// The field table as it stands.
     var fields: FieldTable {
         state.withLock { $0.fields }
+    }
+
+    /// A reader for the records as they stand: the field table and a decoder to reuse across a batch.
+    var reader: RecordReader {
+        RecordReader(fields: fields)
     }
 
     /// The catalog entry of the entity as it stands.
@@ -92,18 +97,18 @@ final class EntityStore<M: Model>: AnyEntityStore {
     // MARK: - Reading
 
     /// The model stored under `id`, or `nil`.
-    func model(for id: UUID, in txn: borrowing Transaction, fields: FieldTable) throws -> M? {
+    func model(for id: UUID, in txn: borrowing Transaction, reader: RecordReader) throws -> M? {
         try withKey(id) { key in
             try txn.withUnsafeBytes(forKey: key, in: records) { bytes in
-                try bytes.map { try decode($0, id: id, fields: fields) }
+                try bytes.map { try decode($0, id: id, reader: reader) }
             }
         }
     }
 
     /// Decodes a record, turning any failure into ``KVStoreError/corruptRecord`` naming the entity and the ID.
-    func decode(_ bytes: UnsafeRawBufferPointer, id: UUID, fields: FieldTable) throws -> M {
+    func decode(_ bytes: UnsafeRawBufferPointer, id: UUID, reader: RecordReader) throws -> M {
         do {
-            return try RecordDecoder().decode(M.self, from: bytes, fields: fields)
+            return try reader.decoder.decode(M.self, from: bytes, fields: reader.fields)
         } catch {
             throw KVStoreError(
                 .corruptRecord, entity: name, id: id,
@@ -113,8 +118,8 @@ final class EntityStore<M: Model>: AnyEntityStore {
     }
 
     /// Decodes a record whose key is the 16 bytes in `key`.
-    func decode(_ bytes: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, fields: FieldTable) throws -> M {
-        try decode(bytes, id: UUID(bytes: key), fields: fields)
+    func decode(_ bytes: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, reader: RecordReader) throws -> M {
+        try decode(bytes, id: UUID(bytes: key), reader: reader)
     }
 
     // MARK: - Writing
@@ -128,7 +133,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
         try withKey(id) { key in
             if !indexes.isEmpty {
                 let old = try txn.withUnsafeBytes(forKey: key, in: records) { bytes in
-                    try bytes.map { try decode($0, id: id, fields: fields) }
+                    try bytes.map { try decode($0, id: id, reader: reader) }
                 }
                 try updateIndexes(old: old, new: model, key: key, in: txn)
             }
@@ -167,7 +172,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
     func delete(_ id: UUID, in txn: borrowing Transaction) throws -> M? {
         try withKey(id) { key in
             let old = try txn.withUnsafeBytes(forKey: key, in: records) { bytes in
-                try bytes.map { try decode($0, id: id, fields: fields) }
+                try bytes.map { try decode($0, id: id, reader: reader) }
             }
             guard let old else { return nil }
             try updateIndexes(old: old, new: nil, key: key, in: txn)
@@ -253,4 +258,10 @@ extension UUID {
         }
         self.init(uuid: value)
     }
+}
+
+/// What decoding a batch of records needs: the entity's field table, and one decoder reused for every record.
+struct RecordReader {
+    let fields: FieldTable
+    let decoder = RecordDecoder()
 }

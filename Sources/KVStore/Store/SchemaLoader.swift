@@ -118,12 +118,12 @@ struct SchemaLoader {
         of store: EntityStore<M>,
         in txn: borrowing Transaction
     ) throws -> ([UInt8]?, Int) {
-        let fields = store.fields
+        let reader = store.reader
         var models: [M] = []
         var last = after
         try txn.scan(store.records, in: after.map { KeyRange.from($0) } ?? .all) { key, value in
             if let after, compareBytes(key, after) == 0 { return true }
-            models.append(try store.decode(value, key: key, fields: fields))
+            models.append(try store.decode(value, key: key, reader: reader))
             last = Array(key)
             return models.count < Self.buildChunkSize
         }
@@ -154,14 +154,14 @@ struct SchemaLoader {
     /// Decodes the first and the last stored records with the model type, so that a model that no longer reads the
     /// store fails at open, with the entity and field named, rather than at the first fetch.
     private func checkCompatibility<M: Model>(_ store: EntityStore<M>) throws {
-        let fields = store.fields
+        let reader = store.reader
         try environment.read { txn in
             try txn.withCursor(on: store.records) { cursor in
                 for move in [true, false] {
                     guard try move ? cursor.first() : cursor.last() else { return }
                     try cursor.withCurrent { key, value in
                         do {
-                            _ = try RecordDecoder().decode(M.self, from: value, fields: fields)
+                            _ = try reader.decoder.decode(M.self, from: value, fields: reader.fields)
                         } catch let error as DecodingError {
                             throw incompatibility(error, entity: store.name, id: UUID(bytes: key))
                         } catch {
