@@ -27,9 +27,9 @@ build: deps
 test: deps
 	$(SWIFT) test $(SWIFTFLAGS)
 
-## test-tsan: the concurrency and environment tests under the thread sanitizer (separate build directory)
+## test-tsan: the concurrency, environment and observation tests under the thread sanitizer (separate build directory)
 test-tsan: deps
-	$(SWIFT) test $(SWIFTFLAGS) --sanitize=thread --scratch-path .build/tsan --filter 'ConcurrencyTests|EnvironmentTests'
+	$(SWIFT) test $(SWIFTFLAGS) --sanitize=thread --scratch-path .build/tsan --filter 'ConcurrencyTests|EnvironmentTests|ObservationTests'
 
 ## lint: swift format in strict mode
 lint:

@@ -57,7 +57,8 @@ public final class Environment: @unchecked Sendable {
     /// Serializes the short transactions that call `mdb_dbi_open`, which lmdb.h allows in one transaction at a time:
     /// "A transaction that uses this function must finish (either commit or abort) before any other transaction in
     /// the process may use this function."
-    let tableOpening = Locked<Void>(())
+    /// Counts the tables opened, which makes it a lock with a value (see `Locked`).
+    let tableOpening = Locked<Int>(0)
 
     init(handle: OpaquePointer, path: String, configuration: Configuration, generation: UInt64) {
         self.handle = handle

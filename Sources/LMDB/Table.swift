@@ -81,7 +81,8 @@ extension Environment {
                 code: LMDBError.busy.code, operation: "mdb_dbi_open", path: path, table: name ?? "(main)",
                 detail: "Open tables before beginning a transaction: LMDB lets one transaction at a time open tables")
         }
-        return try tableOpening.withLock { _ in
+        return try tableOpening.withLock { opened in
+            opened += 1
             if let table = try cachedTable(key, name: name, wanted: wanted) { return table }
             // Open an existing table in a read transaction, so that read-only environments and concurrent writers
             // are no obstacle; create it in a write transaction only when it is missing.
@@ -125,7 +126,8 @@ extension Environment {
                 code: LMDBError.busy.code, operation: "mdb_drop", path: path, table: table.displayName,
                 detail: "Drop tables outside transactions")
         }
-        try tableOpening.withLock { _ in
+        try tableOpening.withLock { opened in
+            opened -= 1
             try write { txn in
                 try txn.check(mdb_drop(txn.handle, table.dbi, 1), "mdb_drop", table)
             }

@@ -35,7 +35,7 @@ public struct ModelTransaction: ~Copyable {
     public func insert<M: Model>(_ model: M) throws {
         try run {
             let store = try container.store(for: M.self)
-            try store.save(model, in: transaction.pointee)
+            try store.save(model, in: transaction.pointee, changes: writes?.changes)
             writes?.references += store.requiredReferences(of: model)
         }
     }
@@ -51,7 +51,8 @@ public struct ModelTransaction: ~Copyable {
             let store = try container.store(for: M.self)
             let model = try store.model(for: id, in: transaction.pointee, reader: store.reader)
             guard model != nil else { return nil }
-            try DeletionEngine(container: container).delete([(store, [id])], in: transaction.pointee)
+            try DeletionEngine(container: container, changes: writes?.changes).delete(
+                [(store, [id])], in: transaction.pointee)
             return model
         }
     }
@@ -63,14 +64,18 @@ public struct ModelTransaction: ~Copyable {
     public func delete<M: Model>(_ type: M.Type, ids: [UUID]) throws -> Int {
         try run {
             let store = try container.store(for: M.self)
-            let deleted = try DeletionEngine(container: container).delete([(store, ids)], in: transaction.pointee)
+            let deleted = try DeletionEngine(container: container, changes: writes?.changes).delete(
+                [(store, ids)], in: transaction.pointee)
             return Set(ids).intersection(deleted[store.name] ?? []).count
         }
     }
 
     /// Deletes, with delete rules, the models of several entities at once.
     func delete(_ requests: [(store: any AnyEntityStore, ids: [UUID])]) throws {
-        try run { _ = try DeletionEngine(container: container).delete(requests, in: transaction.pointee) }
+        try run {
+            _ = try DeletionEngine(container: container, changes: writes?.changes).delete(
+                requests, in: transaction.pointee)
+        }
     }
 
     /// Checks that every reference written in the transaction names a stored model.
@@ -140,6 +145,12 @@ extension ModelTransaction: Sendable {}
 final class WriteState {
     /// References to check before the commit.
     var references: [PendingReference] = []
+    /// What the transaction changes, when the container is observed.
+    let changes: ChangeCollector?
+
+    init(changes: ChangeCollector?) {
+        self.changes = changes
+    }
 }
 
 extension ModelContainer {
@@ -149,6 +160,11 @@ extension ModelContainer {
     /// - Returns: What `body` returns.
     /// - Throws: ``KVStoreError/closed`` after ``close()``, or what `body` throws.
     public func read<R>(_ body: (borrowing ModelTransaction) throws -> R) throws -> R {
+        try performRead(body)
+    }
+
+    /// The read transaction behind both `read` methods.
+    func performRead<R>(_ body: (borrowing ModelTransaction) throws -> R) throws -> R {
         do {
             return try environment.read { txn in
                 try withUnsafePointer(to: txn) { pointer in
@@ -156,34 +172,61 @@ extension ModelContainer {
                 }
             }
         } catch {
-            throw Self.mapped(error)
+            throw failed(error, operation: "read")
         }
     }
 
     /// Runs `body` in a write transaction, committed when `body` returns and rolled back when it throws.
     ///
     /// One write transaction runs at a time; the body may run again from the start if the store had to grow, so it
-    /// should have no effects outside the transaction.
+    /// should have no effects outside the transaction. Subscribers to ``changes`` receive what it changed once it
+    /// commits.
     ///
     /// - Parameter body: The reads and writes to do. It must not `await`.
     /// - Returns: What `body` returns.
-    /// - Throws: ``KVStoreError/closed`` after ``close()``, ``KVStoreError/uniqueViolation``, or what `body` throws;
-    ///   nothing is written then.
+    /// - Throws: ``KVStoreError/closed`` after ``close()``, ``KVStoreError/uniqueViolation``,
+    ///   ``KVStoreError/missingReference``, ``KVStoreError/deleteDenied``, or what `body` throws; nothing is written
+    ///   then.
     public func write<R>(_ body: (borrowing ModelTransaction) throws -> R) throws -> R {
+        try performWrite(body)
+    }
+
+    /// The write transaction behind both `write` methods.
+    func performWrite<R>(_ body: (borrowing ModelTransaction) throws -> R) throws -> R {
+        let started = observer == nil ? nil : ContinuousClock.now
         do {
-            let (result, transaction) = try environment.write { txn in
-                let result = try withUnsafePointer(to: txn) { pointer in
-                    let transaction = ModelTransaction(container: self, transaction: pointer, writes: WriteState())
-                    let result = try body(transaction)
-                    try transaction.verifyReferences()
-                    return result
+            let (result, changes) = try writeOrder.withLock { commits in
+                let (output, transaction) = try environment.write { txn in
+                    let output = try withUnsafePointer(to: txn) { pointer in
+                        let changes = isObserved ? ChangeCollector(transactionID: txn.id) : nil
+                        let transaction = ModelTransaction(
+                            container: self, transaction: pointer, writes: WriteState(changes: changes))
+                        let result = try body(transaction)
+                        try transaction.verifyReferences()
+                        return (result, changes?.changes)
+                    }
+                    return (output, txn.id)
                 }
-                return (result, txn.id)
+                commits += 1
+                didCommit(transaction: transaction)
+                // Handing the change set to the subscribers' buffers runs no subscriber code, so it can happen in
+                // commit order, under the lock.
+                if let changes = output.1 { publisher.publish(changes) }
+                return output
             }
-            didCommit(transaction: transaction)
+            if let observer, let changes, let started {
+                observer.container(self, didCommit: changes, duration: ContinuousClock.now - started)
+            }
             return result
         } catch {
-            throw Self.mapped(error)
+            throw failed(error, operation: "write")
         }
+    }
+
+    /// Maps an error to a store error and reports it to the observer.
+    private func failed(_ error: any Error, operation: String) -> any Error {
+        let mapped = Self.mapped(error)
+        observer?.container(self, didFail: mapped, operation: operation, entity: (mapped as? KVStoreError)?.entity)
+        return mapped
     }
 }

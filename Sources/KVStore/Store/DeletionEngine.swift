@@ -10,6 +10,8 @@ import LMDB
 /// deleted once.
 struct DeletionEngine {
     let container: ModelContainer
+    /// Where to record what the delete changes, when the container is observed.
+    var changes: ChangeCollector?
 
     /// A `nullify` to apply: remove `removing` from `field` of `referrers`, models of `store`.
     private struct Nullification {
@@ -104,11 +106,12 @@ struct DeletionEngine {
             let survivors = nullification.referrers.filter { !deleted.contains($0) }
             if !survivors.isEmpty {
                 try nullification.store.removeReferences(
-                    to: nullification.removing, field: nullification.field, from: survivors, in: txn)
+                    to: nullification.removing, field: nullification.field, from: survivors, in: txn,
+                    changes: changes)
             }
         }
         for (store, ids) in order {
-            try store.deleteModels(ids, in: txn)
+            try store.deleteModels(ids, in: txn, changes: changes)
         }
         return deleting
     }

@@ -105,7 +105,8 @@ extension EntityStore {
         to ids: Set<UUID>,
         field: String,
         from referrers: [UUID],
-        in txn: borrowing Transaction
+        in txn: borrowing Transaction,
+        changes: ChangeCollector?
     ) throws {
         let removals = relationshipDescriptions.compactMap {
             relationship -> (@Sendable (inout M, Set<UUID>) -> Bool)? in
@@ -120,7 +121,7 @@ extension EntityStore {
         let reader = self.reader
         for id in referrers {
             guard var model = try model(for: id, in: txn, reader: reader), remove(&model, ids) else { continue }
-            try save(model, in: txn)
+            try save(model, in: txn, changes: changes)
         }
     }
 
@@ -130,8 +131,8 @@ extension EntityStore {
     }
 
     /// Deletes the models with `ids` and their index entries, without applying delete rules.
-    func deleteModels(_ ids: [UUID], in txn: borrowing Transaction) throws {
-        for id in ids.sorted(by: { $0.isOrdered(before: $1) }) { try delete(id, in: txn) }
+    func deleteModels(_ ids: [UUID], in txn: borrowing Transaction, changes: ChangeCollector?) throws {
+        for id in ids.sorted(by: { $0.isOrdered(before: $1) }) { try delete(id, in: txn, changes: changes) }
     }
 
     /// The references `model` holds through relationships that must resolve, for checking at the end of the write.

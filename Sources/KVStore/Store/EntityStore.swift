@@ -17,10 +17,14 @@ protocol AnyEntityStore: AnyObject, Sendable {
     func storedReferences(of ids: [UUID], relationship name: String, in txn: borrowing Transaction) throws -> [UUID]
     /// Removes `ids` from `field` of the models `referrers`.
     func removeReferences(
-        to ids: Set<UUID>, field: String, from referrers: [UUID], in txn: borrowing Transaction)
-        throws
+        to ids: Set<UUID>,
+        field: String,
+        from referrers: [UUID],
+        in txn: borrowing Transaction,
+        changes: ChangeCollector?
+    ) throws
     /// Deletes models and their index entries, without delete rules.
-    func deleteModels(_ ids: [UUID], in txn: borrowing Transaction) throws
+    func deleteModels(_ ids: [UUID], in txn: borrowing Transaction, changes: ChangeCollector?) throws
     /// The stored models with `ids`, in key order; missing IDs are skipped.
     func anyModels(for ids: [UUID], in txn: borrowing Transaction) throws -> [any Model]
 }
@@ -128,7 +132,9 @@ final class EntityStore<M: Model>: AnyEntityStore {
     ///
     /// - Throws: ``KVStoreError/uniqueViolation`` when a unique index holds the value for another model;
     ///   ``KVStoreError/encodingFailed`` when the model does not encode.
-    func save(_ model: M, in txn: borrowing Transaction) throws {
+    ///
+    /// - Parameter changes: Where to record the save, when the container is observed.
+    func save(_ model: M, in txn: borrowing Transaction, changes: ChangeCollector? = nil) throws {
         let id = model.id
         try withKey(id) { key in
             if !indexes.isEmpty {
@@ -136,6 +142,9 @@ final class EntityStore<M: Model>: AnyEntityStore {
                     try bytes.map { try decode($0, id: id, reader: reader) }
                 }
                 try updateIndexes(old: old, new: model, key: key, in: txn)
+                changes?.saved(id, in: name, replacing: old != nil)
+            } else if let changes {
+                changes.saved(id, in: name, replacing: try txn.containsKey(key, in: records))
             }
             try state.withLock { state in
                 do {
@@ -169,7 +178,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
     ///
     /// - Returns: The deleted model, or `nil` when there was none.
     @discardableResult
-    func delete(_ id: UUID, in txn: borrowing Transaction) throws -> M? {
+    func delete(_ id: UUID, in txn: borrowing Transaction, changes: ChangeCollector? = nil) throws -> M? {
         try withKey(id) { key in
             let old = try txn.withUnsafeBytes(forKey: key, in: records) { bytes in
                 try bytes.map { try decode($0, id: id, reader: reader) }
@@ -177,6 +186,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
             guard let old else { return nil }
             try updateIndexes(old: old, new: nil, key: key, in: txn)
             try txn.delete(forKey: key, in: records)
+            changes?.deleted(id, in: name)
             return old
         }
     }

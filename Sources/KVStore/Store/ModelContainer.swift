@@ -29,19 +29,18 @@ public final class ModelContainer: Sendable {
     private let stores: [ObjectIdentifier: any AnyEntityStore]
     let storesByName: [String: any AnyEntityStore]
 
-    /// Opens (or creates) the store for the given model types.
-    ///
-    /// - Parameters:
-    ///   - types: Every model type the store holds.
-    ///   - configuration: Where and how to keep the store.
-    /// - Throws: ``KVStoreError/incompatibleSchema``, ``KVStoreError/newerFormat``, ``KVStoreError/invalidModel`` for
-    ///   an invalid entity description, or ``KVStoreError/storage`` when the store cannot be opened.
-    public convenience init(
-        for types: any Model.Type..., configuration: ModelConfiguration = ModelConfiguration()
-    )
-        throws
-    {
-        try self.init(for: types, configuration: configuration)
+    /// The hooks for logging and metrics, if any.
+    public let observer: (any ModelContainerObserver)?
+    let publisher = ChangePublisher()
+    /// Held by each write from its begin to the hand-off of its changes, so subscribers see commits in order; it
+    /// counts the commits of this container.
+    let writeOrder = Locked<Int>(0)
+    /// The serial queue async writes run on, off the cooperative thread pool.
+    let writerQueue = DispatchQueue(label: "KVStore.ModelContainer.writer")
+
+    /// Whether anything watches the container's commits.
+    var isObserved: Bool {
+        observer != nil || publisher.hasSubscribers
     }
 
     /// Opens (or creates) the store for the given model types.
@@ -49,9 +48,31 @@ public final class ModelContainer: Sendable {
     /// - Parameters:
     ///   - types: Every model type the store holds.
     ///   - configuration: Where and how to keep the store.
+    ///   - observer: Hooks for logging and metrics.
+    /// - Throws: ``KVStoreError/incompatibleSchema``, ``KVStoreError/newerFormat``, ``KVStoreError/invalidModel`` for
+    ///   an invalid entity description, or ``KVStoreError/storage`` when the store cannot be opened.
+    public convenience init(
+        for types: any Model.Type...,
+        configuration: ModelConfiguration = ModelConfiguration(),
+        observer: (any ModelContainerObserver)? = nil
+    ) throws {
+        try self.init(for: types, configuration: configuration, observer: observer)
+    }
+
+    /// Opens (or creates) the store for the given model types.
+    ///
+    /// - Parameters:
+    ///   - types: Every model type the store holds.
+    ///   - configuration: Where and how to keep the store.
+    ///   - observer: Hooks for logging and metrics.
     /// - Throws: The errors of the variadic initializer.
-    public init(for types: [any Model.Type], configuration: ModelConfiguration = ModelConfiguration()) throws {
+    public init(
+        for types: [any Model.Type],
+        configuration: ModelConfiguration = ModelConfiguration(),
+        observer: (any ModelContainerObserver)? = nil
+    ) throws {
         self.configuration = configuration
+        self.observer = observer
         let path = try Self.directory(for: configuration)
         self.path = path
         do {
@@ -83,6 +104,7 @@ public final class ModelContainer: Sendable {
             if configuration.isStoredInMemoryOnly { try? FileManager.default.removeItem(atPath: path) }
             throw Self.mapped(error)
         }
+        observer?.containerDidOpen(self)
     }
 
     deinit {
@@ -102,7 +124,9 @@ public final class ModelContainer: Sendable {
         } catch {
             throw Self.mapped(error)
         }
+        publisher.finishAll()
         if configuration.isStoredInMemoryOnly { try? FileManager.default.removeItem(atPath: path) }
+        observer?.containerDidClose(self)
     }
 
     /// The entity names of the container's model types.

@@ -12,13 +12,15 @@
 /// both cost about the same.
 package final class Locked<Value>: @unchecked Sendable {
     // @unchecked Sendable: `value` is only read or written between pthread_mutex_lock and pthread_mutex_unlock.
-    private var value: Value
+    // Do not lock a zero-sized value (`Locked<Void>`): ThreadSanitizer then reports its accesses at the object's own
+    // address and takes them for races; lock a counter instead.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private var value: Value
 
     /// Creates a lock around `value`.
     package init(_ value: Value) {
-        self.value = value
         mutex = .allocate(capacity: 1)
+        self.value = value
         // Default attributes cannot fail to initialize a mutex.
         pthread_mutex_init(mutex, nil)
     }
