@@ -14,7 +14,7 @@ struct Author: Model {
 struct Post: Model {
     var id = UUID.timeOrdered()
     var title: String
-    var published: Date?
+    var published: Date? = nil
     var authorID: UUID
 
     static let entity = Entity<Post>(indexes: [.index(\.authorID), .index(\.published)])
@@ -111,12 +111,50 @@ struct Member: Model {
         try container.close()
     }
 
+    @Test func backgroundImportExample() async throws {
+        // README: begin background example
+        let container = try ModelContainer(
+            for: Author.self, Post.self,
+            configuration: ModelConfiguration(isStoredInMemoryOnly: true))
+        let importer = ModelActor(modelContainer: container)
+        let drafts = FetchDescriptor<Post>(predicate: #Predicate { $0.published == nil })
+
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                // Yields the drafts at once, then again after each commit that changes them.
+                for try await current in container.observe(drafts) {
+                    print("\(current.count) drafts")
+                    if current.count == 10_000 { return }
+                }
+            }
+            group.addTask {
+                let author = Author(name: "Ada", email: "ada@example.com")
+                _ = try await importer.perform { context in
+                    context.insert(author)
+                    try context.save()
+                    return try context.insert(
+                        contentsOf: (1...10_000).lazy.map { Post(title: "draft \($0)", authorID: author.id) },
+                        chunkSize: 2_500
+                    ) { saved in print("imported \(saved)") }
+                }
+            }
+            try await group.waitForAll()
+        }
+        // README: end background example
+
+        #expect(try await container.read { txn in try txn.fetchCount(drafts) } == 10_000)
+        try container.close()
+    }
+
     @Test func readmeShowsTheExamplesAsTested() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
         let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-        let blocks = [("models", 0), ("store example", 8), ("relationship models", 0), ("relationship example", 8)]
+        let blocks = [
+            ("models", 0), ("store example", 8), ("relationship models", 0), ("relationship example", 8),
+            ("background example", 8),
+        ]
         for (name, indent) in blocks {
             let marker = try #require(readme.range(of: "<!-- example: \(name) -->\n```swift\n"))
             let end = try #require(readme.range(of: "```", range: marker.upperBound..<readme.endIndex))
