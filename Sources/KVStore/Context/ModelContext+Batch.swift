@@ -116,21 +116,13 @@ extension ModelContext {
         var after: [UInt8]? = nil
         var updated = 0
         while true {
-            let (count, last) = try writeChunk(committed: updated) { txn -> (Int, [UInt8]?) in
-                let reader = store.reader
-                var batch: [M] = []
-                var last = after
-                try txn.run {
-                    try txn.transaction.pointee.scan(store.records, in: after.map { KeyRange.from($0) } ?? .all) {
-                        key, value in
-                        if let after, compareBytes(key, after) == 0 { return true }
-                        last = Array(key)
-                        let model = try store.decode(value, key: key, reader: reader)
-                        if try descriptor.predicate?.evaluate(model) ?? true { batch.append(model) }
-                        return batch.count < size
+            let (count, last, isLast) = try writeChunk(committed: updated) { txn -> (Int, [UInt8]?, Bool) in
+                let page = try txn.run {
+                    try store.page(after: after, limit: size, in: txn.transaction.pointee) { model in
+                        try descriptor.predicate?.evaluate(model) ?? true
                     }
                 }
-                for var model in batch {
+                for var model in page.models {
                     let id = model.id
                     try change(&model)
                     guard model.id == id else {
@@ -139,11 +131,11 @@ extension ModelContext {
                     }
                     try txn.insert(model)
                 }
-                return (batch.count, last)
+                return (page.models.count, page.lastKey, page.isLast)
             }
             updated += count
             if count > 0 { progress?(updated) }
-            guard let last, last != after else { return updated }
+            if isLast { return updated }
             after = last
         }
     }

@@ -221,34 +221,16 @@ public final class ModelContext {
         let store = try container.store(for: M.self)
         var after: [UInt8]? = nil
         while true {
-            let batch = try readBatch(store, descriptor, after, batchSize)
-            if batch.isEmpty { return }
-            after = withUnsafeBytes(of: batch[batch.count - 1].id.uuid) { Array($0) }
-            try body(batch)
-            if batch.count < batchSize { return }
-        }
-    }
-
-    private func readBatch<M: Model>(
-        _ store: EntityStore<M>,
-        _ descriptor: FetchDescriptor<M>,
-        _ after: [UInt8]?,
-        _ size: Int
-    ) throws -> [M] {
-        do {
-            return try container.environment.read { txn in
-                let reader = store.reader
-                var batch: [M] = []
-                try txn.scan(store.records, in: after.map { KeyRange.from($0) } ?? .all) { key, value in
-                    if let after, compareBytes(key, after) == 0 { return true }
-                    let model = try store.decode(value, key: key, reader: reader)
-                    if try descriptor.predicate?.evaluate(model) ?? true { batch.append(model) }
-                    return batch.count < size
+            let page = try container.read { txn in
+                try txn.run {
+                    try store.page(after: after, limit: batchSize, in: txn.transaction.pointee) { model in
+                        try descriptor.predicate?.evaluate(model) ?? true
+                    }
                 }
-                return batch
             }
-        } catch {
-            throw ModelContainer.mapped(error)
+            if !page.models.isEmpty { try body(page.models) }
+            if page.isLast { return }
+            after = page.lastKey
         }
     }
 

@@ -139,6 +139,33 @@ extension EntityStore {
         return index
     }
 
+    /// Up to `limit` models that `matches` accepts, read in key order after the key `after` (from the start when
+    /// `nil`), with the last key read so that the next page resumes there. Walking a table page by page, each page in
+    /// a transaction of its own, keeps memory and transactions short whatever the table's size.
+    ///
+    /// - Returns: The models, the last key read (`after` when nothing was read), and whether the table ended.
+    func page(
+        after: [UInt8]?,
+        limit: Int,
+        in txn: borrowing Transaction,
+        where matches: (M) throws -> Bool = { _ in true }
+    ) throws -> (models: [M], lastKey: [UInt8]?, isLast: Bool) {
+        let reader = self.reader
+        var models: [M] = []
+        var last = after
+        var isLast = true
+        try txn.scan(records, in: after.map { KeyRange.from($0) } ?? .all) { key, value in
+            if let after, compareBytes(key, after) == 0 { return true }
+            last = Array(key)
+            let model = try decode(value, key: key, reader: reader)
+            if try matches(model) { models.append(model) }
+            if models.count < limit { return true }
+            isLast = false
+            return false
+        }
+        return (models, last, isLast)
+    }
+
     /// The models stored under `ids`, in the order of `ids`, with `nil` for IDs that have none. The lookups run in
     /// key order, which keeps them close together in the B+tree.
     func models(for ids: [UUID], in txn: borrowing Transaction) throws -> [M?] {

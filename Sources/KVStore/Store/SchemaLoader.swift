@@ -118,15 +118,7 @@ struct SchemaLoader {
         of store: EntityStore<M>,
         in txn: borrowing Transaction
     ) throws -> ([UInt8]?, Int) {
-        let reader = store.reader
-        var models: [M] = []
-        var last = after
-        try txn.scan(store.records, in: after.map { KeyRange.from($0) } ?? .all) { key, value in
-            if let after, compareBytes(key, after) == 0 { return true }
-            models.append(try store.decode(value, key: key, reader: reader))
-            last = Array(key)
-            return models.count < Self.buildChunkSize
-        }
+        let (models, last, _) = try store.page(after: after, limit: Self.buildChunkSize, in: txn)
         for model in models {
             try withKey(model.id) { key in
                 for index in unbuilt {
