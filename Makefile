@@ -7,7 +7,7 @@ SWIFTFLAGS ?=
 # apt-get needs root; use sudo when not root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-tsan lint format clean
+.PHONY: all deps build test test-tsan bench lint format clean
 
 all: build
 
@@ -31,13 +31,21 @@ test: deps
 test-tsan: deps
 	$(SWIFT) test $(SWIFTFLAGS) --sanitize=thread --scratch-path .build/tsan --filter 'ConcurrencyTests|EnvironmentTests|ObservationTests'
 
+## bench: build kvbench in release mode and run the default suite: the table on stdout, JSON and SVG in bench-results/
+## (BENCHFLAGS="--size large" adds the 1M-record scale points; kvbench --help lists the options)
+BENCHFLAGS ?=
+bench: deps
+	$(SWIFT) build -c release --product kvbench $(SWIFTFLAGS)
+	mkdir -p bench-results
+	.build/release/kvbench --json bench-results/kvbench.json --svg bench-results/kvbench.svg $(BENCHFLAGS)
+
 ## lint: swift format in strict mode
 lint:
-	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests
+	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Benchmarks
 
 ## format: rewrite sources in the house format
 format:
-	$(SWIFT) format format --in-place --recursive Package.swift Sources Tests
+	$(SWIFT) format format --in-place --recursive Package.swift Sources Tests Benchmarks
 
 clean:
 	rm -rf .build

@@ -18,6 +18,8 @@ let package = Package(
         .target(name: "LMDB", dependencies: ["CLMDB"]),
         // The object store users import.
         .target(name: "KVStore", dependencies: ["LMDB"]),
+        // The benchmark harness. It imports CLMDB directly: its baselines are the raw LMDB C API.
+        .executableTarget(name: "kvbench", dependencies: ["CLMDB", "LMDB", "KVStore"], path: "Benchmarks/kvbench"),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
         .testTarget(name: "KVStoreTests", dependencies: ["KVStore"]),
     ],

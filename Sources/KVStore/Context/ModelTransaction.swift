@@ -51,6 +51,7 @@ public struct ModelTransaction: ~Copyable {
             let store = try container.store(for: M.self)
             let model = try store.model(for: id, in: transaction.pointee, reader: store.reader)
             guard model != nil else { return nil }
+            writes?.hasDeletes = true
             try DeletionEngine(container: container, changes: writes?.changes).delete(
                 [(store, [id])], in: transaction.pointee)
             return model
@@ -63,6 +64,7 @@ public struct ModelTransaction: ~Copyable {
     @discardableResult
     public func delete<M: Model>(_ type: M.Type, ids: [UUID]) throws -> Int {
         try run {
+            writes?.hasDeletes = true
             let store = try container.store(for: M.self)
             let deleted = try DeletionEngine(container: container, changes: writes?.changes).delete(
                 [(store, ids)], in: transaction.pointee)
@@ -72,6 +74,7 @@ public struct ModelTransaction: ~Copyable {
 
     /// Deletes, with delete rules, the models of several entities at once.
     func delete(_ requests: [(store: any AnyEntityStore, ids: [UUID])]) throws {
+        writes?.hasDeletes = true
         try run {
             _ = try DeletionEngine(container: container, changes: writes?.changes).delete(
                 requests, in: transaction.pointee)
@@ -80,12 +83,20 @@ public struct ModelTransaction: ~Copyable {
 
     /// Checks that every reference written in the transaction names a stored model.
     func verifyReferences() throws {
-        guard let writes else { return }
+        guard let writes, !writes.references.isEmpty else { return }
+        var stores: [String: any AnyEntityStore] = [:]
+        func store(_ name: String) throws -> any AnyEntityStore {
+            if let store = stores[name] { return store }
+            let store = try container.store(named: name)
+            stores[name] = store
+            return store
+        }
         for reference in writes.references {
-            let source = try container.store(named: reference.entity)
             // A model deleted later in the transaction no longer holds its references.
-            guard try source.exists(reference.id, in: transaction.pointee) else { continue }
-            let target = try container.store(named: reference.target)
+            if writes.hasDeletes, try !store(reference.entity).exists(reference.id, in: transaction.pointee) {
+                continue
+            }
+            let target = try store(reference.target)
             for id in reference.ids where try !target.exists(id, in: transaction.pointee) {
                 throw KVStoreError(
                     .missingReference, entity: reference.entity, id: reference.id, field: reference.field,
@@ -145,6 +156,8 @@ extension ModelTransaction: Sendable {}
 final class WriteState {
     /// References to check before the commit.
     var references: [PendingReference] = []
+    /// Whether the transaction deleted anything, which can leave earlier references without their model.
+    var hasDeletes = false
     /// What the transaction changes, when the container is observed.
     let changes: ChangeCollector?
 

@@ -198,6 +198,12 @@ func compareBytes(_ lhs: UnsafeRawBufferPointer, _ rhs: [UInt8]) -> Int {
 extension UUID {
     /// Whether the UUID's bytes sort before `other`'s, which is the order of record keys.
     func isOrdered(before other: UUID) -> Bool {
-        withUnsafeBytes(of: uuid) { lhs in compareBytes(lhs, withUnsafeBytes(of: other.uuid) { Array($0) }) < 0 }
+        withUnsafeBytes(of: uuid) { lhs in
+            withUnsafeBytes(of: other.uuid) { rhs in
+                // Both buffers hold the 16 bytes of a uuid_t, so their base addresses are never nil.
+                guard let left = lhs.baseAddress, let right = rhs.baseAddress else { return false }
+                return memcmp(left, right, 16) < 0
+            }
+        }
     }
 }

@@ -34,9 +34,9 @@ extension AnyEntityStore {
 }
 
 extension EntityStore {
-    /// The entity's relationships without their model types.
-    var relationships: [RelationshipInfo] {
-        relationshipDescriptions.map { relationship in
+    /// Describes relationships without their model types; the container keeps the result.
+    static func describe(_ relationships: [Relationship<M>]) -> [RelationshipInfo] {
+        relationships.map { relationship in
             let (isToMany, inverseField): (Bool, String?) =
                 switch relationship.storage {
                 case .field(_, let isToMany, _, _, _): (isToMany, nil)
@@ -137,14 +137,17 @@ extension EntityStore {
 
     /// The references `model` holds through relationships that must resolve, for checking at the end of the write.
     func requiredReferences(of model: M) -> [PendingReference] {
-        relationshipDescriptions.compactMap { relationship in
+        var pending: [PendingReference] = []
+        for (relationship, info) in zip(relationshipDescriptions, relationships) {
             guard !relationship.allowsDangling, case .field(let field, _, _, let references, _) = relationship.storage
-            else { return nil }
+            else { continue }
             let ids = references(model)
-            guard !ids.isEmpty else { return nil }
-            return PendingReference(
-                entity: name, id: model.id, field: field, target: entityName(of: relationship.target), ids: ids)
+            if !ids.isEmpty {
+                pending.append(
+                    PendingReference(entity: name, id: model.id, field: field, target: info.target, ids: ids))
+            }
         }
+        return pending
     }
 }
 

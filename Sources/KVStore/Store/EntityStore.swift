@@ -38,6 +38,9 @@ final class EntityStore<M: Model>: AnyEntityStore {
     let records: Table
     let indexes: [StoredIndex]
     let relationshipDescriptions: [Relationship<M>]
+    /// The relationships without their model types, in the order of `relationshipDescriptions`; computed once,
+    /// since naming a target entity asks the runtime for generic metadata.
+    let relationships: [RelationshipInfo]
     let catalogTable: Table
     private let state: Locked<FieldState>
 
@@ -73,6 +76,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
         self.records = records
         self.indexes = indexes
         self.relationshipDescriptions = relationships
+        self.relationships = Self.describe(relationships)
         self.catalogTable = catalogTable
         self.state = Locked(FieldState(fields: fields, persistedRevision: fields.revision))
     }
@@ -155,7 +159,9 @@ final class EntityStore<M: Model>: AnyEntityStore {
                         underlying: error)
                 }
                 try txn.put(state.buffer, forKey: key, in: records)
-                if state.fields.revision != state.persistedRevision {
+                // The entry goes into the transaction once per new revision of the field table, not once per save.
+                let written = state.written?.transaction == txn.id ? state.written?.revision : nil
+                if state.fields.revision != (written ?? state.persistedRevision) {
                     try Catalog.write(
                         catalogEntry(fields: state.fields), key: Catalog.entityKey(name), in: txn, table: catalogTable)
                     state.written = (txn.id, state.fields.revision)

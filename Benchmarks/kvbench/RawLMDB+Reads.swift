@@ -1,0 +1,99 @@
+import CLMDB
+
+/// The baseline's reads: gets by ID and index lookups, each folding what it reads into a checksum.
+extension RawLMDB {
+    /// What a read found.
+    struct ReadResult {
+        /// The number of records found.
+        var found = 0
+        /// A checksum of their bytes, for the ``BlackHole``.
+        var checksum: UInt64 = 0
+    }
+
+    /// Gets the tasks whose IDs are `keys` (16 bytes each), in that order, in one read transaction.
+    ///
+    /// The corresponding LMDB calls are one `mdb_get` per key.
+    func getTasks(keys: [UInt8]) throws -> ReadResult {
+        try read { txn in
+            try keys.withUnsafeBytes { keys in
+                var result = ReadResult()
+                for position in 0..<keys.count / 16 {
+                    var key = mdbValue(keys.baseAddress, offset: position &* 16, count: 16)
+                    try get(txn, &key, into: &result)
+                }
+                return result
+            }
+        }
+    }
+
+    /// Reads the tasks of the projects whose IDs are `keys` (16 bytes each) in one read transaction: for each
+    /// project, the task IDs from the index a page at a time, then each task.
+    ///
+    /// The corresponding LMDB calls are `mdb_cursor_get` with `MDB_SET_KEY`, `MDB_GET_MULTIPLE` and
+    /// `MDB_NEXT_MULTIPLE` on the index, and `mdb_get` per task.
+    func tasksOfProjects(keys: [UInt8]) throws -> ReadResult {
+        try read { txn in
+            try withCursor(txn, index) { cursor in
+                try keys.withUnsafeBytes { keys in
+                    var result = ReadResult()
+                    for position in 0..<keys.count / 16 {
+                        let project = mdbValue(keys.baseAddress, offset: position &* 16, count: 16)
+                        try forEachTaskID(cursor, of: project) { taskID in
+                            var key = taskID
+                            try get(txn, &key, into: &result)
+                        }
+                    }
+                    return result
+                }
+            }
+        }
+    }
+
+    /// Reads the tasks of one project, whose ID is `key`, in a read transaction of its own: the raw form of a query
+    /// on the indexed attribute.
+    func tasksOfProject(key: UnsafeRawPointer) throws -> ReadResult {
+        try read { txn in
+            try withCursor(txn, index) { cursor in
+                var result = ReadResult()
+                try forEachTaskID(cursor, of: mdbValue(key, offset: 0, count: 16)) { taskID in
+                    var key = taskID
+                    try get(txn, &key, into: &result)
+                }
+                return result
+            }
+        }
+    }
+
+    /// Calls `body` with each task ID stored under `project` in the index, reading the IDs a page at a time.
+    ///
+    /// A key with a single value has no duplicate page: LMDB then answers `MDB_GET_MULTIPLE` with success and leaves
+    /// `data` as `MDB_SET_KEY` set it, the one value, which the loop reads as a page of one.
+    ///
+    /// - Warning: The IDs are LMDB's memory: valid until the transaction writes or ends.
+    @inline(__always)
+    func forEachTaskID(_ cursor: OpaquePointer, of project: MDB_val, _ body: (MDB_val) throws -> Void) throws {
+        var key = project
+        var data = MDB_val()
+        var code = mdb_cursor_get(cursor, &key, &data, MDB_SET_KEY)
+        if code == MDB_NOTFOUND { return }
+        try check(code, "mdb_cursor_get")
+        code = mdb_cursor_get(cursor, &key, &data, MDB_GET_MULTIPLE)
+        while code == 0 {
+            for offset in stride(from: 0, to: data.mv_size, by: 16) {
+                try body(mdbValue(data.mv_data, offset: offset, count: 16))
+            }
+            code = mdb_cursor_get(cursor, &key, &data, MDB_NEXT_MULTIPLE)
+        }
+        if code != MDB_NOTFOUND { throw RawLMDBError(code: code, operation: "mdb_cursor_get") }
+    }
+
+    @inline(__always)
+    private func get(_ txn: OpaquePointer, _ key: inout MDB_val, into result: inout ReadResult) throws {
+        var value = MDB_val()
+        let code = mdb_get(txn, tasks, &key, &value)
+        if code == MDB_NOTFOUND { return }
+        try check(code, "mdb_get")
+        result.found += 1
+        result.checksum = fold(result.checksum, value)
+    }
+}

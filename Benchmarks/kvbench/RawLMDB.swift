@@ -1,0 +1,157 @@
+import CLMDB
+import Foundation
+
+/// The baseline: the scenarios' storage work done directly through the LMDB C API.
+///
+/// It uses the same layout as the subjects (a `Task` table keyed by 16-byte IDs, a `Project` table, and a
+/// `Task.projectID` index table with `MDB_DUPSORT | MDB_DUPFIXED` from project ID to task IDs) and stores bytes
+/// prepared before the timed regions (``EncodedRecords``), so it measures LMDB itself: no encoding, no decoding, no
+/// checks beyond return codes. Reads fold what they read into a checksum for the ``BlackHole``.
+///
+/// The map cannot grow: ``StoreSettings/mapSize`` must hold the whole scenario.
+final class RawLMDB {
+    /// The baseline's name in reports.
+    static let name = "raw C API"
+
+    /// The `MDB_env` handle.
+    let environment: OpaquePointer
+    /// The `Task` table: task ID → encoded task.
+    let tasks: MDB_dbi
+    /// The `Project` table: project ID → encoded project.
+    let projects: MDB_dbi
+    /// The `Task.projectID` index: project ID → task IDs.
+    let index: MDB_dbi
+
+    /// Creates an environment in `directory` with the three tables.
+    ///
+    /// - Throws: ``RawLMDBError`` when LMDB fails.
+    init(directory: String, settings: StoreSettings) throws {
+        var created: OpaquePointer?
+        try check(mdb_env_create(&created), "mdb_env_create")
+        guard let environment = created else { throw RawLMDBError(code: ENOMEM, operation: "mdb_env_create") }
+        do {
+            try check(mdb_env_set_mapsize(environment, settings.mapSize), "mdb_env_set_mapsize")
+            try check(mdb_env_set_maxdbs(environment, 4), "mdb_env_set_maxdbs")
+            let flags = UInt32(MDB_NOTLS) | (settings.durability == .noSync ? UInt32(MDB_NOSYNC) : 0)
+            try check(mdb_env_open(environment, directory, flags, 0o600), "mdb_env_open")
+            var txn: OpaquePointer?
+            try check(mdb_txn_begin(environment, nil, 0, &txn), "mdb_txn_begin")
+            var handles: [MDB_dbi] = [0, 0, 0]
+            let tables: [(String, Int32)] = [
+                ("Task", MDB_CREATE), ("Project", MDB_CREATE),
+                ("Task.projectID", MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED),
+            ]
+            for (position, (name, flags)) in tables.enumerated() {
+                let code = mdb_dbi_open(txn, name, UInt32(flags), &handles[position])
+                if code != 0 {
+                    mdb_txn_abort(txn)
+                    throw RawLMDBError(code: code, operation: "mdb_dbi_open")
+                }
+            }
+            try check(mdb_txn_commit(txn), "mdb_txn_commit")
+            tasks = handles[0]
+            projects = handles[1]
+            index = handles[2]
+        } catch {
+            mdb_env_close(environment)
+            throw error
+        }
+        self.environment = environment
+    }
+
+    /// Closes the environment.
+    func close() {
+        mdb_env_close(environment)
+    }
+
+    // MARK: - Transactions
+
+    /// Runs `body` in a write transaction and commits it, or aborts it when `body` throws.
+    @inline(__always)
+    func write<R>(_ body: (OpaquePointer) throws -> R) throws -> R {
+        var begun: OpaquePointer?
+        try check(mdb_txn_begin(environment, nil, 0, &begun), "mdb_txn_begin")
+        guard let txn = begun else { throw RawLMDBError(code: ENOMEM, operation: "mdb_txn_begin") }
+        let result: R
+        do {
+            result = try body(txn)
+        } catch {
+            mdb_txn_abort(txn)
+            throw error
+        }
+        // lmdb.h: the commit frees the transaction even when it fails, so there is nothing to abort then.
+        try check(mdb_txn_commit(txn), "mdb_txn_commit")
+        return result
+    }
+
+    /// Runs `body` in a read transaction, then ends it.
+    @inline(__always)
+    func read<R>(_ body: (OpaquePointer) throws -> R) throws -> R {
+        var begun: OpaquePointer?
+        try check(mdb_txn_begin(environment, nil, UInt32(MDB_RDONLY), &begun), "mdb_txn_begin")
+        guard let txn = begun else { throw RawLMDBError(code: ENOMEM, operation: "mdb_txn_begin") }
+        defer { mdb_txn_abort(txn) }
+        return try body(txn)
+    }
+
+    /// Runs `body` with a cursor on `dbi`, closed when `body` returns.
+    @inline(__always)
+    func withCursor<R>(_ txn: OpaquePointer, _ dbi: MDB_dbi, _ body: (OpaquePointer) throws -> R) throws -> R {
+        var opened: OpaquePointer?
+        try check(mdb_cursor_open(txn, dbi, &opened), "mdb_cursor_open")
+        guard let cursor = opened else { throw RawLMDBError(code: ENOMEM, operation: "mdb_cursor_open") }
+        defer { mdb_cursor_close(cursor) }
+        return try body(cursor)
+    }
+
+    // MARK: - Inserting
+
+    /// Puts records `range` of `records` in one write transaction; for tasks, also their index entries.
+    ///
+    /// - Parameters:
+    ///   - records: Encoded tasks or projects.
+    ///   - range: The records to put.
+    ///   - table: ``tasks`` or ``projects``; index entries are put when `records` has index keys.
+    func insert(_ records: EncodedRecords, range: Range<Int>, into table: MDB_dbi) throws {
+        try write { txn in
+            try records.withUnsafeBuffers { buffers in
+                for position in range {
+                    var key = buffers.key(position)
+                    var value = buffers.value(position)
+                    try check(mdb_put(txn, table, &key, &value, 0), "mdb_put")
+                    if buffers.hasIndexKeys {
+                        var indexKey = buffers.indexKey(position)
+                        var taskID = buffers.key(position)
+                        try check(mdb_put(txn, index, &indexKey, &taskID, 0), "mdb_put")
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A failed LMDB call of the baseline.
+struct RawLMDBError: Error, CustomStringConvertible {
+    /// The return code.
+    var code: Int32
+    /// The LMDB function that returned it.
+    var operation: String
+
+    /// The function and LMDB's message for the code.
+    var description: String {
+        "\(operation) failed: \(String(cString: mdb_strerror(code))) (\(code))"
+    }
+}
+
+/// Throws ``RawLMDBError`` for a non-zero return code.
+@inline(__always)
+func check(_ code: Int32, _ operation: StaticString) throws {
+    if code != 0 { throw RawLMDBError(code: code, operation: "\(operation)") }
+}
+
+/// Folds a value LMDB returned into a checksum, touching its first byte so that the read cannot be skipped.
+@inline(__always)
+func fold(_ checksum: UInt64, _ value: MDB_val) -> UInt64 {
+    let first = value.mv_data.map { UInt64($0.load(as: UInt8.self)) } ?? 0
+    return checksum &* 31 &+ UInt64(value.mv_size) &+ first
+}

@@ -1,0 +1,137 @@
+import Foundation
+
+/// Everything one kvbench run found: the machine, the settings and one row per scenario variant.
+///
+/// ``table`` is what the terminal shows; the JSON document (``writeJSON(to:)``) holds every number, the baseline's
+/// latencies, CPU time and memory included.
+struct Report: Encodable {
+    /// The settings of a run.
+    struct Settings: Encodable {
+        /// The size class.
+        var size: SizeClass
+        /// The measured runs per scenario, after one warm-up.
+        var repeats: Int
+        /// Whether commits waited for the disk.
+        var durability: Durability
+        /// The scenarios run.
+        var scenarios: [ScenarioKind]
+        /// The subject measured against the baseline.
+        var subject: String
+        /// The baseline.
+        var baseline: String
+        /// The seed of the generated data.
+        var seed: UInt64
+        /// The sizes of every scenario.
+        var sizes: ScenarioSizes
+        /// The average size of an encoded task record, in bytes.
+        var averageTaskBytes: Double
+    }
+
+    /// The machine.
+    var machine: Machine
+    /// The settings.
+    var settings: Settings
+    /// One row per scenario variant.
+    var results: [ScenarioResult]
+    /// The wall time of the whole run, preparation included, in seconds.
+    var wallSeconds: Double
+    /// What the black hole consumed, printed so that no read can be optimized away.
+    var blackHole: UInt64
+
+    /// The machine and settings, as printed above the table.
+    var header: String {
+        let mode =
+            settings.durability == .noSync
+            ? "nosync (MDB_NOSYNC: commits do not wait for the disk; CPU work)"
+            : "sync (every commit waits for the disk)"
+        return """
+            \(machine.summary)
+            settings: size \(settings.size.rawValue), \(settings.repeats) measured runs after 1 warm-up, \
+            durability \(mode)
+            subject:  \(settings.subject); baseline: \(settings.baseline), same run, runs interleaved; \
+            task records of \(String(format: "%.0f", settings.averageTaskBytes)) bytes on average
+            """
+    }
+
+    /// The results as an aligned table.
+    var table: String {
+        let headings = [
+            "scenario", "N", "obj/run", "mode", "subject obj/s", "baseline obj/s", "ratio", "latency per",
+            "p50", "p90", "p99", "CPU s", "RSS MB", "base RSS MB",
+        ]
+        let leftAligned: Set<Int> = [0, 3, 7]
+        var rows = [headings]
+        for result in results {
+            let subject = result.subject
+            rows.append([
+                result.label, grouped(result.records), grouped(subject.runs.first?.objects ?? 0),
+                result.durability.rawValue,
+                grouped(Int(subject.objectsPerSecond.rounded())),
+                grouped(Int(result.baseline.objectsPerSecond.rounded())), ratio(result.ratio),
+                subject.latency.unit, duration(subject.latency.p50), duration(subject.latency.p90),
+                duration(subject.latency.p99), String(format: "%.3f", subject.cpuSeconds),
+                megabytes(subject.peakRSSBytes), megabytes(result.baseline.peakRSSBytes),
+            ])
+        }
+        var widths = [Int](repeating: 0, count: headings.count)
+        for row in rows {
+            for (column, cell) in row.enumerated() {
+                widths[column] = max(widths[column], cell.count)
+            }
+        }
+        var lines = rows.map { row in
+            row.enumerated().map { column, cell in
+                let padding = String(repeating: " ", count: widths[column] - cell.count)
+                return leftAligned.contains(column) ? cell + padding : padding + cell
+            }.joined(separator: "  ")
+        }
+        lines.insert(String(repeating: "-", count: lines[0].count), at: 1)
+        lines.append(
+            """
+
+            N: records inserted, or in the store. obj/run: objects each subject run processes. obj/s: objects per \
+            second, median of the runs.
+            ratio: subject / baseline throughput (above 1: faster than raw C).
+            Latency (percentiles per operation), CPU s (median per run) and RSS MB (peak) are the subject's; \
+            base RSS MB is the baseline's.
+            """)
+        return lines.joined(separator: "\n")
+    }
+
+    /// Writes the report as pretty-printed JSON.
+    func writeJSON(to path: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(self).write(to: URL(fileURLWithPath: path))
+    }
+}
+
+/// `1234567` as `1,234,567`.
+private func grouped(_ value: Int) -> String {
+    let digits = String(value.magnitude)
+    var result = ""
+    for (position, digit) in digits.enumerated() {
+        if position > 0 && (digits.count - position) % 3 == 0 { result += "," }
+        result.append(digit)
+    }
+    return value < 0 ? "-" + result : result
+}
+
+/// A duration in microseconds, in the unit that suits it.
+private func duration(_ microseconds: Double) -> String {
+    switch microseconds {
+    case ..<10: String(format: "%.2f µs", microseconds)
+    case ..<1_000: String(format: "%.1f µs", microseconds)
+    case ..<1_000_000: String(format: "%.2f ms", microseconds / 1_000)
+    default: String(format: "%.2f s", microseconds / 1_000_000)
+    }
+}
+
+/// A ratio with two decimals, or two significant digits when it is small.
+private func ratio(_ value: Double) -> String {
+    value >= 0.1 ? String(format: "%.2f", value) : String(format: "%.2g", value)
+}
+
+private func megabytes(_ bytes: Int) -> String {
+    String(format: "%.1f", Double(bytes) / 1_048_576)
+}

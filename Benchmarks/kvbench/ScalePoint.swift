@@ -1,0 +1,86 @@
+import Foundation
+
+/// One run of one point of the scale series, done in a child process: the arguments after `--child scale`.
+///
+/// The child does a warm-up run of at most 10,000 tasks, then one measured run of ``count`` tasks in a fresh
+/// store, and prints a ``ScalePoint/Outcome``. The parent starts one child per measured run, alternating subject
+/// and baseline, so that each peak resident set size is one run's own and a noisy machine affects both sides alike.
+struct ScalePoint: Codable, Sendable {
+    /// Which side a child measures.
+    enum Side: String, Codable, Sendable {
+        /// The subject of this build.
+        case subject
+        /// The raw C API.
+        case baseline
+    }
+
+    /// What a child reports: its measured run and the latency of each chunk in nanoseconds.
+    struct Outcome: Codable, Sendable {
+        /// The measured run.
+        var run: Measurement.Run
+        /// The latency of each chunk, in nanoseconds.
+        var latencies: [UInt64]
+    }
+
+    /// The tasks to insert.
+    var count: Int
+    /// How task IDs are generated.
+    var order: IDOrder
+    /// The side to measure.
+    var side: Side
+    /// Whether commits wait for the disk.
+    var durability: Durability
+    /// The tasks per write transaction.
+    var chunkSize: Int
+
+    /// The size of the warm-up run, smaller than large points: it warms code and caches, not the disk.
+    var warmUpCount: Int {
+        Swift.min(count, 10_000)
+    }
+
+    /// Does the warm-up and the measured run in this process, each in a fresh store.
+    func measure<Subject: ScenarioSubject>(_ subject: Subject.Type) throws -> Outcome {
+        let workspace = try Workspace()
+        _ = try Runner.runOnce(workload(Subject.self, count: warmUpCount, workspace: workspace))
+        let (run, latencies) = try Runner.runOnce(workload(Subject.self, count: count, workspace: workspace))
+        return Outcome(run: run, latencies: latencies)
+    }
+
+    private func workload<Subject: ScenarioSubject>(
+        _ subject: Subject.Type,
+        count: Int,
+        workspace: Workspace
+    ) -> Workload {
+        let settings = StoreSettings(mapSize: Swift.max(1 << 30, count * 2_048), durability: durability)
+        let chunks = Dataset.chunks(of: count, size: chunkSize)
+        let side = side
+        let order = order
+        return Workload(
+            name: side == .subject ? Subject.name : RawLMDB.name, latencyUnit: "chunk", objectsPerRun: count,
+            operationsPerRun: chunks.count
+        ) { recorder in
+            var generator = ChunkGenerator(order: order, projectCount: Swift.max(1, count / Dataset.tasksPerProject))
+            switch side {
+            case .subject:
+                return try workspace.withSubject(Subject.self, settings: settings) { subject in
+                    try subject.insert(projects: generator.projects[...])
+                    for chunk in chunks {
+                        let tasks = generator.next(chunk.count)
+                        try recorder.timedOperation { try subject.insert(tasks: tasks[...]) }
+                    }
+                    return count
+                }
+            case .baseline:
+                return try workspace.withBaseline(settings: settings) { raw in
+                    let projects = EncodedRecords(projects: generator.projects[...])
+                    try raw.insert(projects, range: 0..<projects.count, into: raw.projects)
+                    for chunk in chunks {
+                        let bytes = EncodedRecords(tasks: generator.next(chunk.count)[...])
+                        try recorder.timedOperation { try raw.insert(bytes, range: 0..<bytes.count, into: raw.tasks) }
+                    }
+                    return count
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+
+/// A named piece of work kvbench measures, with the subject on one side and the raw C API on the other.
+///
+/// A scenario prepares its data outside the timed regions, opens a fresh store per side (a fresh one per run when
+/// the work changes the store), and returns one ``ScenarioResult`` per row of the report.
+protocol Scenario {
+    /// Runs the scenario for `subject` and returns its rows.
+    ///
+    /// - Parameters:
+    ///   - subject: The library side to measure.
+    ///   - context: The options, sizes and temporary directory of the run.
+    func run<Subject: ScenarioSubject>(
+        _ subject: Subject.Type,
+        in context: ScenarioContext
+    ) throws -> [ScenarioResult]
+}
+
+/// The scenarios, by the name `--scenario` takes.
+enum ScenarioKind: String, CaseIterable, Codable, Sendable {
+    /// Chunked insert of N tasks, 10,000 per write transaction.
+    case insert
+    /// One write transaction per task.
+    case naiveInsert = "naive-insert"
+    /// A batch of IDs in one read transaction, and the same IDs one transaction each.
+    case fetch
+    /// The tasks of many projects through the relationship index.
+    case prefetch
+    /// A predicate on the indexed attribute, through the index and by a full scan.
+    case query
+    /// Read-modify-write of many tasks, some of which move to another project.
+    case update
+    /// Deleting projects with their tasks.
+    case cascadeDelete = "cascade-delete"
+    /// Insert throughput and peak memory from 10k to 1M records, time-ordered and random IDs.
+    case scale
+
+    /// The scenario's implementation.
+    var scenario: any Scenario {
+        switch self {
+        case .insert: InsertScenario()
+        case .naiveInsert: NaiveInsertScenario()
+        case .fetch: FetchScenario()
+        case .prefetch: PrefetchScenario()
+        case .query: QueryScenario()
+        case .update: UpdateScenario()
+        case .cascadeDelete: CascadeDeleteScenario()
+        case .scale: ScaleScenario()
+        }
+    }
+}
+
+/// What every scenario of one kvbench run shares.
+struct ScenarioContext {
+    /// The command line's options.
+    let options: Options
+    /// The dataset sizes for ``Options/size``.
+    let sizes: ScenarioSizes
+    /// Where stores are created.
+    let workspace: Workspace
+
+    /// The seed of all generated data.
+    static let seed: UInt64 = 0x6B76_6265_6E63_6801
+
+    /// The settings of a store that will hold about `records` records: a map that holds them with room to spare,
+    /// since the raw baseline's map cannot grow, and the run's durability.
+    func settings(records: Int) -> StoreSettings {
+        StoreSettings(mapSize: Swift.max(1 << 30, records * 2_048), durability: options.durability)
+    }
+
+    /// Measures workloads with the run's repeat count; see ``Runner/measure(_:repeats:)``.
+    func measure(_ workloads: Workload...) throws -> [Measurement] {
+        try Runner.measure(workloads, repeats: options.repeats)
+    }
+
+    /// Tells on standard error what is about to run, so that a long run shows progress.
+    func announce(_ message: String) {
+        FileHandle.standardError.write(Data("kvbench: \(message)\n".utf8))
+    }
+
+    /// A row of the report comparing `subject` with `baseline`.
+    func result(
+        _ kind: ScenarioKind,
+        variant: String? = nil,
+        records: Int,
+        subject: Measurement,
+        baseline: Measurement,
+        idOrder: IDOrder = .timeOrdered
+    ) -> ScenarioResult {
+        ScenarioResult(
+            scenario: kind.rawValue, variant: variant, records: records, durability: options.durability,
+            idOrder: idOrder, subject: subject, baseline: baseline)
+    }
+}
+
+/// One row of the report: a subject's measurement beside the baseline's.
+struct ScenarioResult: Encodable, Sendable {
+    /// The scenario's name, as `--scenario` takes it.
+    var scenario: String
+    /// Which variant of the scenario, such as "batch" or "full scan", if it has several.
+    var variant: String?
+    /// The size of the scenario: the records inserted, or the records in the store that is read.
+    var records: Int
+    /// Whether commits waited for the disk.
+    var durability: Durability
+    /// How task IDs were generated.
+    var idOrder: IDOrder
+    /// The subject's measurement.
+    var subject: Measurement
+    /// The raw C API's measurement.
+    var baseline: Measurement
+
+    /// The subject's throughput divided by the baseline's: above 1 the subject is faster than raw C.
+    var ratio: Double {
+        baseline.objectsPerSecond > 0 ? subject.objectsPerSecond / baseline.objectsPerSecond : 0
+    }
+
+    /// The scenario and variant, as the report shows them.
+    var label: String {
+        variant.map { "\(scenario) (\($0))" } ?? scenario
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case scenario, variant, records, durability, idOrder, subject, baseline, ratio
+    }
+
+    /// Encodes the row with its ratio.
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(scenario, forKey: .scenario)
+        try container.encodeIfPresent(variant, forKey: .variant)
+        try container.encode(records, forKey: .records)
+        try container.encode(durability, forKey: .durability)
+        try container.encode(idOrder, forKey: .idOrder)
+        try container.encode(subject, forKey: .subject)
+        try container.encode(baseline, forKey: .baseline)
+        try container.encode(ratio, forKey: .ratio)
+    }
+}

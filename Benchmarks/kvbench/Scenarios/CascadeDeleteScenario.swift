@@ -1,0 +1,62 @@
+import Foundation
+
+/// Cascade delete: random projects with their ten tasks each and the tasks' index entries, 50 projects per write
+/// transaction.
+///
+/// The baseline reads the same task IDs from the index and deletes the same records and index entries with
+/// `mdb_del`. Each run starts from a freshly filled store. Throughput counts records deleted (projects and tasks);
+/// latency is per chunk of 50 projects.
+struct CascadeDeleteScenario: Scenario {
+    /// The projects deleted per write transaction.
+    static let chunkSize = 50
+
+    /// Runs the scenario.
+    func run<Subject: ScenarioSubject>(
+        _ subject: Subject.Type,
+        in context: ScenarioContext
+    ) throws -> [ScenarioResult] {
+        let sizes = context.sizes
+        let count = sizes.cascadeProjects
+        let expected = count * (1 + Dataset.tasksPerProject)
+        context.announce(
+            "cascade-delete: \(count) projects with \(count * Dataset.tasksPerProject) tasks from "
+                + "\(sizes.taskCount) tasks")
+        let dataset = Dataset(projectCount: sizes.projectCount, seed: ScenarioContext.seed)
+        let projectIDs = Dataset.sample(count, below: dataset.projects.count, seed: ScenarioContext.seed &+ 50).map {
+            dataset.projects[$0].id
+        }
+        let chunks = Dataset.chunks(of: count, size: Self.chunkSize)
+        let chunkKeys = chunks.map { flatKeys(projectIDs[$0]) }
+        let settings = context.settings(records: dataset.tasks.count)
+        let workspace = context.workspace
+
+        let subjectWork = Workload(
+            name: Subject.name, latencyUnit: "chunk", objectsPerRun: expected, operationsPerRun: chunks.count
+        ) { recorder in
+            try workspace.withSubject(Subject.self, settings: settings) { subject in
+                try dataset.fill(subject, chunkSize: sizes.chunkSize)
+                var deleted = 0
+                for chunk in chunks {
+                    deleted += try recorder.timedOperation { try subject.deleteProjects(ids: projectIDs[chunk]) }
+                }
+                return deleted
+            }
+        }
+        let baseline = Workload(
+            name: RawLMDB.name, latencyUnit: "chunk", objectsPerRun: expected, operationsPerRun: chunks.count
+        ) { recorder in
+            try workspace.withBaseline(settings: settings) { raw in
+                try dataset.fill(raw, chunkSize: sizes.chunkSize)
+                var deleted = 0
+                for keys in chunkKeys {
+                    deleted += try recorder.timedOperation { try raw.deleteProjects(keys: keys) }
+                }
+                return deleted
+            }
+        }
+        let measured = try context.measure(subjectWork, baseline)
+        return [
+            context.result(.cascadeDelete, records: dataset.tasks.count, subject: measured[0], baseline: measured[1])
+        ]
+    }
+}

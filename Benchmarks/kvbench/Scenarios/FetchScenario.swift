@@ -1,0 +1,88 @@
+import Foundation
+
+/// Fetch by ID: batches of random IDs, each in one read transaction; the same IDs one read transaction each (the
+/// N+1 pattern); and the baseline's raw gets, a batch per read transaction.
+///
+/// The subject returns decoded tasks in the caller's order; the baseline gets the raw bytes in the caller's order.
+/// The store is filled once per side and read by every run. Latency is per batch, or per task for the N+1 variant.
+struct FetchScenario: Scenario {
+    /// Runs the scenario.
+    func run<Subject: ScenarioSubject>(
+        _ subject: Subject.Type,
+        in context: ScenarioContext
+    ) throws -> [ScenarioResult] {
+        let sizes = context.sizes
+        let count = sizes.fetchCount
+        let objects = count * sizes.fetchBatches
+        context.announce(
+            "fetch: \(sizes.fetchBatches) batches of \(count) random IDs from \(sizes.taskCount) tasks")
+        let dataset = Dataset(projectCount: sizes.projectCount, seed: ScenarioContext.seed)
+        let batches = (0..<sizes.fetchBatches).map { batch in
+            Dataset.sample(count, below: dataset.tasks.count, seed: ScenarioContext.seed &+ 100 &+ UInt64(batch))
+                .map { dataset.tasks[$0].id }
+        }
+        let keys = batches.map(flatKeys)
+        let settings = context.settings(records: dataset.tasks.count)
+
+        return try context.workspace.withSubject(Subject.self, settings: settings) { subject in
+            try context.workspace.withBaseline(settings: settings) { raw in
+                try dataset.fill(subject, chunkSize: sizes.chunkSize)
+                try dataset.fill(raw, chunkSize: sizes.chunkSize)
+                let batch = Workload(
+                    name: Subject.name, latencyUnit: "batch", objectsPerRun: objects, operationsPerRun: batches.count
+                ) { recorder in
+                    try recorder.timed {
+                        var found = 0
+                        for ids in batches {
+                            let tasks = try recorder.operation { try subject.fetchTasks(ids: ids) }
+                            BlackHole.consume(tasks: tasks.lazy.compactMap { $0 })
+                            found += tasks.count { $0 != nil }
+                        }
+                        return found
+                    }
+                }
+                let oneByOne = Workload(
+                    name: Subject.name, latencyUnit: "object", objectsPerRun: objects, operationsPerRun: objects
+                ) { recorder in
+                    try recorder.timed {
+                        var found = 0
+                        for ids in batches {
+                            var tasks: [TaskRecord] = []
+                            tasks.reserveCapacity(ids.count)
+                            for id in ids {
+                                if let task = try recorder.operation({ try subject.fetchTask(id: id) }) {
+                                    tasks.append(task)
+                                }
+                            }
+                            BlackHole.consume(tasks: tasks)
+                            found += tasks.count
+                        }
+                        return found
+                    }
+                }
+                let baseline = Workload(
+                    name: RawLMDB.name, latencyUnit: "batch", objectsPerRun: objects, operationsPerRun: keys.count
+                ) { recorder in
+                    try recorder.timed {
+                        var found = 0
+                        for batch in keys {
+                            let result = try recorder.operation { try raw.getTasks(keys: batch) }
+                            BlackHole.consume(result.checksum)
+                            found += result.found
+                        }
+                        return found
+                    }
+                }
+                let measured = try context.measure(batch, oneByOne, baseline)
+                return [
+                    context.result(
+                        .fetch, variant: "batch", records: dataset.tasks.count, subject: measured[0],
+                        baseline: measured[2]),
+                    context.result(
+                        .fetch, variant: "one txn each", records: dataset.tasks.count, subject: measured[1],
+                        baseline: measured[2]),
+                ]
+            }
+        }
+    }
+}

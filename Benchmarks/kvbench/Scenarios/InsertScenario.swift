@@ -1,0 +1,45 @@
+/// Chunked insert: N tasks with their index entries, 10,000 per write transaction, into a store that holds their
+/// projects already.
+///
+/// The baseline puts the same keys, record bytes and index entries through the C API with the same chunking. Each
+/// run starts from a fresh store; the projects are inserted before the timed region. Latency is per chunk.
+struct InsertScenario: Scenario {
+    /// Runs the scenario.
+    func run<Subject: ScenarioSubject>(
+        _ subject: Subject.Type,
+        in context: ScenarioContext
+    ) throws -> [ScenarioResult] {
+        let sizes = context.sizes
+        let count = sizes.insertCount
+        context.announce("insert: \(count) tasks in chunks of \(sizes.chunkSize)")
+        let dataset = Dataset(projectCount: count / Dataset.tasksPerProject, seed: ScenarioContext.seed)
+        let settings = context.settings(records: count)
+        let chunks = Dataset.chunks(of: count, size: sizes.chunkSize)
+        let workspace = context.workspace
+
+        let subjectWork = Workload(
+            name: Subject.name, latencyUnit: "chunk", objectsPerRun: count, operationsPerRun: chunks.count
+        ) { recorder in
+            try workspace.withSubject(Subject.self, settings: settings) { subject in
+                try dataset.fill(subject, chunkSize: sizes.chunkSize, includingTasks: false)
+                for chunk in chunks {
+                    try recorder.timedOperation { try subject.insert(tasks: dataset.tasks[chunk]) }
+                }
+                return count
+            }
+        }
+        let baseline = Workload(
+            name: RawLMDB.name, latencyUnit: "chunk", objectsPerRun: count, operationsPerRun: chunks.count
+        ) { recorder in
+            try workspace.withBaseline(settings: settings) { raw in
+                try dataset.fill(raw, chunkSize: sizes.chunkSize, includingTasks: false)
+                for chunk in chunks {
+                    try recorder.timedOperation { try raw.insert(dataset.taskBytes, range: chunk, into: raw.tasks) }
+                }
+                return count
+            }
+        }
+        let measured = try context.measure(subjectWork, baseline)
+        return [context.result(.insert, records: count, subject: measured[0], baseline: measured[1])]
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+
+/// Predicate query on the indexed attribute, `projectID == value`, one read transaction per query: answered
+/// through the index, and the same query forced to a full scan that decodes every task and tests it.
+///
+/// The baseline of both rows is the raw index lookup of the same queries. The full-scan run asks fewer queries,
+/// each of which reads the whole table; throughput counts the tasks returned. Latency is per query.
+struct QueryScenario: Scenario {
+    /// Runs the scenario.
+    func run<Subject: ScenarioSubject>(
+        _ subject: Subject.Type,
+        in context: ScenarioContext
+    ) throws -> [ScenarioResult] {
+        let sizes = context.sizes
+        context.announce(
+            "query: \(sizes.indexedQueries) indexed and \(sizes.fullScanQueries) full-scan queries on "
+                + "\(sizes.taskCount) tasks")
+        let dataset = Dataset(projectCount: sizes.projectCount, seed: ScenarioContext.seed)
+        let projectIDs = Dataset.sample(
+            sizes.indexedQueries, below: dataset.projects.count, seed: ScenarioContext.seed &+ 30
+        ).map { dataset.projects[$0].id }
+        let scanned = Array(projectIDs.prefix(sizes.fullScanQueries))
+        let keys = flatKeys(projectIDs)
+        let settings = context.settings(records: dataset.tasks.count)
+
+        return try context.workspace.withSubject(Subject.self, settings: settings) { subject in
+            try context.workspace.withBaseline(settings: settings) { raw in
+                try dataset.fill(subject, chunkSize: sizes.chunkSize)
+                try dataset.fill(raw, chunkSize: sizes.chunkSize)
+                func subjectWork(_ plan: QueryPlan, _ queries: [UUID]) -> Workload {
+                    Workload(
+                        name: "\(Subject.name) (\(plan.rawValue))", latencyUnit: "query",
+                        objectsPerRun: queries.count * Dataset.tasksPerProject, operationsPerRun: queries.count
+                    ) { recorder in
+                        try recorder.timed {
+                            var found = 0
+                            for projectID in queries {
+                                let tasks = try recorder.operation {
+                                    try subject.tasks(withProjectID: projectID, plan: plan)
+                                }
+                                BlackHole.consume(tasks: tasks)
+                                found += tasks.count
+                            }
+                            return found
+                        }
+                    }
+                }
+                let baseline = Workload(
+                    name: RawLMDB.name, latencyUnit: "query",
+                    objectsPerRun: projectIDs.count * Dataset.tasksPerProject, operationsPerRun: projectIDs.count
+                ) { recorder in
+                    try recorder.timed {
+                        try keys.withUnsafeBytes { keys in
+                            var found = 0
+                            for offset in stride(from: 0, to: keys.count, by: 16) {
+                                guard let key = keys.baseAddress?.advanced(by: offset) else { break }
+                                let result = try recorder.operation { try raw.tasksOfProject(key: key) }
+                                BlackHole.consume(result.checksum)
+                                found += result.found
+                            }
+                            return found
+                        }
+                    }
+                }
+                let measured = try context.measure(
+                    subjectWork(.index, projectIDs), subjectWork(.fullScan, scanned), baseline)
+                return [
+                    context.result(
+                        .query, variant: QueryPlan.index.rawValue, records: dataset.tasks.count,
+                        subject: measured[0], baseline: measured[2]),
+                    context.result(
+                        .query, variant: QueryPlan.fullScan.rawValue, records: dataset.tasks.count,
+                        subject: measured[1], baseline: measured[2]),
+                ]
+            }
+        }
+    }
+}

@@ -1,0 +1,40 @@
+/// Scale: insert throughput and peak memory as the store grows, with time-ordered and with random task IDs.
+///
+/// Every measured run of every point (size, ID order, side) is a fresh child process, since the peak resident set
+/// size is a process-wide high-water mark; see ``ScalePoint``. Subject and baseline children alternate. Tasks are
+/// generated a chunk at a time between the timed regions, so a process holds one chunk whatever the size, as a
+/// chunked import would. Latency is per chunk.
+struct ScaleScenario: Scenario {
+    /// Runs the scenario.
+    func run<Subject: ScenarioSubject>(
+        _ subject: Subject.Type,
+        in context: ScenarioContext
+    ) throws -> [ScenarioResult] {
+        var results: [ScenarioResult] = []
+        for count in context.sizes.scalePoints {
+            for order in IDOrder.allCases {
+                context.announce(
+                    "scale: \(count) tasks with \(order.rawValue) IDs, one child process per run and side")
+                var outcomes: [ScalePoint.Side: [ScalePoint.Outcome]] = [:]
+                for repetition in 0..<context.options.repeats {
+                    let sides: [ScalePoint.Side] = repetition % 2 == 0 ? [.subject, .baseline] : [.baseline, .subject]
+                    for side in sides {
+                        let point = ScalePoint(
+                            count: count, order: order, side: side, durability: context.options.durability,
+                            chunkSize: context.sizes.chunkSize)
+                        outcomes[side, default: []].append(try ChildProcess.measure(point))
+                    }
+                }
+                func measurement(_ side: ScalePoint.Side) -> Measurement {
+                    let runs = outcomes[side] ?? []
+                    return Measurement(runs: runs.map(\.run), latencies: runs.flatMap(\.latencies), unit: "chunk")
+                }
+                results.append(
+                    context.result(
+                        .scale, variant: order.label, records: count, subject: measurement(.subject),
+                        baseline: measurement(.baseline), idOrder: order))
+            }
+        }
+        return results
+    }
+}
