@@ -41,11 +41,11 @@ bench: deps
 
 ## lint: swift format in strict mode
 lint:
-	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Benchmarks
+	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Benchmarks Tools
 
 ## format: rewrite sources in the house format
 format:
-	$(SWIFT) format format --in-place --recursive Package.swift Sources Tests Benchmarks
+	$(SWIFT) format format --in-place --recursive Package.swift Sources Tests Benchmarks Tools
 
 clean:
 	rm -rf .build

@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "KVStore", targets: ["KVStore"]),
         .library(name: "LMDB", targets: ["LMDB"]),
+        .executable(name: "kvtool", targets: ["kvtool"]),
     ],
     targets: [
         // Debian's liblmdb-dev, found through pkg-config. `make deps` installs it.
@@ -18,10 +19,16 @@ let package = Package(
         .target(name: "LMDB", dependencies: ["CLMDB"]),
         // The object store users import.
         .target(name: "KVStore", dependencies: ["LMDB"]),
+        // The inspector's logic, a library so that its tests run it in-process.
+        .target(name: "KVToolCore", dependencies: ["KVStore", "LMDB"], path: "Tools/kvtool/Core"),
+        // The inspector's executable: its main only calls KVToolCore.
+        .executableTarget(name: "kvtool", dependencies: ["KVToolCore"], path: "Tools/kvtool/Main"),
         // The benchmark harness. It imports CLMDB directly: its baselines are the raw LMDB C API.
         .executableTarget(name: "kvbench", dependencies: ["CLMDB", "LMDB", "KVStore"], path: "Benchmarks/kvbench"),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
         .testTarget(name: "KVStoreTests", dependencies: ["KVStore"]),
+        // Depends on the executable so that it is built for the smoke test that runs it.
+        .testTarget(name: "KVToolTests", dependencies: ["KVToolCore", "KVStore", "LMDB", "kvtool"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -138,6 +138,9 @@ package struct RelationshipCatalog: Codable, Sendable, Equatable {
     package var cardinality: String
     /// The field of this entity that holds the related IDs, or `nil` when the target's inverse field does.
     package var field: String?
+    /// For a derived side (``field`` `nil`), the target's field that holds this entity's IDs; stores written before
+    /// it was recorded have `nil`.
+    package var inverseField: String?
     /// What deleting a model of this entity does to the related ones: `cascade`, `nullify`, `deny` or `noAction`.
     package var deleteRule: String
     /// Whether a stored ID may name a model that does not exist.

@@ -17,7 +17,7 @@ struct RelationshipInfo: Sendable {
     var catalog: RelationshipCatalog {
         RelationshipCatalog(
             name: name, target: target, inverse: inverse, cardinality: isToMany ? "toMany" : "toOne", field: field,
-            deleteRule: deleteRule.rawValue, allowsDangling: allowsDangling)
+            inverseField: inverseField, deleteRule: deleteRule.rawValue, allowsDangling: allowsDangling)
     }
 }
 
@@ -37,10 +37,11 @@ extension EntityStore {
     /// Describes relationships without their model types; the container keeps the result.
     static func describe(_ relationships: [Relationship<M>]) -> [RelationshipInfo] {
         relationships.map { relationship in
+            // A derived side is always to-many: many models can hold this model's ID in their field.
             let (isToMany, inverseField): (Bool, String?) =
                 switch relationship.storage {
                 case .field(_, let isToMany, _, _, _): (isToMany, nil)
-                case .inverse(let field, let isToMany): (isToMany, field)
+                case .inverse(let field, _): (true, field)
                 }
             return RelationshipInfo(
                 name: relationship.name, target: entityName(of: relationship.target), inverse: relationship.inverse,

@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+
+/// The built `kvtool` executable runs: the thin `main` reaches the same code as the in-process tests.
+@Suite struct BinarySmokeTests {
+    /// The `kvtool` executable beside the test bundle in the build directory.
+    static func executable() throws -> URL {
+        let candidates = [Bundle.main.executableURL, URL(fileURLWithPath: CommandLine.arguments[0])].compactMap { $0 }
+        for candidate in candidates {
+            var directory = candidate.deletingLastPathComponent()
+            for _ in 0..<3 {
+                let binary = directory.appendingPathComponent("kvtool")
+                if FileManager.default.isExecutableFile(atPath: binary.path) { return binary }
+                directory = directory.deletingLastPathComponent()
+            }
+        }
+        throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "kvtool beside \(candidates)"])
+    }
+
+    /// Runs the executable and returns its exit status, standard output and standard error.
+    static func run(_ arguments: [String]) throws -> RunResult {
+        let process = Process()
+        process.executableURL = try executable()
+        process.arguments = arguments
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return RunResult(
+            status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
+            errors: String(decoding: errorData, as: UTF8.self))
+    }
+
+    @Test func versionAndInfoRunInTheBuiltBinary() throws {
+        #expect(
+            try Self.run(["--version"]) == RunResult(status: 0, output: "kvtool 0.1.0 (KVStore format 1)\n", errors: "")
+        )
+        let store = TemporaryStore()
+        try Sample.makeStore(at: store.path)
+        let info = try Self.run(["info", store.path])
+        #expect(info.status == 0)
+        #expect(info.errors == "")
+        #expect(info.output.hasPrefix("Path              \(store.path)\nFormat version    1\nSchema version    1\n"))
+        #expect(info.output.contains("\nrecords/Task                4      1      1\n"))
+        let missing = try Self.run(["count", store.path])
+        #expect(missing.status == 64)
+        #expect(missing.errors.hasPrefix("Error: Missing expected argument '<entity>'\n"))
+    }
+}

@@ -1,0 +1,48 @@
+/// A kvtool subcommand: its description, its parsed arguments, and what it does.
+protocol Command {
+    /// The name, arguments, options and help of the subcommand.
+    static var spec: CommandSpec { get }
+
+    /// Reads the parsed arguments into the command's own properties.
+    ///
+    /// - Throws: ``UsageError`` for a value that does not parse (a bad number, a malformed UUID).
+    init(_ arguments: ParsedArguments) throws(UsageError)
+
+    /// Runs the command and returns its exit status.
+    ///
+    /// - Throws: ``UsageError`` (exit status 64) for a usage mistake found late, such as a `--where` value that
+    ///   does not parse as its field's kind; ``ToolError`` or any other error (exit status 1) for a failure.
+    func run(_ console: Console) throws -> Int32
+}
+
+/// Options and arguments several subcommands share.
+enum CommonOptions {
+    /// `<path>`, the store's directory.
+    static let path = ArgumentSpec.one("path", help: "The store's directory (the one that holds data.mdb).")
+    /// `<entity>`.
+    static let entity = ArgumentSpec.one("entity", help: "The entity, as the catalog names it (see 'kvtool schema').")
+    /// `--json`.
+    static let json = OptionSpec.flag("json", help: "Print JSON for scripts instead of text for people.")
+    /// `--where <field=value>`.
+    static let condition = OptionSpec.value(
+        "where", "field=value",
+        help: "Only records whose field equals the value (parsed as the field's kind: int, uint, double, bool, "
+            + "string, uuid, ISO 8601 date, or null); repeat to require several.",
+        repeatable: true)
+    /// `--chunk-size <n>`.
+    static func chunkSize(default value: Int, unit: String) -> OptionSpec {
+        .value("chunk-size", "n", help: "How many \(unit) one transaction handles (default \(value)).")
+    }
+
+    /// The default number of records one read transaction visits.
+    static let readChunkSize = 1000
+}
+
+extension Command {
+    /// Opens the store at `path` read-only, runs `body`, and closes the store.
+    func withStore<R>(_ path: String, writable: Bool = false, _ body: (InspectedStore) throws -> R) throws -> R {
+        let store = try InspectedStore.open(path, writable: writable)
+        defer { store.close() }
+        return try body(store)
+    }
+}

@@ -1,0 +1,51 @@
+import KVStore
+
+/// `kvtool count <path> <entity> [--where <field=value> ...]`: how many records an entity has, or meet conditions.
+struct CountCommand: Command {
+    static let spec = CommandSpec(
+        name: "count", abstract: "Count an entity's records, or those that meet conditions.",
+        discussion: """
+            Without conditions the count is the record table's size. An equality on the fields of a ready index is \
+            looked up in the index (its entries are counted without reading records when the index covers every \
+            condition); other conditions are checked on each record of a scan.
+            """,
+        arguments: [CommonOptions.path, CommonOptions.entity], options: [CommonOptions.condition, CommonOptions.json])
+
+    /// The store's directory.
+    let path: String
+    /// The entity to count.
+    let entity: String
+    /// The `--where` conditions, as given.
+    let conditions: [String]
+    /// Whether to print JSON.
+    let json: Bool
+
+    /// Reads the parsed arguments, checking the values that need no store.
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        path = arguments.argument("path")
+        entity = arguments.argument("entity")
+        conditions = arguments.values("where")
+        json = arguments.flag("json")
+        for condition in conditions { _ = try Condition.split(condition) }
+    }
+
+    /// Runs the command and returns its exit status.
+    func run(_ console: Console) throws -> Int32 {
+        try withStore(path) { store in
+            let entity = try store.entity(named: entity)
+            let conditions = try conditions.map { try Condition(parsing: $0, entity: entity) }
+            let query = try RecordQuery(store: store, entity: entity, conditions: conditions)
+            let count = try query.count()
+            if json {
+                let members = [
+                    JSONMember("entity", .string(entity.name)), JSONMember("count", .number(String(count))),
+                    JSONMember("plan", .string(query.planDescription)),
+                ]
+                console.print(JSONValue.object(members).serialized())
+            } else {
+                console.print(String(count))
+            }
+            return 0
+        }
+    }
+}

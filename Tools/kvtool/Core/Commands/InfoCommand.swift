@@ -1,0 +1,113 @@
+import KVStore
+import LMDB
+
+/// `kvtool info <path>`: the store's format, sizes, readers, and the entries of every table.
+struct InfoCommand: Command {
+    static let spec = CommandSpec(
+        name: "info", abstract: "Show the store's format, sizes, readers and tables.",
+        discussion: """
+            The schema version is 1 for every store until the catalog records one. The map size is the one the store \
+            was last committed with; the used size is the pages in use times the page size. Readers are the \
+            reader slots held, across all processes.
+            """,
+        arguments: [CommonOptions.path], options: [CommonOptions.json])
+
+    /// The store's directory.
+    let path: String
+    /// Whether to print JSON.
+    let json: Bool
+
+    /// Reads the parsed arguments, checking the values that need no store.
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        path = arguments.argument("path")
+        json = arguments.flag("json")
+    }
+
+    /// One table's statistics.
+    private struct TableFacts {
+        let name: String
+        let statistics: Environment.Statistics
+    }
+
+    /// Runs the command and returns its exit status.
+    func run(_ console: Console) throws -> Int32 {
+        try withStore(path) { store in
+            let environment = store.environment
+            let info = try environment.info()
+            let main = try environment.statistics()
+            let readers = try environment.readers().count
+            let tables = try store.tableNames().map { name in
+                let table = try store.anyTable(named: name)
+                return TableFacts(name: name, statistics: try environment.read { txn in try txn.statistics(of: table) })
+            }
+            let pageSize = store.dataFile.header?.pageSize ?? environment.pageSize
+            let pages = info.lastPageNumber + 1
+            let mapSize = store.dataFile.header?.mapSize ?? info.mapSize
+            if json {
+                let members: [JSONMember] = [
+                    JSONMember("path", .string(store.path)),
+                    JSONMember("formatVersion", .number(String(store.format.formatVersion))),
+                    JSONMember("schemaVersion", .number("1")),
+                    JSONMember("created", .string(ISO8601.displayString(store.format.created))),
+                    JSONMember("fileSize", .number(String(store.dataFile.fileSize))),
+                    JSONMember("mapSize", .number(String(mapSize))),
+                    JSONMember("usedSize", .number(String(pages * pageSize))),
+                    JSONMember("pages", .number(String(pages))),
+                    JSONMember("pageSize", .number(String(pageSize))),
+                    JSONMember("treeDepth", .number(String(main.depth))),
+                    JSONMember("readersInUse", .number(String(readers))),
+                    JSONMember("maxReaders", .number(String(info.maxReaders))),
+                    JSONMember("lastTransaction", .number(String(info.lastTransactionID))),
+                    JSONMember("tables", .array(tables.map(Self.json))),
+                ]
+                console.print(JSONValue.object(members).serialized(pretty: true))
+                return 0
+            }
+            let lines: [(String, String)] = [
+                ("Path", store.path),
+                ("Format version", String(store.format.formatVersion)),
+                ("Schema version", "1"),
+                ("Created", ISO8601.displayString(store.format.created)),
+                ("File size", Self.size(store.dataFile.fileSize)),
+                ("Map size", Self.size(mapSize)),
+                ("Used size", "\(Self.size(pages * pageSize)), \(Formatting.count(pages, "page"))"),
+                ("Page size", "\(Formatting.grouped(pageSize)) bytes"),
+                ("Tree depth", String(main.depth)),
+                ("Readers in use", "\(readers) of \(info.maxReaders)"),
+                ("Last transaction", Formatting.grouped(info.lastTransactionID)),
+            ]
+            for (label, value) in lines {
+                console.print(label + String(repeating: " ", count: 18 - label.count) + value)
+            }
+            var table = TextTable(
+                headers: ["Table", "Entries", "Depth", "Pages"], rightAligned: [1, 2, 3], maximumWidth: 60)
+            for facts in tables {
+                let statistics = facts.statistics
+                let pages = statistics.branchPages + statistics.leafPages + statistics.overflowPages
+                table.append([
+                    facts.name, Formatting.grouped(statistics.entries), String(statistics.depth),
+                    Formatting.grouped(pages),
+                ])
+            }
+            console.output.write("\n" + table.rendered())
+            return 0
+        }
+    }
+
+    /// `64.0 MiB (67,108,864 bytes)`.
+    private static func size(_ bytes: Int) -> String {
+        bytes < 1024 ? "\(bytes) bytes" : "\(Formatting.byteSize(bytes)) (\(Formatting.grouped(bytes)) bytes)"
+    }
+
+    private static func json(_ facts: TableFacts) -> JSONValue {
+        let statistics = facts.statistics
+        return .object([
+            JSONMember("name", .string(facts.name)),
+            JSONMember("entries", .number(String(statistics.entries))),
+            JSONMember("depth", .number(String(statistics.depth))),
+            JSONMember("branchPages", .number(String(statistics.branchPages))),
+            JSONMember("leafPages", .number(String(statistics.leafPages))),
+            JSONMember("overflowPages", .number(String(statistics.overflowPages))),
+        ])
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import KVStore
+
+/// `kvtool list <path> <entity> [--where …] [--sort …] [--limit n] [--offset n] [--fields a,b] [--json | --table]`.
+struct ListCommand: Command {
+    static let spec = CommandSpec(
+        name: "list", abstract: "List an entity's records, as a table or as JSON Lines.",
+        discussion: """
+            The output is an aligned table when standard output is a terminal, and JSON Lines (one record per line, \
+            in the form 'export' writes records) otherwise; --table and --json choose. A table holds its rows in \
+            memory to align them, and cuts long cells; JSON Lines are streamed.
+            Records come in ID order (creation order for time-ordered IDs) unless --sort is given; a sort keeps only \
+            offset + limit records in memory when --limit is given, every matching record otherwise.
+            """,
+        arguments: [CommonOptions.path, CommonOptions.entity],
+        options: [
+            CommonOptions.condition,
+            .value("sort", "field[:desc]", help: "Sort by a field, ascending, or descending with ':desc'."),
+            .value("limit", "n", help: "Print at most n records."),
+            .value("offset", "n", help: "Skip the first n records."),
+            .value("fields", "a,b", help: "Print only these fields, in this order."),
+            .flag("json", help: "Print JSON Lines (the default when standard output is not a terminal)."),
+            .flag("table", help: "Print an aligned table (the default on a terminal)."),
+        ])
+
+    /// The store's directory.
+    let path: String
+    /// The entity to list.
+    let entity: String
+    /// The `--where` conditions, as given.
+    let conditions: [String]
+    /// The sort field and whether it is descending.
+    let sort: (field: String, descending: Bool)?
+    /// The most records to print.
+    let limit: Int?
+    /// How many records to skip.
+    let offset: Int
+    /// The fields to print, or `nil` for all.
+    let fields: [String]?
+    /// `true` for JSON Lines, `false` for a table, `nil` to decide by the terminal.
+    let prefersJSON: Bool?
+
+    /// Reads the parsed arguments, checking the values that need no store.
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        path = arguments.argument("path")
+        entity = arguments.argument("entity")
+        conditions = arguments.values("where")
+        for condition in conditions { _ = try Condition.split(condition) }
+        if let text = arguments.value("sort") {
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+            guard !parts[0].isEmpty, parts.count <= 2, parts.count == 1 || ["asc", "desc"].contains(parts[1]) else {
+                throw UsageError("The value '\(text)' is invalid for '--sort <field[:desc]>'")
+            }
+            sort = (String(parts[0]), parts.count == 2 && parts[1] == "desc")
+        } else {
+            sort = nil
+        }
+        limit = try arguments.count("limit")
+        offset = try arguments.count("offset") ?? 0
+        fields = arguments.value("fields").map { $0.split(separator: ",").map(String.init) }
+        if fields?.isEmpty == true { throw UsageError("The value '' is invalid for '--fields <a,b>'") }
+        if arguments.flag("json") && arguments.flag("table") {
+            throw UsageError("--json and --table cannot be used together")
+        }
+        prefersJSON = arguments.flag("json") ? true : arguments.flag("table") ? false : nil
+    }
+
+    /// Runs the command and returns its exit status.
+    func run(_ console: Console) throws -> Int32 {
+        try withStore(path) { store in
+            let entity = try store.entity(named: entity)
+            for field in (fields ?? []) + (sort.map { [$0.field] } ?? []) where field != "id" {
+                guard IndexEntries.fieldExists(field, in: entity.fields) else {
+                    throw ToolError("Unknown field '\(field)': \(entity.name) has no such field")
+                }
+            }
+            let conditions = try conditions.map { try Condition(parsing: $0, entity: entity) }
+            let query = try RecordQuery(store: store, entity: entity, conditions: conditions)
+            let printer = RecordPrinter(
+                kinds: RecordJSON.kinds(of: entity.fields), fields: fields,
+                asJSON: prefersJSON ?? !console.outputIsTerminal, console: console)
+            if let sort {
+                try sorted(query, by: sort).forEach { printer.add($0.id, $0.record) }
+            } else {
+                var skipped = 0
+                var printed = 0
+                try query.forEach { id, record in
+                    if skipped < offset {
+                        skipped += 1
+                        return true
+                    }
+                    if let limit, printed >= limit { return false }
+                    printer.add(id, record)
+                    printed += 1
+                    return limit.map { printed < $0 } ?? true
+                }
+            }
+            printer.finish()
+            return 0
+        }
+    }
+
+    /// The matching records in sort order, after the offset and within the limit; with a limit, only the best
+    /// `offset + limit` are kept as the scan goes.
+    private func sorted(
+        _ query: RecordQuery, by sort: (field: String, descending: Bool)
+    ) throws -> [(id: UUID, record: RecordValue)] {
+        typealias Candidate = (key: [UInt8], id: UUID, record: RecordValue)
+        let keep = limit.map { offset + $0 }
+        var kept: [Candidate] = []
+        func ascending(_ left: Candidate, _ right: Candidate) -> Bool {
+            guard left.key == right.key else { return left.key.lexicographicallyPrecedes(right.key) }
+            return RecordKey.bytes(left.id).lexicographicallyPrecedes(RecordKey.bytes(right.id))
+        }
+        func precedes(_ left: Candidate, _ right: Candidate) -> Bool {
+            sort.descending ? ascending(right, left) : ascending(left, right)
+        }
+        try query.forEach { id, record in
+            let value = sort.field == "id" ? RecordValue.uuid(id) : IndexEntries.value(of: sort.field, in: record)
+            kept.append((IndexEntries.sortKey(value), id, record))
+            if let keep, kept.count >= 2 * keep + 64 {
+                kept.sort(by: precedes)
+                kept.removeLast(kept.count - keep)
+            }
+            return true
+        }
+        kept.sort(by: precedes)
+        return kept.dropFirst(offset).prefix(limit ?? Int.max).map { ($0.id, $0.record) }
+    }
+}

@@ -1,0 +1,138 @@
+import KVStore
+import LMDB
+
+/// The `kvtool` command line: an inspector for any KVStore store, working from the store's catalog alone.
+///
+/// `run(arguments:console:)` parses the arguments, runs the subcommand and returns the exit status, writing only to
+/// the console, so tests run it in-process and the executable's `main` is one line:
+///
+/// ```swift
+/// exit(KVTool.run(arguments: CommandLine.arguments.dropFirst()))
+/// ```
+///
+/// Exit statuses: 0 on success (and for help and the version), 1 for a failure (no store at the path, an unknown
+/// entity or field, integrity problems), 64 for a usage mistake (an unknown option, a missing argument, a malformed
+/// UUID or `--where`, a bad number).
+public enum KVTool {
+    /// kvtool's version.
+    public static let version = "0.1.0"
+
+    /// The exit status of a usage mistake (`EX_USAGE` in sysexits.h).
+    public static let usageStatus: Int32 = 64
+
+    /// The subcommands, in the order help lists them.
+    static var commands: [any Command.Type] {
+        [
+            InfoCommand.self, SchemaCommand.self, CountCommand.self, ListCommand.self, GetCommand.self,
+            ExportCommand.self, ImportCommand.self, CheckCommand.self, CopyCommand.self, ReadersCommand.self,
+            HelpCommand.self,
+        ]
+    }
+
+    /// The names of the subcommands, in the order help lists them.
+    static var commandNames: [String] {
+        commands.map { $0.spec.name }
+    }
+
+    /// The version line `--version` prints.
+    static var versionLine: String {
+        "kvtool \(version) (KVStore format \(Catalog.formatVersion))"
+    }
+
+    /// Runs kvtool with `arguments` (without the program's name) and returns the exit status.
+    ///
+    /// - Parameters:
+    ///   - arguments: The words after `kvtool`: a subcommand, its options and arguments.
+    ///   - console: Where to write; the process's standard output and error by default.
+    /// - Returns: 0 on success, 1 for a failure, 64 for a usage mistake.
+    public static func run(arguments: some Sequence<String>, console: Console = .standard()) -> Int32 {
+        let words = Array(arguments)
+        defer {
+            console.output.flush()
+            console.errors.flush()
+        }
+        guard let name = words.first else {
+            console.output.write(mainHelp)
+            return 0
+        }
+        switch name {
+        case "--version":
+            console.print(versionLine)
+            return 0
+        case "-h", "--help":
+            console.output.write(mainHelp)
+            return 0
+        default:
+            guard let command = commands.first(where: { $0.spec.name == name }) else {
+                reportUsage(UsageError("Unknown subcommand '\(name)'"), spec: nil, console: console)
+                return usageStatus
+            }
+            return run(command, Array(words.dropFirst()), console: console)
+        }
+    }
+
+    /// Parses and runs one subcommand, turning errors into messages and exit statuses.
+    static func run(_ command: any Command.Type, _ words: [String], console: Console) -> Int32 {
+        do {
+            switch try ArgumentParser.parse(words, spec: command.spec) {
+            case .help:
+                console.output.write(command.spec.helpText)
+                return 0
+            case .version:
+                console.print(versionLine)
+                return 0
+            case .arguments(let parsed):
+                return try command.init(parsed).run(console)
+            }
+        } catch let error as UsageError {
+            reportUsage(error, spec: command.spec, console: console)
+            return usageStatus
+        } catch let error as ToolError {
+            console.printError("Error: \(error.message)")
+            return 1
+        } catch {
+            console.printError("Error: \(error)")
+            return 1
+        }
+    }
+
+    /// Prints a usage mistake: the error, the usage line, and where to find help.
+    static func reportUsage(_ error: UsageError, spec: CommandSpec?, console: Console) {
+        console.printError("Error: \(error.message)")
+        if let spec {
+            console.printError("Usage: \(spec.usage)")
+            console.printError("  See 'kvtool help \(spec.name)' for more information.")
+        } else {
+            console.printError("Usage: \(mainUsage)")
+            console.printError("  See 'kvtool --help' for more information.")
+        }
+    }
+
+    /// The usage line of kvtool itself.
+    static let mainUsage = "kvtool <subcommand> [<options>] <arguments>"
+
+    /// The help text of kvtool itself: what it is, and its subcommands.
+    static var mainHelp: String {
+        var text = """
+            OVERVIEW: Inspects KVStore stores from their catalog alone: schema, records, integrity, export and import.
+
+            Stores are opened read-only, except by 'import'. Results go to standard output; errors, warnings and
+            progress to standard error. Exit status: 0 on success, 1 on failure, 64 for a usage mistake.
+
+            USAGE: \(mainUsage)
+
+            OPTIONS:
+
+            """
+        for option in OptionSpec.standard {
+            text += HelpLayout.entry(
+                label: option.shortName.map { "-\($0), --\(option.name)" } ?? "--\(option.name)",
+                help: option.help)
+        }
+        text += "\nSUBCOMMANDS:\n"
+        for command in commands {
+            text += HelpLayout.entry(label: command.spec.name, help: command.spec.abstract)
+        }
+        return text + "\n  See 'kvtool help <subcommand>' for detailed help.\n"
+    }
+}

@@ -1,0 +1,198 @@
+import KVStore
+import LMDB
+
+/// A store that kvtool opened from its path alone, with its catalog read: the format, and each entity's fields,
+/// indexes and relationships.
+///
+/// Stores are opened read-only unless a subcommand writes. The catalog is read once, at open, in one read
+/// transaction: commands work from that snapshot.
+///
+/// ```swift
+/// let store = try InspectedStore.open("/var/lib/app/store")
+/// defer { store.close() }
+/// let task = try store.entity(named: "Task")
+/// ```
+final class InspectedStore {
+    /// The store's directory, as given.
+    let path: String
+    /// The data file and its header.
+    let dataFile: DataFile
+    /// The LMDB environment.
+    let environment: Environment
+    /// The catalog table.
+    let catalog: Table
+    /// The `format` entry of the catalog.
+    let format: StoreFormat
+    /// The entities whose catalog entries decode, in name order.
+    let entities: [EntityCatalog]
+    /// The catalog entries that do not decode, by catalog key, with the reason.
+    let damagedEntries: [(key: String, reason: String)]
+    private let closesEnvironment: Bool
+
+    private init(
+        path: String, dataFile: DataFile, environment: Environment, closesEnvironment: Bool, catalog: Table
+    ) throws {
+        self.path = path
+        self.dataFile = dataFile
+        self.environment = environment
+        self.closesEnvironment = closesEnvironment
+        self.catalog = catalog
+        let (format, entities, damaged) = try environment.read { txn in
+            let format = try Catalog.read(StoreFormat.self, key: Catalog.formatKey, in: txn, table: catalog)
+            let (entities, damaged) = try Self.readEntities(in: txn, catalog: catalog)
+            return (format, entities, damaged)
+        }
+        guard let format else {
+            throw ToolError("'\(path)' is not a KVStore store: its catalog has no format entry")
+        }
+        guard format.formatVersion <= Catalog.formatVersion else {
+            throw ToolError(
+                "'\(path)' was written by KVStore format \(format.formatVersion); kvtool reads format "
+                    + "\(Catalog.formatVersion) and older. Use a newer kvtool")
+        }
+        self.format = format
+        self.entities = entities
+        self.damagedEntries = damaged
+    }
+
+    /// Opens the store at `path`.
+    ///
+    /// - Parameters:
+    ///   - path: The store's directory.
+    ///   - writable: Whether to open for writing; otherwise the store is opened read-only.
+    /// - Throws: ``ToolError`` when the path is not a store (missing, a file, no `data.mdb`, not LMDB, no catalog)
+    ///   or was written by a newer format.
+    static func open(_ path: String, writable: Bool = false) throws -> InspectedStore {
+        let dataFile = try DataFile(directory: path)
+        let configuration = Environment.Configuration(
+            mapSize: max(dataFile.header?.mapSize ?? 0, 1 << 20), maxTables: 4096,
+            options: writable ? [] : [.readOnly])
+        let environment: Environment
+        do {
+            environment = try Environment.open(path: path, configuration: configuration)
+        } catch LMDBError.invalid {
+            throw ToolError("'\(path)' is not a store: its data.mdb is not an LMDB data file")
+        } catch {
+            throw ToolError("Cannot open the store at '\(path)': \(error)")
+        }
+        // The process-wide registry hands out an environment the process already has open (a program's container,
+        // or a test's) whatever configuration is asked for; kvtool closes only one it opened itself.
+        let closes = environment.configuration == configuration
+        do {
+            let catalog: Table
+            do {
+                catalog = try environment.openTable(named: Catalog.tableName)
+            } catch LMDBError.notFound {
+                throw ToolError("'\(path)' is an LMDB environment but not a KVStore store: it has no catalog table")
+            }
+            return try InspectedStore(
+                path: path, dataFile: dataFile, environment: environment, closesEnvironment: closes,
+                catalog: catalog)
+        } catch {
+            if closes { try? environment.close() }
+            throw error
+        }
+    }
+
+    /// Closes the environment, unless the process had it open before kvtool.
+    func close() {
+        if closesEnvironment { try? environment.close() }
+    }
+
+    /// Reads every entity entry of the catalog, keeping apart those that do not decode.
+    static func readEntities(
+        in txn: borrowing Transaction, catalog: Table
+    ) throws -> (entities: [EntityCatalog], damaged: [(key: String, reason: String)]) {
+        var keys: [[UInt8]] = []
+        try txn.scan(catalog, in: .prefix(Catalog.entityKeyPrefix)) { key, _ in
+            keys.append(Array(key))
+            return true
+        }
+        var entities: [EntityCatalog] = []
+        var damaged: [(key: String, reason: String)] = []
+        for key in keys {
+            do {
+                guard let entity = try Catalog.read(EntityCatalog.self, key: key, in: txn, table: catalog) else {
+                    continue
+                }
+                guard key.elementsEqual(Catalog.entityKey(entity.name)) else {
+                    damaged.append(
+                        (String(decoding: key, as: UTF8.self), "the entry names the entity '\(entity.name)'"))
+                    continue
+                }
+                entities.append(entity)
+            } catch {
+                damaged.append((String(decoding: key, as: UTF8.self), String(describing: error)))
+            }
+        }
+        return (entities.sorted { $0.name < $1.name }, damaged)
+    }
+
+    /// The entity with this name.
+    ///
+    /// - Throws: ``ToolError`` when the catalog has no such entity, naming those it has.
+    func entity(named name: String) throws(ToolError) -> EntityCatalog {
+        if let entity = entities.first(where: { $0.name == name }) { return entity }
+        if damagedEntries.contains(where: { $0.key == String(decoding: Catalog.entityKey(name), as: UTF8.self) }) {
+            throw ToolError("The catalog entry of \(name) does not decode; run 'kvtool check \(path)'")
+        }
+        let known = entities.isEmpty ? "it has none" : "it has " + entities.map(\.name).joined(separator: ", ")
+        throw ToolError("Unknown entity '\(name)': the store's catalog has no such entity (\(known))")
+    }
+
+    /// The record table of an entity.
+    ///
+    /// - Throws: ``ToolError`` when the table is missing.
+    func recordTable(of entity: EntityCatalog) throws -> Table {
+        try table(Catalog.recordTableName(entity.name), options: [], what: "record table of \(entity.name)")
+    }
+
+    /// The table of one of an entity's indexes, opened with the options its uniqueness implies.
+    ///
+    /// - Throws: ``ToolError`` when the table is missing or has other options.
+    func indexTable(of entity: EntityCatalog, _ index: IndexCatalog) throws -> Table {
+        try table(
+            Catalog.indexTableName(entity.name, index.name), options: Catalog.indexTableOptions(unique: index.isUnique),
+            what: "table of the index \(entity.name).\(index.name)")
+    }
+
+    private func table(_ name: String, options: Table.Options, what: String) throws -> Table {
+        do {
+            return try environment.openTable(named: name, options: options)
+        } catch LMDBError.notFound {
+            throw ToolError("The \(what) ('\(name)') is missing; run 'kvtool check \(path)'")
+        } catch LMDBError.incompatible {
+            throw ToolError("The \(what) ('\(name)') has the wrong table flags; run 'kvtool check \(path)'")
+        }
+    }
+
+    /// Opens any table of the store whatever options it was created with, for statistics.
+    ///
+    /// - Throws: What LMDB throws when the table does not exist.
+    func anyTable(named name: String) throws -> Table {
+        let candidates: [Table.Options] = [
+            [], [.dupSort, .dupFixed], [.dupSort], [.integerKey], [.dupSort, .integerDup],
+        ]
+        for options in candidates {
+            do {
+                return try environment.openTable(named: name, options: options)
+            } catch LMDBError.incompatible {
+                continue
+            }
+        }
+        return try environment.openTable(named: name, options: [.reverseKey])
+    }
+
+    /// The names of every table of the store, in key order.
+    func tableNames() throws -> [String] {
+        let main = try environment.openTable(named: nil)
+        return try environment.read { txn in
+            var names: [String] = []
+            try txn.scan(main) { key, _ in
+                names.append(String(decoding: key, as: UTF8.self))
+                return true
+            }
+            return names
+        }
+    }
+}
