@@ -35,8 +35,8 @@ public struct ModelTransaction: ~Copyable {
     public func insert<M: Model>(_ model: M) throws {
         try run {
             let store = try container.store(for: M.self)
-            try store.save(model, in: transaction.pointee, changes: writes?.changes)
-            writes?.references += store.requiredReferences(of: model)
+            let references = try store.save(model, in: transaction.pointee, changes: writes?.changes)
+            if !references.isEmpty { writes?.references += references }
         }
     }
 

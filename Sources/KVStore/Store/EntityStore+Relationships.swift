@@ -136,19 +136,38 @@ extension EntityStore {
         for id in ids.sorted(by: { $0.isOrdered(before: $1) }) { try delete(id, in: txn, changes: changes) }
     }
 
-    /// The references `model` holds through relationships that must resolve, for checking at the end of the write.
-    func requiredReferences(of model: M) -> [PendingReference] {
+    /// The references `model` holds through relationships that must resolve, read from its freshly computed index
+    /// keys (a stored relationship's field is indexed, and each of its keys is a presence byte and the 16 bytes of
+    /// a referenced ID), so the model is not read through key paths a second time.
+    ///
+    /// - Parameter indexKeys: The model's keys, one list per index of ``indexes``.
+    func requiredReferences(of model: M, indexKeys: [[[UInt8]]]) -> [PendingReference] {
         var pending: [PendingReference] = []
-        for (relationship, info) in zip(relationshipDescriptions, relationships) {
-            guard !relationship.allowsDangling, case .field(let field, _, _, let references, _) = relationship.storage
-            else { continue }
-            let ids = references(model)
+        for reference in referenceIndexes {
+            var ids: [UUID] = []
+            for key in indexKeys[reference.index] where key.count == 17 && key[0] == 0x01 {
+                ids.append(key.withUnsafeBytes { UUID(bytes: UnsafeRawBufferPointer(rebasing: $0[1...])) })
+            }
             if !ids.isEmpty {
                 pending.append(
-                    PendingReference(entity: name, id: model.id, field: field, target: info.target, ids: ids))
+                    PendingReference(
+                        entity: name, id: model.id, field: reference.field, target: reference.target, ids: ids))
             }
         }
         return pending
+    }
+
+    /// Where `requiredReferences(of:indexKeys:)` finds each checked relationship's IDs: the index on its field.
+    static func referenceIndexes(
+        _ relationships: [RelationshipInfo],
+        indexes: [StoredIndex]
+    ) -> [(index: Int, field: String, target: String)] {
+        relationships.compactMap { relationship in
+            guard !relationship.allowsDangling, let field = relationship.field,
+                let position = indexes.firstIndex(where: { $0.description.fields == [field] })
+            else { return nil }
+            return (position, field, relationship.target)
+        }
     }
 }
 

@@ -41,6 +41,8 @@ final class EntityStore<M: Model>: AnyEntityStore {
     /// The relationships without their model types, in the order of `relationshipDescriptions`; computed once,
     /// since naming a target entity asks the runtime for generic metadata.
     let relationships: [RelationshipInfo]
+    /// For each relationship whose references must resolve, the position of the index on its field.
+    let referenceIndexes: [(index: Int, field: String, target: String)]
     let catalogTable: Table
     private let state: Locked<FieldState>
 
@@ -77,6 +79,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
         self.indexes = indexes
         self.relationshipDescriptions = relationships
         self.relationships = Self.describe(relationships)
+        self.referenceIndexes = Self.referenceIndexes(self.relationships, indexes: indexes)
         self.catalogTable = catalogTable
         self.state = Locked(FieldState(fields: fields, persistedRevision: fields.revision))
     }
@@ -138,14 +141,19 @@ final class EntityStore<M: Model>: AnyEntityStore {
     ///   ``KVStoreError/encodingFailed`` when the model does not encode.
     ///
     /// - Parameter changes: Where to record the save, when the container is observed.
-    func save(_ model: M, in txn: borrowing Transaction, changes: ChangeCollector? = nil) throws {
+    /// - Returns: The references the model holds through relationships that must resolve, for the end of the write.
+    @discardableResult
+    func save(_ model: M, in txn: borrowing Transaction, changes: ChangeCollector? = nil) throws -> [PendingReference] {
         let id = model.id
+        var references: [PendingReference] = []
         try withKey(id) { key in
             if !indexes.isEmpty {
                 let old = try txn.withUnsafeBytes(forKey: key, in: records) { bytes in
                     try bytes.map { try decode($0, id: id, reader: reader) }
                 }
-                try updateIndexes(old: old, new: model, key: key, in: txn)
+                let newKeys = indexes.map { $0.description.keys(model) }
+                try updateIndexes(old: old, new: model, newKeys: newKeys, key: key, in: txn)
+                references = requiredReferences(of: model, indexKeys: newKeys)
                 changes?.saved(id, in: name, replacing: old != nil)
             } else if let changes {
                 changes.saved(id, in: name, replacing: try txn.containsKey(key, in: records))
@@ -168,6 +176,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
                 }
             }
         }
+        return references
     }
 
     /// Records that a write transaction committed: if it wrote the entity's catalog entry, that revision of the
@@ -190,17 +199,25 @@ final class EntityStore<M: Model>: AnyEntityStore {
                 try bytes.map { try decode($0, id: id, reader: reader) }
             }
             guard let old else { return nil }
-            try updateIndexes(old: old, new: nil, key: key, in: txn)
+            try updateIndexes(old: old, new: nil, newKeys: [], key: key, in: txn)
             try txn.delete(forKey: key, in: records)
             changes?.deleted(id, in: name)
             return old
         }
     }
 
-    private func updateIndexes(old: M?, new: M?, key: UnsafeRawBufferPointer, in txn: borrowing Transaction) throws {
-        for index in indexes {
+    /// Moves the index entries of the model stored under `key` from the keys of `old` to `newKeys` (one list per
+    /// index, empty for a delete).
+    private func updateIndexes(
+        old: M?,
+        new: M?,
+        newKeys keysByIndex: [[[UInt8]]],
+        key: UnsafeRawBufferPointer,
+        in txn: borrowing Transaction
+    ) throws {
+        for (position, index) in indexes.enumerated() {
             let oldKeys = old.map(index.description.keys) ?? []
-            let newKeys = new.map(index.description.keys) ?? []
+            let newKeys = keysByIndex.isEmpty ? [] : keysByIndex[position]
             for indexKey in oldKeys where !newKeys.contains(indexKey) {
                 if index.description.isUnique {
                     // Only remove the entry if it is this model's.
