@@ -161,3 +161,12 @@ package enum IndexKey {
         withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
     }
 }
+
+extension IndexKey {
+    /// A copy of `key`, finalized as ``finalize(_:)`` does.
+    static func finalized(_ key: [UInt8]) -> [UInt8] {
+        var key = key
+        finalize(&key)
+        return key
+    }
+}

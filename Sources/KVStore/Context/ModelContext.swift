@@ -182,9 +182,7 @@ public final class ModelContext {
             if try descriptor.predicate?.evaluate(model) ?? true { results.append(model) }
         }
         if !descriptor.sortBy.isEmpty { results.sort(using: descriptor.sortBy) }
-        let start = min(max(descriptor.fetchOffset, 0), results.count)
-        let end = descriptor.fetchLimit.map { min(start + max($0, 0), results.count) } ?? results.count
-        return Array(results[start..<end])
+        return descriptor.page(of: results)
     }
 
     /// The number of models that match `descriptor`'s predicate.

@@ -45,3 +45,12 @@ public struct FetchDescriptor<M: Model>: Sendable {
         self.relationshipsToPrefetch = []
     }
 }
+
+extension FetchDescriptor {
+    /// The part of sorted `results` that the offset and limit select.
+    func page(of results: [M]) -> [M] {
+        let start = min(max(fetchOffset, 0), results.count)
+        let end = fetchLimit.map { min(start + max($0, 0), results.count) } ?? results.count
+        return Array(results[start..<end])
+    }
+}

@@ -36,9 +36,7 @@ extension EntityStore {
         if !planned.isSorted && !descriptor.sortBy.isEmpty {
             results.sort(using: descriptor.sortBy)
         }
-        let start = min(offset, results.count)
-        let end = descriptor.fetchLimit.map { min(start + max($0, 0), results.count) } ?? results.count
-        return Array(results[start..<end])
+        return descriptor.page(of: results)
     }
 
     /// The number of models that match `descriptor`, ignoring its sort, offset and limit.
@@ -68,8 +66,7 @@ extension EntityStore {
             var ids: [UUID] = []
             var seen = Set<UUID>()
             try txn.withCursor(on: index.table) { cursor in
-                for var key in keys {
-                    _ = IndexKey.finalize(&key)
+                for key in keys.map(IndexKey.finalized) {
                     if index.description.isUnique {
                         if try cursor.seek(to: key) {
                             _ = try cursor.withCurrent { _, value in
@@ -90,16 +87,8 @@ extension EntityStore {
             try visit(ids, in: txn, reader: reader, body)
         case .range(let name, let lower, let upper):
             let table = try storedIndex(name).table
-            let lowerKey = lower.map { bound -> [UInt8] in
-                var key = bound.key
-                _ = IndexKey.finalize(&key)
-                return key
-            }
-            let upperKey = upper.map { bound -> [UInt8] in
-                var key = bound.key
-                _ = IndexKey.finalize(&key)
-                return key
-            }
+            let lowerKey = lower.map { IndexKey.finalized($0.key) }
+            let upperKey = upper.map { IndexKey.finalized($0.key) }
             var ids: [UUID] = []
             var seen = Set<UUID>()
             try txn.scan(table, in: KeyRange(from: lowerKey, upTo: nil)) { indexKey, value in

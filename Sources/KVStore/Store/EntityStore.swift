@@ -148,9 +148,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
         var references: [PendingReference] = []
         try withKey(id) { key in
             if !indexes.isEmpty {
-                let old = try txn.withUnsafeBytes(forKey: key, in: records) { bytes in
-                    try bytes.map { try decode($0, id: id, reader: reader) }
-                }
+                let old = try self.model(for: id, in: txn, reader: reader)
                 let newKeys = indexes.map { $0.description.keys(model) }
                 try updateIndexes(old: old, new: model, newKeys: newKeys, key: key, in: txn)
                 references = requiredReferences(of: model, indexKeys: newKeys)
@@ -195,9 +193,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
     @discardableResult
     func delete(_ id: UUID, in txn: borrowing Transaction, changes: ChangeCollector? = nil) throws -> M? {
         try withKey(id) { key in
-            let old = try txn.withUnsafeBytes(forKey: key, in: records) { bytes in
-                try bytes.map { try decode($0, id: id, reader: reader) }
-            }
+            let old = try model(for: id, in: txn, reader: reader)
             guard let old else { return nil }
             try updateIndexes(old: old, new: nil, newKeys: [], key: key, in: txn)
             try txn.delete(forKey: key, in: records)
