@@ -73,15 +73,31 @@ public struct Cursor: ~Copyable {
     /// Moves to `key`. Returns whether the key is present; the cursor's position is undefined when it is not.
     ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_SET_KEY`.
+    public func seek(to key: UnsafeRawBufferPointer) throws -> Bool {
+        try move(MDB_SET_KEY, key: key)
+    }
+
+    /// Moves to `key`. Returns whether the key is present; the cursor's position is undefined when it is not.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_SET_KEY`.
+    @inlinable
     public func seek<Key: Collection<UInt8>>(to key: Key) throws -> Bool {
-        try withBytes(key) { key in try move(MDB_SET_KEY, key: key) }
+        try withBytes(key) { key in try seek(to: key) }
     }
 
     /// Moves to the first key greater than or equal to `key`. Returns whether there is one.
     ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_SET_RANGE`.
+    public func seek(atOrAfter key: UnsafeRawBufferPointer) throws -> Bool {
+        try move(MDB_SET_RANGE, key: key)
+    }
+
+    /// Moves to the first key greater than or equal to `key`. Returns whether there is one.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_SET_RANGE`.
+    @inlinable
     public func seek<Key: Collection<UInt8>>(atOrAfter key: Key) throws -> Bool {
-        try withBytes(key) { key in try move(MDB_SET_RANGE, key: key) }
+        try withBytes(key) { key in try seek(atOrAfter: key) }
     }
 
     // MARK: - Duplicates
@@ -89,21 +105,36 @@ public struct Cursor: ~Copyable {
     /// In a `dupSort` table, moves to `value` of `key`. Returns whether the pair is present.
     ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_GET_BOTH`.
+    public func seek(to key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> Bool {
+        try move(MDB_GET_BOTH, key: key, value: value)
+    }
+
+    /// In a `dupSort` table, moves to `value` of `key`. Returns whether the pair is present.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_GET_BOTH`.
+    @inlinable
     public func seek<Key: Collection<UInt8>, Value: Collection<UInt8>>(to key: Key, value: Value) throws -> Bool {
-        try withBytes(key) { key in try withBytes(value) { value in try move(MDB_GET_BOTH, key: key, value: value) } }
+        try withBytes(key) { key in try withBytes(value) { value in try seek(to: key, value: value) } }
     }
 
     /// In a `dupSort` table, moves to the first value of `key` greater than or equal to `value`. Returns whether
     /// there is one.
     ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_GET_BOTH_RANGE`.
+    public func seek(to key: UnsafeRawBufferPointer, valueAtOrAfter value: UnsafeRawBufferPointer) throws -> Bool {
+        try move(MDB_GET_BOTH_RANGE, key: key, value: value)
+    }
+
+    /// In a `dupSort` table, moves to the first value of `key` greater than or equal to `value`. Returns whether
+    /// there is one.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_GET_BOTH_RANGE`.
+    @inlinable
     public func seek<Key: Collection<UInt8>, Value: Collection<UInt8>>(
         to key: Key,
         valueAtOrAfter value: Value
     ) throws -> Bool {
-        try withBytes(key) { key in
-            try withBytes(value) { value in try move(MDB_GET_BOTH_RANGE, key: key, value: value) }
-        }
+        try withBytes(key) { key in try withBytes(value) { value in try seek(to: key, valueAtOrAfter: value) } }
     }
 
     /// Moves to the current key's first value. Returns whether the cursor is on a key.
@@ -154,8 +185,8 @@ public struct Cursor: ~Copyable {
     ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_GET_MULTIPLE` and `MDB_NEXT_MULTIPLE`.
     @discardableResult
-    public func forEachDuplicatePage<Key: Collection<UInt8>>(
-        ofKey key: Key,
+    public func forEachDuplicatePage(
+        ofKey key: UnsafeRawBufferPointer,
         _ body: (UnsafeRawBufferPointer) throws -> Void
     ) throws -> Bool {
         guard table.options.contains(.dupFixed) else {
@@ -164,12 +195,9 @@ public struct Cursor: ~Copyable {
         }
         var keyValue = MDB_val()
         var data = MDB_val()
-        let found = try withBytes(key) { key in
-            try validateKey(key, table, "mdb_cursor_get")
-            keyValue = mdbValue(key)
-            return try position(MDB_SET_KEY, &keyValue, &data)
-        }
-        guard found else { return false }
+        try validateKey(key, table, "mdb_cursor_get")
+        keyValue = mdbValue(key)
+        guard try position(MDB_SET_KEY, &keyValue, &data) else { return false }
         // A key with a single value has no duplicate subtree; LMDB then answers MDB_GET_MULTIPLE with success and
         // leaves `data` as it was, so the value MDB_SET_KEY returned is the only page.
         let single = data
@@ -185,6 +213,28 @@ public struct Cursor: ~Copyable {
         }
         if code != MDB_NOTFOUND { throw failure(code, "mdb_cursor_get", table) }
         return true
+    }
+
+    /// Calls `body` with the values of `key` in a `dupFixed` table, a page of values at a time: each buffer holds
+    /// whole values of the table's fixed size, back to back.
+    ///
+    /// This is the fastest way to read many values of one key, such as the IDs under an index entry.
+    ///
+    /// - Warning: The buffers are valid only inside `body`.
+    /// - Parameters:
+    ///   - key: The key whose values to read.
+    ///   - body: Called once per page of values.
+    /// - Returns: Whether the key is present.
+    /// - Throws: ``LMDBError/incompatible`` when the table is not `dupFixed`, or what `body` throws.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_GET_MULTIPLE` and `MDB_NEXT_MULTIPLE`.
+    @inlinable
+    @discardableResult
+    public func forEachDuplicatePage<Key: Collection<UInt8>>(
+        ofKey key: Key,
+        _ body: (UnsafeRawBufferPointer) throws -> Void
+    ) throws -> Bool {
+        try withBytes(key) { key in try forEachDuplicatePage(ofKey: key, body) }
     }
 
     // MARK: - Reading
@@ -279,21 +329,36 @@ public struct Cursor: ~Copyable {
     ///   value of the wrong size, ``LMDBError/accessDenied`` in a read transaction.
     ///
     /// The corresponding LMDB function is `mdb_cursor_put`.
+    public func put(
+        _ value: UnsafeRawBufferPointer,
+        forKey key: UnsafeRawBufferPointer,
+        options: Transaction.PutOptions = []
+    ) throws {
+        try checkWritable("mdb_cursor_put", table)
+        try validateKey(key, table, "mdb_cursor_put")
+        try validateValue(value, table, "mdb_cursor_put")
+        var keyValue = mdbValue(key)
+        var data = mdbValue(value)
+        try check(mdb_cursor_put(handle, &keyValue, &data, options.rawValue), "mdb_cursor_put", table)
+    }
+
+    /// Stores `value` under `key` and moves the cursor to it.
+    ///
+    /// - Parameters:
+    ///   - value: The bytes to store. In a `dupSort` table at most ``Environment/maxKeySize`` bytes.
+    ///   - key: The key, 1 to ``Environment/maxKeySize`` bytes.
+    ///   - options: Conditions on the write and hints for speed.
+    /// - Throws: ``LMDBError/keyExists`` when an option forbids the write, ``LMDBError/badValueSize`` for a key or
+    ///   value of the wrong size, ``LMDBError/accessDenied`` in a read transaction.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_put`.
+    @inlinable
     public func put<Value: Collection<UInt8>, Key: Collection<UInt8>>(
         _ value: Value,
         forKey key: Key,
         options: Transaction.PutOptions = []
     ) throws {
-        try checkWritable("mdb_cursor_put", table)
-        try withBytes(value) { value in
-            try withBytes(key) { key in
-                try validateKey(key, table, "mdb_cursor_put")
-                try validateValue(value, table, "mdb_cursor_put")
-                var keyValue = mdbValue(key)
-                var data = mdbValue(value)
-                try check(mdb_cursor_put(handle, &keyValue, &data, options.rawValue), "mdb_cursor_put", table)
-            }
-        }
+        try withBytes(value) { value in try withBytes(key) { key in try put(value, forKey: key, options: options) } }
     }
 
     /// Deletes the entry the cursor is on; the cursor then stands on the next entry.

@@ -13,6 +13,27 @@ import CLMDB
 extension Transaction {
     // MARK: - Reading
 
+    /// The bytes stored under `key`, or `nil` when the key is absent, without a copy.
+    ///
+    /// - Warning: The bytes are LMDB's memory map. They stay valid only until this transaction ends or writes
+    ///   anything; prefer `withUnsafeBytes(forKey:in:_:)`, which scopes them. In a
+    ///   `dupSort` table they are the key's first value.
+    /// - Parameters:
+    ///   - key: The key, 1 to ``Environment/maxKeySize`` bytes.
+    ///   - table: The table to read.
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key.
+    ///
+    /// The corresponding LMDB function is `mdb_get`.
+    public func unsafeBytes(forKey key: UnsafeRawBufferPointer, in table: Table) throws -> UnsafeRawBufferPointer? {
+        try validateKey(key, table, "mdb_get")
+        var keyValue = mdbValue(key)
+        var data = MDB_val()
+        let code = mdb_get(handle, table.dbi, &keyValue, &data)
+        if code == MDB_NOTFOUND { return nil }
+        try check(code, "mdb_get", table)
+        return buffer(data)
+    }
+
     /// Calls `body` with the bytes stored under `key`, or with `nil` when the key is absent.
     ///
     /// - Warning: The bytes are LMDB's memory map. They are valid only inside `body`: copy what must outlive it.
@@ -25,18 +46,13 @@ extension Transaction {
     /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, or what `body` throws.
     ///
     /// The corresponding LMDB function is `mdb_get`.
+    @inlinable
     public func withUnsafeBytes<R>(
         forKey key: UnsafeRawBufferPointer,
         in table: Table,
         _ body: (UnsafeRawBufferPointer?) throws -> R
     ) throws -> R {
-        try validateKey(key, table, "mdb_get")
-        var keyValue = mdbValue(key)
-        var data = MDB_val()
-        let code = mdb_get(handle, table.dbi, &keyValue, &data)
-        if code == MDB_NOTFOUND { return try body(nil) }
-        try check(code, "mdb_get", table)
-        return try body(buffer(data))
+        try body(unsafeBytes(forKey: key, in: table))
     }
 
     /// Calls `body` with the bytes stored under `key`, or with `nil` when the key is absent.
@@ -50,6 +66,7 @@ extension Transaction {
     /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, or what `body` throws.
     ///
     /// The corresponding LMDB function is `mdb_get`.
+    @inlinable
     public func withUnsafeBytes<Key: Collection<UInt8>, R>(
         forKey key: Key,
         in table: Table,
@@ -67,6 +84,7 @@ extension Transaction {
     /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key.
     ///
     /// The corresponding LMDB function is `mdb_get`.
+    @inlinable
     public func value<Key: Collection<UInt8>>(forKey key: Key, in table: Table) throws -> [UInt8]? {
         try withUnsafeBytes(forKey: key, in: table) { $0.map(Array.init) }
     }
@@ -74,6 +92,7 @@ extension Transaction {
     /// Whether `key` is present in `table`.
     ///
     /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key.
+    @inlinable
     public func containsKey<Key: Collection<UInt8>>(_ key: Key, in table: Table) throws -> Bool {
         try withUnsafeBytes(forKey: key, in: table) { $0 != nil }
     }
@@ -116,6 +135,7 @@ extension Transaction {
     ///   value of the wrong size, ``LMDBError/accessDenied`` in a read transaction.
     ///
     /// The corresponding LMDB function is `mdb_put`.
+    @inlinable
     public func put<Value: Collection<UInt8>, Key: Collection<UInt8>>(
         _ value: Value,
         forKey key: Key,
@@ -125,6 +145,37 @@ extension Transaction {
         try withBytes(value) { value in
             try withBytes(key) { key in try put(value, forKey: key, in: table, options: options) }
         }
+    }
+
+    /// Stores `value` under `key` unless the key is present, and otherwise returns the value already there: an
+    /// insert and a lookup in one descent of the tree.
+    ///
+    /// - Warning: The returned bytes are LMDB's memory map. They stay valid only until this transaction ends or
+    ///   writes anything.
+    /// - Parameters:
+    ///   - value: The bytes to store.
+    ///   - key: The key, 1 to ``Environment/maxKeySize`` bytes.
+    ///   - table: The table to write; in a `dupSort` table the key's first value is returned.
+    /// - Returns: `nil` when `value` was stored, or the bytes already stored under `key`, which are left as they
+    ///   were.
+    /// - Throws: ``LMDBError/badValueSize`` for a key or value of the wrong size, ``LMDBError/accessDenied`` in a read
+    ///   transaction.
+    ///
+    /// The corresponding LMDB function is `mdb_put` with `MDB_NOOVERWRITE`.
+    public func unsafePutIfAbsent(
+        _ value: UnsafeRawBufferPointer,
+        forKey key: UnsafeRawBufferPointer,
+        in table: Table
+    ) throws -> UnsafeRawBufferPointer? {
+        try checkWritable("mdb_put", table)
+        try validateKey(key, table, "mdb_put")
+        try validateValue(value, table, "mdb_put")
+        var keyValue = mdbValue(key)
+        var data = mdbValue(value)
+        let code = mdb_put(handle, table.dbi, &keyValue, &data, UInt32(MDB_NOOVERWRITE))
+        if code == MDB_KEYEXIST { return buffer(data) }
+        try check(code, "mdb_put", table)
+        return nil
     }
 
     /// Reserves `count` bytes under `key` and lets `fill` write the value in place, which saves a copy for values
@@ -142,9 +193,9 @@ extension Transaction {
     ///   when `fill` throws, the transaction should be abandoned by throwing on.
     ///
     /// The corresponding LMDB function is `mdb_put` with `MDB_RESERVE`.
-    public func put<Key: Collection<UInt8>>(
+    public func put(
         reservingCount count: Int,
-        forKey key: Key,
+        forKey key: UnsafeRawBufferPointer,
         in table: Table,
         options: PutOptions = [],
         _ fill: (UnsafeMutableRawBufferPointer) throws -> Void
@@ -155,15 +206,35 @@ extension Transaction {
                 MDB_INCOMPATIBLE, "mdb_put", table, detail: "Values of a dupSort table cannot be reserved")
         }
         if count < 0 { throw failure(EINVAL, "mdb_put", table, detail: "A reserved size cannot be negative") }
-        try withBytes(key) { key in
-            try validateKey(key, table, "mdb_put")
-            var keyValue = mdbValue(key)
-            var data = MDB_val(mv_size: count, mv_data: nil)
-            try check(
-                mdb_put(handle, table.dbi, &keyValue, &data, options.rawValue | UInt32(MDB_RESERVE)), "mdb_put",
-                table)
-            try fill(UnsafeMutableRawBufferPointer(start: data.mv_data, count: count))
-        }
+        try validateKey(key, table, "mdb_put")
+        var keyValue = mdbValue(key)
+        var data = MDB_val(mv_size: count, mv_data: nil)
+        try check(
+            mdb_put(handle, table.dbi, &keyValue, &data, options.rawValue | UInt32(MDB_RESERVE)), "mdb_put", table)
+        try fill(UnsafeMutableRawBufferPointer(start: data.mv_data, count: count))
+    }
+
+    /// Reserves `count` bytes under `key` and lets `fill` write the value in place.
+    ///
+    /// - Warning: `fill` must write all `count` bytes; the buffer is valid only inside `fill`.
+    /// - Parameters:
+    ///   - count: The size of the value.
+    ///   - key: The key, 1 to ``Environment/maxKeySize`` bytes.
+    ///   - table: The table to write; not a `dupSort` table.
+    ///   - options: Conditions on the write and hints for speed.
+    ///   - fill: Writes the value.
+    /// - Throws: What the variant taking an `UnsafeRawBufferPointer` key throws.
+    ///
+    /// The corresponding LMDB function is `mdb_put` with `MDB_RESERVE`.
+    @inlinable
+    public func put<Key: Collection<UInt8>>(
+        reservingCount count: Int,
+        forKey key: Key,
+        in table: Table,
+        options: PutOptions = [],
+        _ fill: (UnsafeMutableRawBufferPointer) throws -> Void
+    ) throws {
+        try withBytes(key) { key in try put(reservingCount: count, forKey: key, in: table, options: options, fill) }
     }
 
     // MARK: - Deleting
@@ -179,16 +250,30 @@ extension Transaction {
     ///
     /// The corresponding LMDB function is `mdb_del`.
     @discardableResult
-    public func delete<Key: Collection<UInt8>>(forKey key: Key, in table: Table) throws -> Bool {
+    public func delete(forKey key: UnsafeRawBufferPointer, in table: Table) throws -> Bool {
         try checkWritable("mdb_del", table)
-        return try withBytes(key) { key in
-            try validateKey(key, table, "mdb_del")
-            var keyValue = mdbValue(key)
-            let code = mdb_del(handle, table.dbi, &keyValue, nil)
-            if code == MDB_NOTFOUND { return false }
-            try check(code, "mdb_del", table)
-            return true
-        }
+        try validateKey(key, table, "mdb_del")
+        var keyValue = mdbValue(key)
+        let code = mdb_del(handle, table.dbi, &keyValue, nil)
+        if code == MDB_NOTFOUND { return false }
+        try check(code, "mdb_del", table)
+        return true
+    }
+
+    /// Deletes `key` with all its values.
+    ///
+    /// - Parameters:
+    ///   - key: The key, 1 to ``Environment/maxKeySize`` bytes.
+    ///   - table: The table to write.
+    /// - Returns: Whether the key was present.
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, ``LMDBError/accessDenied`` in a read
+    ///   transaction.
+    ///
+    /// The corresponding LMDB function is `mdb_del`.
+    @inlinable
+    @discardableResult
+    public func delete<Key: Collection<UInt8>>(forKey key: Key, in table: Table) throws -> Bool {
+        try withBytes(key) { key in try delete(forKey: key, in: table) }
     }
 
     /// Deletes one value of `key` in a `dupSort` table, keeping the key's other values.
@@ -203,23 +288,40 @@ extension Transaction {
     ///
     /// The corresponding LMDB function is `mdb_del` with a value.
     @discardableResult
+    public func delete(
+        _ value: UnsafeRawBufferPointer,
+        forKey key: UnsafeRawBufferPointer,
+        in table: Table
+    ) throws -> Bool {
+        try checkWritable("mdb_del", table)
+        try validateKey(key, table, "mdb_del")
+        try validateValue(value, table, "mdb_del")
+        var keyValue = mdbValue(key)
+        var data = mdbValue(value)
+        let code = mdb_del(handle, table.dbi, &keyValue, &data)
+        if code == MDB_NOTFOUND { return false }
+        try check(code, "mdb_del", table)
+        return true
+    }
+
+    /// Deletes one value of `key` in a `dupSort` table, keeping the key's other values.
+    ///
+    /// - Parameters:
+    ///   - value: The value to delete.
+    ///   - key: The key, 1 to ``Environment/maxKeySize`` bytes.
+    ///   - table: The table to write.
+    /// - Returns: Whether the pair was present.
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, ``LMDBError/accessDenied`` in a read
+    ///   transaction.
+    ///
+    /// The corresponding LMDB function is `mdb_del` with a value.
+    @inlinable
+    @discardableResult
     public func delete<Value: Collection<UInt8>, Key: Collection<UInt8>>(
         _ value: Value,
         forKey key: Key,
         in table: Table
     ) throws -> Bool {
-        try checkWritable("mdb_del", table)
-        return try withBytes(value) { value in
-            try withBytes(key) { key in
-                try validateKey(key, table, "mdb_del")
-                try validateValue(value, table, "mdb_del")
-                var keyValue = mdbValue(key)
-                var data = mdbValue(value)
-                let code = mdb_del(handle, table.dbi, &keyValue, &data)
-                if code == MDB_NOTFOUND { return false }
-                try check(code, "mdb_del", table)
-                return true
-            }
-        }
+        try withBytes(value) { value in try withBytes(key) { key in try delete(value, forKey: key, in: table) } }
     }
 }

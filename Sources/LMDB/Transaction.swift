@@ -221,7 +221,7 @@ func buffer(_ value: MDB_val) -> UnsafeRawBufferPointer {
 }
 
 /// Runs `body` with the contiguous bytes of `bytes`, copying them only when the collection has no contiguous storage.
-@inline(__always)
+@inlinable
 func withBytes<Bytes: Collection<UInt8>, R>(
     _ bytes: Bytes,
     _ body: (UnsafeRawBufferPointer) throws -> R

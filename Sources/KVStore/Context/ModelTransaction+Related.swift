@@ -66,17 +66,7 @@ extension ModelTransaction {
     }
 
     private func children<Child: Model>(of parentIDs: [UUID], field: String) throws -> [UUID: [Child]] {
-        try run {
-            let store = try container.store(for: Child.self)
-            let referrers = try store.referrers(to: parentIDs, field: field, in: transaction.pointee)
-            let childIDs = Array(Set(referrers.values.flatMap { $0 }))
-            let loaded = try store.models(for: childIDs, in: transaction.pointee)
-            var byID: [UUID: Child] = [:]
-            for case .some(let child) in loaded { byID[child.id] = child }
-            return referrers.mapValues { ids in
-                ids.compactMap { byID[$0] }.sorted { $0.id.isOrdered(before: $1.id) }
-            }
-        }
+        try run { try container.store(for: Child.self).children(of: parentIDs, field: field, in: transaction.pointee) }
     }
 
     private func models<Target: Model>(byID ids: Set<UUID>, as type: Target.Type) throws -> [UUID: Target] {

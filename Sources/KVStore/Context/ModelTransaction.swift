@@ -91,13 +91,19 @@ public struct ModelTransaction: ~Copyable {
             stores[name] = store
             return store
         }
+        // Many models usually reference the same few (ten tasks, one project): look each target up once.
+        var found: [String: Set<UUID>] = [:]
         for reference in writes.references {
             // A model deleted later in the transaction no longer holds its references.
             if writes.hasDeletes, try !store(reference.entity).exists(reference.id, in: transaction.pointee) {
                 continue
             }
             let target = try store(reference.target)
-            for id in reference.ids where try !target.exists(id, in: transaction.pointee) {
+            for id in reference.ids where found[reference.target]?.contains(id) != true {
+                if try target.exists(id, in: transaction.pointee) {
+                    found[reference.target, default: []].insert(id)
+                    continue
+                }
                 throw KVStoreError(
                     .missingReference, entity: reference.entity, id: reference.id, field: reference.field,
                     message: "\(reference.entity) \(reference.id): \(reference.field) references \(reference.target) "

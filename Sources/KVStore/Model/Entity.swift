@@ -105,11 +105,12 @@ public struct ModelIndex<M: Model>: Sendable {
     ///   - name: The field's coding key, when it differs from the property's name.
     public static func index<V: IndexKeyEncodable>(_ keyPath: KeyPath<M, [V]> & Sendable, name: String? = nil) -> Self {
         let field = name ?? fieldName(of: keyPath)
+        let read = reader(keyPath)
         return ModelIndex(
             name: field, fields: [field], isUnique: false, isMultiEntry: true, keyPaths: [keyPath],
             keys: { model in
                 var seen = Set<[UInt8]>()
-                return model[keyPath: keyPath].compactMap { element in
+                return read(model).compactMap { element in
                     let key = finalized { element.appendIndexKey(to: &$0) }
                     return seen.insert(key).inserted ? key : nil
                 }
@@ -139,9 +140,10 @@ public struct ModelIndex<M: Model>: Sendable {
         unique: Bool
     ) -> Self {
         let field = name ?? fieldName(of: keyPath)
+        let read = reader(keyPath)
         return ModelIndex(
             name: field, fields: [field], isUnique: unique, isMultiEntry: false, keyPaths: [keyPath],
-            keys: { model in [finalized { model[keyPath: keyPath].appendIndexKey(to: &$0) }] },
+            keys: { model in [finalized { read(model).appendIndexKey(to: &$0) }] },
             componentEncoders: [encoder(V.self)])
     }
 
@@ -151,18 +153,33 @@ public struct ModelIndex<M: Model>: Sendable {
         unique: Bool
     ) -> Self {
         let fields = [fieldName(of: first), fieldName(of: second)]
+        let (readFirst, readSecond) = (reader(first), reader(second))
         return ModelIndex(
             name: fields.joined(separator: "+"), fields: fields, isUnique: unique, isMultiEntry: false,
             keyPaths: [first, second],
             keys: { model in
                 [
                     finalized {
-                        model[keyPath: first].appendIndexKey(to: &$0)
-                        model[keyPath: second].appendIndexKey(to: &$0)
+                        readFirst(model).appendIndexKey(to: &$0)
+                        readSecond(model).appendIndexKey(to: &$0)
                     }
                 ]
             },
             componentEncoders: [encoder(V1.self), encoder(V2.self)])
+    }
+
+    /// A function that reads the attribute at `keyPath`.
+    ///
+    /// Every save computes its model's index keys, and applying a key path goes through the runtime's key path
+    /// interpreter. A key path to a stored property of the model's own storage has a fixed offset, so it is read
+    /// there directly; any other key path (a computed property, a property of a class) is applied as usual.
+    private static func reader<V>(_ keyPath: KeyPath<M, V> & Sendable) -> @Sendable (M) -> V {
+        guard let offset = MemoryLayout<M>.offset(of: keyPath) else { return { $0[keyPath: keyPath] } }
+        return { model in
+            withUnsafePointer(to: model) { pointer in
+                UnsafeRawPointer(pointer).advanced(by: offset).assumingMemoryBound(to: V.self).pointee
+            }
+        }
     }
 
     /// Builds a key and cuts it to LMDB's limit.

@@ -160,12 +160,35 @@ extension EntityStore {
     func models(for ids: [UUID], in txn: borrowing Transaction) throws -> [M?] {
         let reader = self.reader
         var results = [M?](repeating: nil, count: ids.count)
-        let order = ids.indices.sorted { ids[$0].isOrdered(before: ids[$1]) }
-        for position in order {
-            results[position] = try model(for: ids[position], in: txn, reader: reader)
+        try results.withUnsafeMutableBufferPointer { results in
+            for position in keyOrder(of: ids) {
+                let id = ids[position]
+                guard let bytes = try withKey(id, { key in try txn.unsafeBytes(forKey: key, in: records) }) else {
+                    continue
+                }
+                results[position] = try decode(bytes, id: id, reader: reader)
+            }
         }
         return results
     }
+}
+
+/// The positions of `ids` in the order of their record keys, so that lookups walk the tree from left to right.
+func keyOrder(of ids: [UUID]) -> [Int] {
+    // A UUID's bytes read as two big-endian integers compare as the bytes do.
+    var keys: [(high: UInt64, low: UInt64, position: Int)] = []
+    keys.reserveCapacity(ids.count)
+    for (position, id) in ids.enumerated() {
+        let (high, low) = withUnsafeBytes(of: id.uuid) { bytes in
+            (
+                UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
+                UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            )
+        }
+        keys.append((high, low, position))
+    }
+    keys.sort { ($0.high, $0.low) < ($1.high, $1.low) }
+    return keys.map(\.position)
 }
 
 private func appendOnce(_ id: UUID, to ids: inout [UUID], seen: inout Set<UUID>) {

@@ -55,6 +55,25 @@ extension EntityStore {
         try withKey(id) { key in try txn.containsKey(key, in: records) }
     }
 
+    /// The models whose `field` holds each of `ids`, in key order, read through the index on `field`: one index read
+    /// per ID, then the records. A model holding several of the IDs (many-to-many) is listed under each.
+    ///
+    /// - Returns: The referring models by referenced ID; IDs nothing refers to are absent.
+    func children(of ids: [UUID], field: String, in txn: borrowing Transaction) throws -> [UUID: [M]] {
+        let reader = self.reader
+        var result: [UUID: [M]] = [:]
+        // The index lists each ID's referrers in key order.
+        for (parent, childIDs) in try referrers(to: ids, field: field, in: txn) {
+            var children: [M] = []
+            children.reserveCapacity(childIDs.count)
+            for id in childIDs {
+                if let child = try model(for: id, in: txn, reader: reader) { children.append(child) }
+            }
+            result[parent] = children
+        }
+        return result
+    }
+
     /// The IDs of the models whose `field` holds each of `ids`, found through the index on `field`: one index read
     /// per ID, never one lookup per referring record.
     ///

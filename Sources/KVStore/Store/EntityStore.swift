@@ -44,7 +44,12 @@ final class EntityStore<M: Model>: AnyEntityStore {
     /// For each relationship whose references must resolve, the position of the index on its field.
     let referenceIndexes: [(index: Int, field: String, target: String)]
     let catalogTable: Table
-    private let state: Locked<FieldState>
+    /// The index tables without their model type, in the order of `indexes`, for the index maintenance that runs
+    /// on every save: code that is not generic over the model runs without asking the runtime for metadata.
+    let indexTables: [IndexTable]
+    /// Whether a save must check a unique constraint before it writes the record.
+    let hasUniqueIndex: Bool
+    private let state: Locked<EntityWriterState>
 
     var modelType: any Model.Type { M.self }
 
@@ -52,18 +57,6 @@ final class EntityStore<M: Model>: AnyEntityStore {
     struct StoredIndex: Sendable {
         let description: ModelIndex<M>
         let table: Table
-    }
-
-    /// The field table and the encoder's buffers. Only writers change it, and LMDB runs one writer at a time.
-    private struct FieldState {
-        var fields: FieldTable
-        /// The revision of `fields` the catalog holds for sure: names interned (or kinds first seen) by a
-        /// transaction that then aborted are in `fields` but not in the catalog.
-        var persistedRevision: Int
-        /// The revision the catalog entry written by a transaction holds, until that transaction commits.
-        var written: (transaction: Int, revision: Int)?
-        var encoder = RecordEncoder()
-        var buffer: [UInt8] = []
     }
 
     init(
@@ -81,7 +74,9 @@ final class EntityStore<M: Model>: AnyEntityStore {
         self.relationships = Self.describe(relationships)
         self.referenceIndexes = Self.referenceIndexes(self.relationships, indexes: indexes)
         self.catalogTable = catalogTable
-        self.state = Locked(FieldState(fields: fields, persistedRevision: fields.revision))
+        self.indexTables = indexes.map { IndexTable(table: $0.table, isUnique: $0.description.isUnique) }
+        self.hasUniqueIndex = indexes.contains { $0.description.isUnique }
+        self.state = Locked(EntityWriterState(fields: fields, persistedRevision: fields.revision))
     }
 
     /// The field table as it stands.
@@ -109,17 +104,19 @@ final class EntityStore<M: Model>: AnyEntityStore {
 
     /// The model stored under `id`, or `nil`.
     func model(for id: UUID, in txn: borrowing Transaction, reader: RecordReader) throws -> M? {
-        try withKey(id) { key in
-            try txn.withUnsafeBytes(forKey: key, in: records) { bytes in
-                try bytes.map { try decode($0, id: id, reader: reader) }
-            }
-        }
+        guard let bytes = try withKey(id, { key in try txn.unsafeBytes(forKey: key, in: records) }) else { return nil }
+        return try decode(bytes, id: id, reader: reader)
     }
 
     /// Decodes a record, turning any failure into ``KVStoreError/corruptRecord`` naming the entity and the ID.
     func decode(_ bytes: UnsafeRawBufferPointer, id: UUID, reader: RecordReader) throws -> M {
+        try decode(bytes, id: id, fields: reader.fields, decoder: reader.decoder)
+    }
+
+    /// Decodes a record with `decoder`, turning any failure into ``KVStoreError/corruptRecord``.
+    func decode(_ bytes: UnsafeRawBufferPointer, id: UUID, fields: FieldTable, decoder: RecordDecoder) throws -> M {
         do {
-            return try reader.decoder.decode(M.self, from: bytes, fields: reader.fields)
+            return try decoder.decode(M.self, from: bytes, fields: fields)
         } catch {
             throw KVStoreError(
                 .corruptRecord, entity: name, id: id,
@@ -145,18 +142,11 @@ final class EntityStore<M: Model>: AnyEntityStore {
     @discardableResult
     func save(_ model: M, in txn: borrowing Transaction, changes: ChangeCollector? = nil) throws -> [PendingReference] {
         let id = model.id
-        var references: [PendingReference] = []
-        try withKey(id) { key in
-            if !indexes.isEmpty {
-                let old = try self.model(for: id, in: txn, reader: reader)
-                let newKeys = indexes.map { $0.description.keys(model) }
-                try updateIndexes(old: old, new: model, newKeys: newKeys, key: key, in: txn)
-                references = requiredReferences(of: model, indexKeys: newKeys)
-                changes?.saved(id, in: name, replacing: old != nil)
-            } else if let changes {
-                changes.saved(id, in: name, replacing: try txn.containsKey(key, in: records))
-            }
+        // Only writers take the lock, and LMDB runs one writer at a time; holding it for the whole save lets the
+        // read of the old record reuse the writer's decoder.
+        return try withKey(id) { key in
             try state.withLock { state in
+                let newKeys = indexKeys(of: model)
                 do {
                     try state.encoder.encode(model, fields: &state.fields, into: &state.buffer)
                 } catch {
@@ -164,7 +154,10 @@ final class EntityStore<M: Model>: AnyEntityStore {
                         .encodingFailed, entity: name, id: id, message: "The \(name) \(id) does not encode",
                         underlying: error)
                 }
-                try txn.put(state.buffer, forKey: key, in: records)
+                let oldKeys = try state.buffer.withUnsafeBytes { record in
+                    try write(record, of: model, key: key, id: id, newKeys: newKeys, state: state, in: txn)
+                }
+                changes?.saved(id, in: name, replacing: oldKeys != nil)
                 // The entry goes into the transaction once per new revision of the field table, not once per save.
                 let written = state.written?.transaction == txn.id ? state.written?.revision : nil
                 if state.fields.revision != (written ?? state.persistedRevision) {
@@ -172,9 +165,56 @@ final class EntityStore<M: Model>: AnyEntityStore {
                         catalogEntry(fields: state.fields), key: Catalog.entityKey(name), in: txn, table: catalogTable)
                     state.written = (txn.id, state.fields.revision)
                 }
+                return indexes.isEmpty ? [] : requiredReferences(of: model, indexKeys: newKeys)
             }
         }
-        return references
+    }
+
+    /// Writes an encoded record and moves its index entries from the old record's keys to `newKeys`.
+    ///
+    /// With no unique index, the record is put first: the put finds the old record in the same descent of the
+    /// tree, so a new model costs no separate lookup. With a unique index, the index entries go first, so that a
+    /// violation throws before the record is written.
+    ///
+    /// - Returns: The old record's index keys, or `nil` when there was no record.
+    private func write(
+        _ record: UnsafeRawBufferPointer,
+        of model: M,
+        key: UnsafeRawBufferPointer,
+        id: UUID,
+        newKeys: [[[UInt8]]],
+        state: borrowing EntityWriterState,
+        in txn: borrowing Transaction
+    ) throws -> [[[UInt8]]]? {
+        var oldKeys: [[[UInt8]]]?
+        if hasUniqueIndex {
+            if let bytes = try txn.unsafeBytes(forKey: key, in: records) {
+                oldKeys = indexKeys(of: try decode(bytes, id: id, fields: state.fields, decoder: state.decoder))
+            }
+            if let conflict = try updateIndexEntries(old: oldKeys, new: newKeys, key: key, in: txn) {
+                throw uniqueViolation(indexes[conflict.index].description, model: model, owner: conflict.owner)
+            }
+            try txn.put(record, forKey: key, in: records)
+            return oldKeys
+        }
+        if let bytes = try txn.unsafePutIfAbsent(record, forKey: key, in: records) {
+            // The old record's bytes are valid until the next write: decode them before overwriting.
+            oldKeys = []
+            if !indexes.isEmpty {
+                oldKeys = indexKeys(of: try decode(bytes, id: id, fields: state.fields, decoder: state.decoder))
+            }
+            try txn.put(record, forKey: key, in: records)
+        }
+        _ = try updateIndexEntries(old: oldKeys, new: newKeys, key: key, in: txn)
+        return oldKeys
+    }
+
+    /// The index keys of `model`, one list per index of ``indexes``.
+    private func indexKeys(of model: M) -> [[[UInt8]]] {
+        var keys: [[[UInt8]]] = []
+        keys.reserveCapacity(indexes.count)
+        for index in indexes { keys.append(index.description.keys(model)) }
+        return keys
     }
 
     /// Records that a write transaction committed: if it wrote the entity's catalog entry, that revision of the
@@ -195,51 +235,54 @@ final class EntityStore<M: Model>: AnyEntityStore {
         try withKey(id) { key in
             let old = try model(for: id, in: txn, reader: reader)
             guard let old else { return nil }
-            try updateIndexes(old: old, new: nil, newKeys: [], key: key, in: txn)
+            _ = try updateIndexEntries(
+                old: indexKeys(of: old), new: Array(repeating: [], count: indexes.count), key: key, in: txn)
             try txn.delete(forKey: key, in: records)
             changes?.deleted(id, in: name)
             return old
         }
     }
 
-    /// Moves the index entries of the model stored under `key` from the keys of `old` to `newKeys` (one list per
-    /// index, empty for a delete).
-    private func updateIndexes(
-        old: M?,
-        new: M?,
-        newKeys keysByIndex: [[[UInt8]]],
+    /// Moves the index entries of the record under `key` from `old` to `new` keys (one list per index, `nil` when
+    /// there was no record).
+    ///
+    /// - Returns: The index whose unique constraint `new` breaks and the ID bytes of the model that holds the value,
+    ///   or `nil`; on a conflict the caller throws, which aborts the transaction.
+    private func updateIndexEntries(
+        old: [[[UInt8]]]?,
+        new: [[[UInt8]]],
         key: UnsafeRawBufferPointer,
         in txn: borrowing Transaction
-    ) throws {
-        for (position, index) in indexes.enumerated() {
-            let oldKeys = old.map(index.description.keys) ?? []
-            let newKeys = keysByIndex.isEmpty ? [] : keysByIndex[position]
+    ) throws -> (index: Int, owner: [UInt8])? {
+        for position in 0..<indexTables.count {
+            let index = indexTables[position]
+            let oldKeys = old?[position] ?? []
+            let newKeys = new[position]
             for indexKey in oldKeys where !newKeys.contains(indexKey) {
-                if index.description.isUnique {
+                if index.isUnique {
                     // Only remove the entry if it is this model's.
-                    let owner = try txn.value(forKey: indexKey, in: index.table)
-                    if owner.map({ $0.elementsEqual(key) }) == true {
-                        try txn.delete(forKey: indexKey, in: index.table)
-                    }
+                    let isOwn = try txn.withUnsafeBytes(forKey: indexKey, in: index.table) { $0?.elementsEqual(key) }
+                    if isOwn == true { try txn.delete(forKey: indexKey, in: index.table) }
                 } else {
-                    try txn.delete(Array(key), forKey: indexKey, in: index.table)
+                    _ = try indexKey.withUnsafeBytes { try txn.delete(key, forKey: $0, in: index.table) }
                 }
             }
             for indexKey in newKeys where !oldKeys.contains(indexKey) {
-                if index.description.isUnique {
+                if index.isUnique {
                     do {
-                        try txn.put(key, forKey: indexKey, in: index.table, options: .noOverwrite)
+                        try indexKey.withUnsafeBytes {
+                            try txn.put(key, forKey: $0, in: index.table, options: .noOverwrite)
+                        }
                     } catch LMDBError.keyExists {
                         let owner = try txn.value(forKey: indexKey, in: index.table) ?? []
-                        if !owner.elementsEqual(key), let new {
-                            throw uniqueViolation(index.description, model: new, owner: owner)
-                        }
+                        if !owner.elementsEqual(key) { return (position, owner) }
                     }
                 } else {
-                    try txn.put(key, forKey: indexKey, in: index.table)
+                    try indexKey.withUnsafeBytes { try txn.put(key, forKey: $0, in: index.table) }
                 }
             }
         }
+        return nil
     }
 
     private func uniqueViolation(_ index: ModelIndex<M>, model: M, owner: [UInt8]) -> KVStoreError {
@@ -287,6 +330,26 @@ extension UUID {
         }
         self.init(uuid: value)
     }
+}
+
+/// An index table and what maintaining it needs to know, whatever the model type.
+struct IndexTable: Sendable {
+    let table: Table
+    let isUnique: Bool
+}
+
+/// An entity's field table and the writer's buffers. Only writers change it, and LMDB runs one writer at a time.
+private struct EntityWriterState {
+    var fields: FieldTable
+    /// The revision of `fields` the catalog holds for sure: names interned (or kinds first seen) by a transaction
+    /// that then aborted are in `fields` but not in the catalog.
+    var persistedRevision: Int
+    /// The revision the catalog entry written by a transaction holds, until that transaction commits.
+    var written: (transaction: Int, revision: Int)?
+    var encoder = RecordEncoder()
+    var buffer: [UInt8] = []
+    /// Decodes the record a save replaces.
+    let decoder = RecordDecoder()
 }
 
 /// What decoding a batch of records needs: the entity's field table, and one decoder reused for every record.
