@@ -13,6 +13,9 @@ struct Measurement: Codable, Sendable {
         var cpuSeconds: Double
         /// The peak resident set size while the run's timed regions ran, in bytes.
         var peakRSSBytes: Int
+        /// The largest anonymous resident memory (heap and stacks, not the store's mapped file) seen after the
+        /// run's timed regions, in bytes: what the process itself holds, which a chunked insert must keep bounded.
+        var peakAnonymousBytes: Int
 
         /// The run's throughput.
         var objectsPerSecond: Double {
@@ -28,6 +31,8 @@ struct Measurement: Codable, Sendable {
     var cpuSeconds: Double
     /// The highest peak resident set size of the runs, in bytes.
     var peakRSSBytes: Int
+    /// The highest anonymous resident memory of the runs, in bytes.
+    var peakAnonymousBytes: Int
     /// The latency of one operation (a chunk, a batch, a query or a single object) over all runs.
     var latency: Latency
 
@@ -42,6 +47,7 @@ struct Measurement: Codable, Sendable {
         objectsPerSecond = median(runs.map(\.objectsPerSecond))
         cpuSeconds = median(runs.map(\.cpuSeconds))
         peakRSSBytes = runs.map(\.peakRSSBytes).max() ?? 0
+        peakAnonymousBytes = runs.map(\.peakAnonymousBytes).max() ?? 0
         latency = Latency(nanoseconds: latencies, unit: unit)
     }
 }
@@ -91,7 +97,11 @@ final class RunRecorder {
     private(set) var cpuSeconds = 0.0
     /// The duration of each operation so far, in nanoseconds.
     private(set) var latencies: [UInt64] = []
+    /// The largest anonymous resident memory sampled after a timed region, in bytes.
+    private(set) var peakAnonymousBytes = 0
     private var peakWasReset = false
+    /// When anonymous memory was last sampled; sampling reads `/proc`, so it happens at most once a millisecond.
+    private var lastSample: UInt64 = 0
 
     /// Creates a recorder with room for `expectedOperations` latencies.
     init(expectedOperations: Int) {
@@ -111,10 +121,19 @@ final class RunRecorder {
         let cpuStart = ResourceUsage.cpuSeconds()
         let start = Clock.nanoseconds()
         defer {
-            nanoseconds += Clock.nanoseconds() - start
+            let end = Clock.nanoseconds()
+            nanoseconds += end - start
             cpuSeconds += ResourceUsage.cpuSeconds() - cpuStart
+            // Outside the timed region: reading /proc takes tens of microseconds.
+            if end - lastSample > 1_000_000 { sampleAnonymousMemory() }
         }
         return try body()
+    }
+
+    /// Records the process's anonymous resident memory if it is the largest seen in this run.
+    func sampleAnonymousMemory() {
+        peakAnonymousBytes = max(peakAnonymousBytes, ResourceUsage.anonymousRSSBytes())
+        lastSample = Clock.nanoseconds()
     }
 
     /// Runs `body` as one operation and records its latency; call it inside ``timed(_:)``.

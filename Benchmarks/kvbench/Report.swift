@@ -57,7 +57,7 @@ struct Report: Encodable {
     var table: String {
         let headings = [
             "scenario", "N", "obj/run", "mode", "subject obj/s", "baseline obj/s", "ratio", "latency per",
-            "p50", "p90", "p99", "CPU s", "RSS MB", "base RSS MB",
+            "p50", "p90", "p99", "CPU s", "RSS MB", "base RSS MB", "anon MB", "base anon MB",
         ]
         let leftAligned: Set<Int> = [0, 3, 7]
         var rows = [headings]
@@ -71,6 +71,7 @@ struct Report: Encodable {
                 subject.latency.unit, duration(subject.latency.p50), duration(subject.latency.p90),
                 duration(subject.latency.p99), String(format: "%.3f", subject.cpuSeconds),
                 megabytes(subject.peakRSSBytes), megabytes(result.baseline.peakRSSBytes),
+                megabytes(subject.peakAnonymousBytes), megabytes(result.baseline.peakAnonymousBytes),
             ])
         }
         var widths = [Int](repeating: 0, count: headings.count)
@@ -92,8 +93,9 @@ struct Report: Encodable {
             N: records inserted, or in the store. obj/run: objects each subject run processes. obj/s: objects per \
             second, median of the runs.
             ratio: subject / baseline throughput (above 1: faster than raw C).
-            Latency (percentiles per operation), CPU s (median per run) and RSS MB (peak) are the subject's; \
-            base RSS MB is the baseline's.
+            Latency (percentiles per operation), CPU s (median per run), RSS MB (peak resident set, which \
+            includes the store's mapped pages) and anon MB (largest anonymous memory seen after each timed \
+            region: the heap, without the mapped file) are the subject's; base columns are the baseline's.
             """)
         return lines.joined(separator: "\n")
     }

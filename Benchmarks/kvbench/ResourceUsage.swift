@@ -31,13 +31,27 @@ enum ResourceUsage {
     ///
     /// It is `VmHWM` from `/proc/self/status`, or `ru_maxrss` when that file cannot be read.
     static func peakRSSBytes() -> Int {
-        if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) {
-            for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-                if let kilobytes = Int(String(line.filter(\.isNumber))) { return kilobytes * 1_024 }
-            }
-        }
+        if let bytes = statusBytes("VmHWM:") { return bytes }
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         return usage.ru_maxrss * 1_024
+    }
+
+    /// The resident anonymous memory of the process (its heap and stacks, without mapped files), in bytes: `RssAnon`
+    /// from `/proc/self/status`, or 0 when that file cannot be read.
+    ///
+    /// LMDB's pages of the store are a mapped file, so they count in the resident set size (``peakRSSBytes()``) as
+    /// they are read or written but not here: this is the memory the process itself allocated.
+    static func anonymousRSSBytes() -> Int {
+        statusBytes("RssAnon:") ?? 0
+    }
+
+    /// A size in kB from a line of `/proc/self/status`, in bytes.
+    private static func statusBytes(_ prefix: String) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix(prefix) {
+            if let kilobytes = Int(String(line.filter(\.isNumber))) { return kilobytes * 1_024 }
+        }
+        return nil
     }
 }

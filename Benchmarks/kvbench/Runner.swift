@@ -60,13 +60,14 @@ enum Runner {
         let recorder = RunRecorder(expectedOperations: workload.operationsPerRun)
         let objects = try workload.run(recorder)
         let peak = ResourceUsage.peakRSSBytes()
+        recorder.sampleAnonymousMemory()
         guard objects == workload.objectsPerRun else {
             throw CountMismatch(
                 description: "\(workload.name) processed \(objects) objects instead of \(workload.objectsPerRun)")
         }
         let run = Measurement.Run(
             objects: objects, seconds: Double(recorder.nanoseconds) / 1e9, cpuSeconds: recorder.cpuSeconds,
-            peakRSSBytes: peak)
+            peakRSSBytes: peak, peakAnonymousBytes: recorder.peakAnonymousBytes)
         return (run, recorder.latencies)
     }
 }
