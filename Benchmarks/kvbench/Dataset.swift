@@ -27,7 +27,7 @@ struct Dataset {
     ///   - projectCount: The number of projects.
     ///   - order: How task IDs are generated.
     ///   - seed: The seed; equal seeds give equal datasets.
-    init(projectCount: Int, order: IDOrder = .timeOrdered, seed: UInt64) {
+    init(projectCount: Int, order: IDOrder = .timeOrdered, seed: UInt64) throws {
         var factory = RecordFactory(order: order, seed: seed)
         var projects: [ProjectRecord] = []
         projects.reserveCapacity(projectCount)
@@ -55,8 +55,8 @@ struct Dataset {
         self.projects = projects
         self.tasks = tasks
         self.taskIndicesByProject = byProject
-        self.taskBytes = EncodedRecords(tasks: tasks[...])
-        self.projectBytes = EncodedRecords(projects: projects[...])
+        self.taskBytes = try EncodedRecords(tasks: tasks[...])
+        self.projectBytes = try EncodedRecords(projects: projects[...])
     }
 
     /// The indices in ``tasks`` of the tasks of project number `project`.

@@ -1,10 +1,12 @@
 import CLMDB
 import Foundation
+import KVStore
 
 /// Records encoded back to back with their keys, ready for the LMDB C API.
 ///
 /// The baseline puts exactly these bytes, prepared before its timed region, so that it does the storage work of a
-/// subject without the subject's encoding.
+/// subject without the subject's encoding: the records are KVStore's own record format (``RecordBytesEncoder``), and a
+/// task's index key is the one KVStore's `projectID` index stores (a presence byte, then the project's 16 bytes).
 struct EncodedRecords {
     /// The 16-byte keys, back to back.
     private(set) var keys: [UInt8] = []
@@ -12,7 +14,7 @@ struct EncodedRecords {
     private(set) var values: [UInt8] = []
     /// Where each record starts in ``values``, plus the end of the last one.
     private(set) var offsets: [Int] = [0]
-    /// For tasks, the 16-byte project ID of each record (the key of its index entry); empty for projects.
+    /// For tasks, the index key of each record's project, ``indexKeySize`` bytes each; empty for projects.
     private(set) var indexKeys: [UInt8] = []
 
     /// The number of records.
@@ -25,24 +27,29 @@ struct EncodedRecords {
         values.count
     }
 
+    /// The size of a task's index key: the presence byte of the optional `projectID`, then its 16 bytes.
+    static let indexKeySize = 17
+
     /// Encodes tasks.
-    init(tasks: ArraySlice<TaskRecord>) {
+    init(tasks: ArraySlice<TaskRecord>) throws {
         reserve(tasks.count)
-        indexKeys.reserveCapacity(tasks.count * 16)
+        indexKeys.reserveCapacity(tasks.count * Self.indexKeySize)
+        var encoder = RecordBytesEncoder()
         for task in tasks {
             task.id.appendBytes(to: &keys)
-            task.project.appendBytes(to: &indexKeys)
-            task.encode(into: &values)
+            Optional(task.project).appendIndexKey(to: &indexKeys)
+            try encoder.append(task, to: &values)
             offsets.append(values.count)
         }
     }
 
     /// Encodes projects.
-    init(projects: ArraySlice<ProjectRecord>) {
+    init(projects: ArraySlice<ProjectRecord>) throws {
         reserve(projects.count)
+        var encoder = RecordBytesEncoder()
         for project in projects {
             project.id.appendBytes(to: &keys)
-            project.encode(into: &values)
+            try encoder.append(project, to: &values)
             offsets.append(values.count)
         }
     }
@@ -78,7 +85,7 @@ struct RecordBuffers {
     let values: UnsafeRawPointer?
     /// Where each record starts, plus the end of the last one.
     let offsets: UnsafeBufferPointer<Int>
-    /// The index keys, 16 bytes each, or `nil` when the records have none.
+    /// The index keys, ``EncodedRecords/indexKeySize`` bytes each, or `nil` when the records have none.
     let indexKeys: UnsafeRawPointer?
 
     /// Whether the records have index entries.
@@ -101,7 +108,7 @@ struct RecordBuffers {
     /// The index key of record `position`.
     @inline(__always)
     func indexKey(_ position: Int) -> MDB_val {
-        mdbValue(indexKeys, offset: position &* 16, count: 16)
+        mdbValue(indexKeys, offset: position &* EncodedRecords.indexKeySize, count: EncodedRecords.indexKeySize)
     }
 }
 

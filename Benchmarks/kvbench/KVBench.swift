@@ -45,7 +45,7 @@ enum KVBench {
             settings: Report.Settings(
                 size: options.size, repeats: options.repeats, durability: options.durability,
                 scenarios: options.scenarios, subject: Subject.name, baseline: RawLMDB.name,
-                seed: ScenarioContext.seed, sizes: sizes, averageTaskBytes: averageTaskBytes()),
+                seed: ScenarioContext.seed, sizes: sizes, averageTaskBytes: try averageTaskBytes()),
             results: results, wallSeconds: Double(Clock.nanoseconds() - start) / 1e9, blackHole: BlackHole.total)
         print(report.header)
         print()
@@ -60,8 +60,8 @@ enum KVBench {
     }
 
     /// The average size of an encoded task, from a sample of the generated data.
-    private static func averageTaskBytes() -> Double {
-        let sample = Dataset(projectCount: 1_000, seed: ScenarioContext.seed).taskBytes
+    private static func averageTaskBytes() throws -> Double {
+        let sample = try Dataset(projectCount: 1_000, seed: ScenarioContext.seed).taskBytes
         return Double(sample.byteCount) / Double(max(sample.count, 1))
     }
 

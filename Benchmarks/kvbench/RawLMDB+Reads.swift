@@ -72,7 +72,15 @@ extension RawLMDB {
     /// - Warning: The IDs are LMDB's memory: valid until the transaction writes or ends.
     @inline(__always)
     func forEachTaskID(_ cursor: OpaquePointer, of project: MDB_val, _ body: (MDB_val) throws -> Void) throws {
-        var key = project
+        try withIndexKey(ofProject: project) { key in try forEachTaskID(cursor, indexKey: &key, body) }
+    }
+
+    @inline(__always)
+    private func forEachTaskID(
+        _ cursor: OpaquePointer,
+        indexKey key: inout MDB_val,
+        _ body: (MDB_val) throws -> Void
+    ) throws {
         var data = MDB_val()
         var code = mdb_cursor_get(cursor, &key, &data, MDB_SET_KEY)
         if code == MDB_NOTFOUND { return }
@@ -95,5 +103,20 @@ extension RawLMDB {
         try check(code, "mdb_get")
         result.found += 1
         result.checksum = fold(result.checksum, value)
+    }
+}
+
+/// Calls `body` with the index key of the project whose 16-byte ID `project` points at, as KVStore's index on the
+/// optional `projectID` stores it: a presence byte (1), then the ID.
+@inline(__always)
+func withIndexKey<R>(ofProject project: MDB_val, _ body: (inout MDB_val) throws -> R) rethrows -> R {
+    var bytes: (UInt8, UInt64, UInt64) = (1, 0, 0)
+    return try withUnsafeMutableBytes(of: &bytes) { buffer in
+        // The tuple's layout has padding after the first byte: build the key in its first 17 bytes instead.
+        buffer[0] = 1
+        UnsafeMutableRawBufferPointer(rebasing: buffer[1..<17]).copyMemory(
+            from: UnsafeRawBufferPointer(start: project.mv_data, count: 16))
+        var key = MDB_val(mv_size: EncodedRecords.indexKeySize, mv_data: buffer.baseAddress)
+        return try body(&key)
     }
 }

@@ -19,15 +19,15 @@ extension RawLMDB {
                     var key = buffers.key(position)
                     var old = MDB_val()
                     try check(mdb_get(txn, tasks, &key, &old), "mdb_get")
-                    guard old.mv_size >= TaskRecord.projectIDOffset + 16, let oldBytes = old.mv_data else {
+                    // `projectID` is a task's last field, a UUID: the record's last 16 bytes.
+                    guard old.mv_size >= 17, let oldBytes = old.mv_data else {
                         throw RawLMDBError(code: MDB_CORRUPTED, operation: "mdb_get")
                     }
                     // The put below may move the page the old record is on: copy its project ID first.
                     var oldProject = (UInt64(0), UInt64(0))
                     withUnsafeMutableBytes(of: &oldProject) { copy in
                         copy.copyMemory(
-                            from: UnsafeRawBufferPointer(
-                                start: oldBytes.advanced(by: TaskRecord.projectIDOffset), count: 16))
+                            from: UnsafeRawBufferPointer(start: oldBytes.advanced(by: old.mv_size - 16), count: 16))
                     }
                     var value = buffers.value(position)
                     try check(mdb_put(txn, tasks, &key, &value, 0), "mdb_put")
@@ -35,14 +35,17 @@ extension RawLMDB {
                     guard let newBytes = newProject.mv_data else {
                         throw RawLMDBError(code: EINVAL, operation: "mdb_put")
                     }
+                    // The index key is a presence byte, then the project ID.
                     let moved =
-                        oldProject.0 != newBytes.loadUnaligned(as: UInt64.self)
-                        || oldProject.1 != newBytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+                        oldProject.0 != newBytes.loadUnaligned(fromByteOffset: 1, as: UInt64.self)
+                        || oldProject.1 != newBytes.loadUnaligned(fromByteOffset: 9, as: UInt64.self)
                     if moved {
-                        try withUnsafeMutableBytes(of: &oldProject) { oldProject in
-                            var oldKey = mdbValue(UnsafeRawPointer(oldProject.baseAddress), offset: 0, count: 16)
-                            var taskID = key
-                            try check(mdb_del(txn, index, &oldKey, &taskID), "mdb_del")
+                        try withUnsafeBytes(of: &oldProject) { oldProject in
+                            try withIndexKey(ofProject: mdbValue(oldProject.baseAddress, offset: 0, count: 16)) {
+                                oldKey in
+                                var taskID = key
+                                try check(mdb_del(txn, index, &oldKey, &taskID), "mdb_del")
+                            }
                         }
                         var taskID = key
                         try check(mdb_put(txn, index, &newProject, &taskID, 0), "mdb_put")
@@ -86,12 +89,14 @@ extension RawLMDB {
                     var child = 0
                     for position in 0..<projectCount {
                         var project = mdbValue(keys.baseAddress, offset: position &* 16, count: 16)
-                        for _ in 0..<childCounts[position] {
-                            var taskID = mdbValue(children.baseAddress, offset: child &* 16, count: 16)
-                            try check(mdb_del(txn, tasks, &taskID, nil), "mdb_del")
-                            try check(mdb_del(txn, index, &project, &taskID), "mdb_del")
-                            child += 1
-                            deleted += 1
+                        try withIndexKey(ofProject: project) { indexKey in
+                            for _ in 0..<childCounts[position] {
+                                var taskID = mdbValue(children.baseAddress, offset: child &* 16, count: 16)
+                                try check(mdb_del(txn, tasks, &taskID, nil), "mdb_del")
+                                try check(mdb_del(txn, index, &indexKey, &taskID), "mdb_del")
+                                child += 1
+                                deleted += 1
+                            }
                         }
                         try check(mdb_del(txn, projects, &project, nil), "mdb_del")
                         deleted += 1

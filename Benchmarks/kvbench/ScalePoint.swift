@@ -72,10 +72,10 @@ struct ScalePoint: Codable, Sendable {
                 }
             case .baseline:
                 return try workspace.withBaseline(settings: settings) { raw in
-                    let projects = EncodedRecords(projects: generator.projects[...])
+                    let projects = try EncodedRecords(projects: generator.projects[...])
                     try raw.insert(projects, range: 0..<projects.count, into: raw.projects)
                     for chunk in chunks {
-                        let bytes = EncodedRecords(tasks: generator.next(chunk.count)[...])
+                        let bytes = try EncodedRecords(tasks: generator.next(chunk.count)[...])
                         try recorder.timedOperation { try raw.insert(bytes, range: 0..<bytes.count, into: raw.tasks) }
                     }
                     return count

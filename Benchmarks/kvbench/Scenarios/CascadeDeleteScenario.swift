@@ -21,7 +21,7 @@ struct CascadeDeleteScenario: Scenario {
         context.announce(
             "cascade-delete: \(count) projects with \(count * Dataset.tasksPerProject) tasks from "
                 + "\(sizes.taskCount) tasks")
-        let dataset = Dataset(projectCount: sizes.projectCount, seed: ScenarioContext.seed)
+        let dataset = try Dataset(projectCount: sizes.projectCount, seed: ScenarioContext.seed)
         let projectIDs = Dataset.sample(count, below: dataset.projects.count, seed: ScenarioContext.seed &+ 50).map {
             dataset.projects[$0].id
         }

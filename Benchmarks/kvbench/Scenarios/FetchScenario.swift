@@ -16,7 +16,7 @@ struct FetchScenario: Scenario {
         let objects = count * sizes.fetchBatches
         context.announce(
             "fetch: \(sizes.fetchBatches) batches of \(count) random IDs from \(sizes.taskCount) tasks")
-        let dataset = Dataset(projectCount: sizes.projectCount, seed: ScenarioContext.seed)
+        let dataset = try Dataset(projectCount: sizes.projectCount, seed: ScenarioContext.seed)
         let batches = (0..<sizes.fetchBatches).map { batch in
             Dataset.sample(count, below: dataset.tasks.count, seed: ScenarioContext.seed &+ 100 &+ UInt64(batch))
                 .map { dataset.tasks[$0].id }

@@ -12,7 +12,7 @@ struct InsertScenario: Scenario {
         let sizes = context.sizes
         let count = sizes.insertCount
         context.announce("insert: \(count) tasks in chunks of \(sizes.chunkSize)")
-        let dataset = Dataset(projectCount: count / Dataset.tasksPerProject, seed: ScenarioContext.seed)
+        let dataset = try Dataset(projectCount: count / Dataset.tasksPerProject, seed: ScenarioContext.seed)
         let settings = context.settings(records: count)
         let chunks = Dataset.chunks(of: count, size: sizes.chunkSize)
         let workspace = context.workspace

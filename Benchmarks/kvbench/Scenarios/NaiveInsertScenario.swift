@@ -11,7 +11,7 @@ struct NaiveInsertScenario: Scenario {
         let sizes = context.sizes
         let count = sizes.naiveInsertCount
         context.announce("naive-insert: \(count) tasks, one write transaction each")
-        let dataset = Dataset(projectCount: count / Dataset.tasksPerProject, seed: ScenarioContext.seed)
+        let dataset = try Dataset(projectCount: count / Dataset.tasksPerProject, seed: ScenarioContext.seed)
         let settings = context.settings(records: count)
         let workspace = context.workspace
 

@@ -17,7 +17,7 @@ struct PrefetchScenario: Scenario {
         context.announce(
             "prefetch: \(sizes.prefetchBatches) batches of the tasks of \(projectCount) random projects from "
                 + "\(sizes.taskCount) tasks")
-        let dataset = Dataset(projectCount: sizes.projectCount, seed: ScenarioContext.seed)
+        let dataset = try Dataset(projectCount: sizes.projectCount, seed: ScenarioContext.seed)
         let batches = (0..<sizes.prefetchBatches).map { batch in
             Dataset.sample(
                 projectCount, below: dataset.projects.count, seed: ScenarioContext.seed &+ 200 &+ UInt64(batch)

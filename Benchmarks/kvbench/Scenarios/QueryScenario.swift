@@ -15,7 +15,7 @@ struct QueryScenario: Scenario {
         context.announce(
             "query: \(sizes.indexedQueries) indexed and \(sizes.fullScanQueries) full-scan queries on "
                 + "\(sizes.taskCount) tasks")
-        let dataset = Dataset(projectCount: sizes.projectCount, seed: ScenarioContext.seed)
+        let dataset = try Dataset(projectCount: sizes.projectCount, seed: ScenarioContext.seed)
         let projectIDs = Dataset.sample(
             sizes.indexedQueries, below: dataset.projects.count, seed: ScenarioContext.seed &+ 30
         ).map { dataset.projects[$0].id }

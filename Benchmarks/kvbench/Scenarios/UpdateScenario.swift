@@ -18,7 +18,7 @@ struct UpdateScenario: Scenario {
         let sizes = context.sizes
         let count = sizes.updateCount
         context.announce("update: \(count) of \(sizes.taskCount) tasks, every tenth moving to another project")
-        let dataset = Dataset(projectCount: sizes.projectCount, seed: ScenarioContext.seed)
+        let dataset = try Dataset(projectCount: sizes.projectCount, seed: ScenarioContext.seed)
         var random = SeededGenerator(seed: ScenarioContext.seed &+ 40)
         var changes: [TaskChange] = []
         var changed: [TaskRecord] = []
@@ -38,7 +38,7 @@ struct UpdateScenario: Scenario {
             changes.append(change)
             changed.append(task)
         }
-        let changedBytes = EncodedRecords(tasks: changed[...])
+        let changedBytes = try EncodedRecords(tasks: changed[...])
         let chunks = Dataset.chunks(of: count, size: Self.chunkSize)
         let settings = context.settings(records: dataset.tasks.count)
         let workspace = context.workspace
