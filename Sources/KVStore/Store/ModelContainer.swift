@@ -13,7 +13,8 @@ import LMDB
 /// Opening checks the models against the store's catalog: new entities, new optional fields, removed fields and new
 /// indexes (built on open) need nothing; a model that no longer reads the stored records throws
 /// ``KVStoreError/incompatibleSchema`` naming the entity and field, and a store written by a newer format throws
-/// ``KVStoreError/newerFormat``.
+/// ``KVStoreError/newerFormat``. Opening also clears the reader slots left by processes that died inside a read
+/// transaction.
 ///
 /// A container is `Sendable`: share one per store across the program, and give each unit of work its own
 /// ``ModelContext``, or use ``read(_:)`` and ``write(_:)`` for explicit transactions.
@@ -84,6 +85,11 @@ public final class ModelContainer: Sendable {
                     mapSize: configuration.initialMapSize,
                     maxMapSize: max(configuration.maximumMapSize, configuration.initialMapSize), maxTables: 1024,
                     options: options))
+            // lmdb.h: "Stale reader transactions left behind by an aborted program cause further writes to grow the
+            // database quickly [...] Fix: Check for stale readers periodically, using the mdb_reader_check
+            // function". The lock file is reset only when no process has the store open, so a reader killed while
+            // another process keeps it open would otherwise pin its snapshot until someone clears it by hand.
+            try environment.clearStaleReaders()
             catalogTable = try environment.openTable(named: Catalog.tableName, create: true)
             try Self.checkFormat(environment: environment, catalog: catalogTable)
             var stores: [ObjectIdentifier: any AnyEntityStore] = [:]
