@@ -180,7 +180,8 @@ extension ModelContainer {
     func performRead<R>(_ body: (borrowing ModelTransaction) throws -> R) throws -> R {
         do {
             return try environment.read { txn in
-                try withUnsafePointer(to: txn) { pointer in
+                try followCatalog(in: txn, isWriting: false)
+                return try withUnsafePointer(to: txn) { pointer in
                     try body(ModelTransaction(container: self, transaction: pointer, writes: nil))
                 }
             }
@@ -210,6 +211,7 @@ extension ModelContainer {
         do {
             let (result, changes) = try writeOrder.withLock { commits in
                 let (output, transaction) = try environment.write { txn in
+                    try followCatalog(in: txn, isWriting: true)
                     let output = try withUnsafePointer(to: txn) { pointer in
                         let changes = isObserved ? ChangeCollector(transactionID: txn.id) : nil
                         let transaction = ModelTransaction(

@@ -36,6 +36,9 @@ public final class ModelContainer: Sendable {
     /// Held by each write from its begin to the hand-off of its changes, so subscribers see commits in order; it
     /// counts the commits of this container.
     let writeOrder = Locked<Int>(0)
+    /// The last transaction this container committed, and the latest snapshot whose catalog its field tables
+    /// have read: see ``followCatalog(in:isWriting:)``.
+    let catalogState = Locked<(committed: Int, refreshed: Int)>((0, 0))
     /// The serial queue async writes run on, off the cooperative thread pool.
     let writerQueue = DispatchQueue(label: "KVStore.ModelContainer.writer")
 
@@ -153,6 +156,22 @@ public final class ModelContainer: Sendable {
     /// Tells every entity that a write transaction committed.
     func didCommit(transaction: Int) {
         for store in stores.values { (store as? any CommitObserving)?.didCommit(transaction: transaction) }
+        catalogState.withLock { $0.committed = transaction }
+    }
+
+    /// Re-reads the entities' field tables from the catalog when a transaction that this container did not run
+    /// committed since it last looked: another process, or another container of the same store, may have interned
+    /// field names. Without it, records written there do not decode here, and a name interned here could take an id
+    /// already given to another name there, moving stored values to the wrong field.
+    func followCatalog(in txn: borrowing Transaction, isWriting: Bool) throws {
+        // A write transaction's id is the last committed one plus one; a read transaction's, its snapshot's.
+        let last = isWriting ? txn.id - 1 : txn.id
+        let isCurrent = catalogState.withLock { state in
+            isWriting ? last == state.committed : last <= max(state.committed, state.refreshed)
+        }
+        guard !isCurrent else { return }
+        for store in stores.values { try (store as? any CommitObserving)?.refreshFields(in: txn, isWriting: isWriting) }
+        catalogState.withLock { $0.refreshed = max($0.refreshed, last) }
     }
 
     // MARK: - Opening
@@ -264,6 +283,8 @@ public final class ModelContainer: Sendable {
 /// Entities that learn of commits, to know which catalog changes are durable.
 protocol CommitObserving {
     func didCommit(transaction: Int)
+    /// Re-reads the entity's field table from the catalog, after another process changed it.
+    func refreshFields(in txn: borrowing Transaction, isWriting: Bool) throws
 }
 
 extension EntityStore: CommitObserving {}
