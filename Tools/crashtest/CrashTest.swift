@@ -16,7 +16,7 @@ enum CrashTest {
           --directory <path>   Where to keep the store and its log (default: a new temporary directory,
                                removed when no problem was found).
           --fresh-every <k>    Start a new store every k iterations (default: 0, one store for the run).
-          --max-delay-ms <ms>  The longest wait between a writer's start of work and its kill (default: 150).
+          --max-delay-ms <ms>  The longest wait between a writer's start of work and its kill (default: 250).
           --reader-every <r>   Kill a process inside a read transaction every r iterations (default: 10; 0: never).
           --verbose            Print a line per iteration.
           -h, --help           Show this help.

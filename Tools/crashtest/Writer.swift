@@ -306,7 +306,11 @@ final class Writer {
     }
 
     private func inIDOrder<M: Model>(_ models: [UUID: M]) -> [M] {
-        models.values.sorted { $0.id.uuidString < $1.id.uuidString }
+        models.values.sorted { left, right in
+            withUnsafeBytes(of: left.id.uuid) { left in
+                withUnsafeBytes(of: right.id.uuid) { right in left.lexicographicallyPrecedes(right) }
+            }
+        }
     }
 
     /// Up to `count` distinct random tasks.
