@@ -29,7 +29,8 @@ let package = Package(
         // runs kvtool's integrity check in-process.
         .executableTarget(name: "crashtest", dependencies: ["KVStore", "LMDB", "KVToolCore"], path: "Tools/crashtest"),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
-        .testTarget(name: "KVStoreTests", dependencies: ["KVStore"]),
+        // KVToolCore gives the model-based tests kvtool's integrity check, run in-process.
+        .testTarget(name: "KVStoreTests", dependencies: ["KVStore", "KVToolCore"]),
         // Depends on the executable so that it is built for the smoke test that runs it.
         .testTarget(name: "KVToolTests", dependencies: ["KVToolCore", "KVStore", "LMDB", "kvtool"]),
     ],
