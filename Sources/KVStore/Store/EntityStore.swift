@@ -187,6 +187,14 @@ final class EntityStore<M: Model>: AnyEntityStore {
         }
     }
 
+    /// Forgets a catalog entry written by an earlier write transaction that did not commit, as a new one begins.
+    ///
+    /// LMDB gives the next write transaction the ID of one that aborted (and a write retried after the map grew
+    /// keeps its ID), so the ID alone cannot tell that the entry went with the abort.
+    func didBeginWrite() {
+        state.withLock { $0.written = nil }
+    }
+
     /// Brings the field table in line with the catalog as `txn` sees it, after another process (or container) of
     /// the store interned names that this one has not read.
     ///

@@ -159,6 +159,13 @@ public final class ModelContainer: Sendable {
         catalogState.withLock { $0.committed = transaction }
     }
 
+    /// Prepares the entities for a write transaction (each attempt of one): they forget the catalog entries of
+    /// transactions that aborted, then follow the catalog.
+    func beginWrite(_ txn: borrowing Transaction) throws {
+        for store in stores.values { (store as? any CommitObserving)?.didBeginWrite() }
+        try followCatalog(in: txn, isWriting: true)
+    }
+
     /// Re-reads the entities' field tables from the catalog when a transaction that this container did not run
     /// committed since it last looked: another process, or another container of the same store, may have interned
     /// field names. Without it, records written there do not decode here, and a name interned here could take an id
@@ -283,6 +290,8 @@ public final class ModelContainer: Sendable {
 /// Entities that learn of commits, to know which catalog changes are durable.
 protocol CommitObserving {
     func didCommit(transaction: Int)
+    /// Forgets what an earlier write transaction that did not commit wrote to the catalog.
+    func didBeginWrite()
     /// Re-reads the entity's field table from the catalog, after another process changed it.
     func refreshFields(in txn: borrowing Transaction, isWriting: Bool) throws
 }
