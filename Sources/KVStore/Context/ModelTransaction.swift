@@ -98,6 +98,9 @@ public struct ModelTransaction: ~Copyable {
             }
             let target = try store(reference.target)
             for id in reference.ids where try !target.exists(id, in: transaction.pointee) {
+                // A nullify rule of a later delete may have removed the reference: what counts is the model as it
+                // stands at the end of the transaction.
+                if writes.hasDeletes, try !holds(reference, id, in: try store(reference.entity)) { continue }
                 throw KVStoreError(
                     .missingReference, entity: reference.entity, id: reference.id, field: reference.field,
                     message: "\(reference.entity) \(reference.id): \(reference.field) references \(reference.target) "
@@ -105,6 +108,13 @@ public struct ModelTransaction: ~Copyable {
             }
         }
         writes.references.removeAll()
+    }
+
+    /// Whether the referring model still holds `id` in the reference's field.
+    private func holds(_ reference: PendingReference, _ id: UUID, in store: any AnyEntityStore) throws -> Bool {
+        guard let relationship = store.relationships.first(where: { $0.field == reference.field }) else { return true }
+        return try store.storedReferences(of: [reference.id], relationship: relationship.name, in: transaction.pointee)
+            .contains(id)
     }
 
     /// The model of type `type` with `id`, or `nil` when there is none.
