@@ -9,7 +9,7 @@ import Testing
 @Suite struct ModelBasedTests {
     static let environment = ProcessInfo.processInfo.environment
     static let seeds: [UInt64] = environment["KVSTORE_MODEL_SEED"].flatMap { UInt64($0) }.map { [$0] } ?? Array(1...8)
-    static let steps = environment["KVSTORE_MODEL_STEPS"].flatMap { Int($0) } ?? 250
+    static let steps = environment["KVSTORE_MODEL_STEPS"].flatMap { Int($0) } ?? 400
 
     @Test(arguments: seeds) func storeAgreesWithTheReference(seed: UInt64) throws {
         let run = try ModelBasedRun(seed: seed)
@@ -20,8 +20,14 @@ import Testing
             Issue.record(Comment(rawValue: mismatch.description))
             return
         }
-        // A run that never refused anything, or never succeeded, would test little.
-        #expect(run.outcomes["success", default: 0] > Self.steps / 4, "seed \(seed): \(run.outcomes)")
-        #expect(run.outcomes.keys.count >= 4, "seed \(seed): \(run.outcomes)")
+        // A run must both succeed and refuse, for each reason a save can be refused.
+        let outcomes = run.outcomes
+        #expect(outcomes["success", default: 0] > Self.steps / 4, "seed \(seed): \(outcomes)")
+        if Self.steps >= 200 {
+            #expect(outcomes["uniqueViolation", default: 0] > 0, "seed \(seed): \(outcomes)")
+            #expect(outcomes["missingReference", default: 0] > 0, "seed \(seed): \(outcomes)")
+            let denied = outcomes["deleteDenied", default: 0] + outcomes["chunked deleteDenied", default: 0]
+            #expect(denied > 0, "seed \(seed): \(outcomes)")
+        }
     }
 }
