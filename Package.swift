@@ -31,8 +31,8 @@ let package = Package(
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
         // KVToolCore gives the model-based tests kvtool's integrity check, run in-process.
         .testTarget(name: "KVStoreTests", dependencies: ["KVStore", "KVToolCore"]),
-        // Depends on the executable so that it is built for the smoke test that runs it.
-        .testTarget(name: "KVToolTests", dependencies: ["KVToolCore", "KVStore", "LMDB", "kvtool"]),
+        // Depends on the executables so that they are built for the smoke tests that run them.
+        .testTarget(name: "KVToolTests", dependencies: ["KVToolCore", "KVStore", "LMDB", "kvtool", "crashtest"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -103,7 +103,12 @@ final class CrashRun {
             """)
         for problem in problems { print("PROBLEM: \(problem)") }
         if problems.isEmpty {
-            try? FileManager.default.removeItem(atPath: directory)
+            if options.directory == nil {
+                try? FileManager.default.removeItem(atPath: directory)
+            } else {
+                try? FileManager.default.removeItem(atPath: storePath)
+                try? FileManager.default.removeItem(atPath: logPath)
+            }
             return 0
         }
         print("The store and its log are kept in \(directory); replay with --seed \(options.seed).")

@@ -13,8 +13,8 @@ enum CrashTest {
         OPTIONS:
           --iterations <n>     Writers to start and kill (default: 100).
           --seed <s>           The seed of the run's random choices (default: random, printed).
-          --directory <path>   Where to keep the store and its log (default: a new temporary directory,
-                               removed when no problem was found).
+          --directory <path>   Where to keep the store and its log (default: a new temporary directory).
+                               The store and log are removed when no problem was found.
           --fresh-every <k>    Start a new store every k iterations (default: 0, one store for the run).
           --max-delay-ms <ms>  The longest wait between a writer's start of work and its kill (default: 250).
           --reader-every <r>   Kill a process inside a read transaction every r iterations (default: 10; 0: never).
