@@ -257,7 +257,6 @@ final class CrashRun {
             found = .present
             expected = after
             inFlightPresent += 1
-            verified += 1
         } else {
             problems.append(
                 "\(context): the store holds part of the in-flight transaction \(intent.sequence) "
