@@ -4,32 +4,51 @@ import KVStore
 /// The plain in-memory reference the model-based tests hold the store to: every record by entity and ID, and the
 /// store's semantics written out directly (upserts, unique names, references that must resolve, delete rules).
 struct ModelBasedReference: Equatable {
+    /// The projects by ID.
     var projects: [UUID: MBProject] = [:]
+    /// The tasks by ID.
     var tasks: [UUID: MBTask] = [:]
+    /// The subtasks by ID.
     var subtasks: [UUID: MBSubtask] = [:]
+    /// The tags by ID.
     var tags: [UUID: MBTag] = [:]
+    /// The people by ID.
     var people: [UUID: MBPerson] = [:]
+    /// The owners by ID.
     var owners: [UUID: MBOwner] = [:]
 
     /// One model to save.
     enum Upsert {
+        /// A project to save.
         case project(MBProject)
+        /// A task to save.
         case task(MBTask)
+        /// A subtask to save.
         case subtask(MBSubtask)
+        /// A tag to save.
         case tag(MBTag)
+        /// A person to save.
         case person(MBPerson)
+        /// An owner to save.
         case owner(MBOwner)
     }
 
     /// The IDs to delete, by entity.
     struct Deletes {
+        /// The projects to delete.
         var projects: [UUID] = []
+        /// The tasks to delete.
         var tasks: [UUID] = []
+        /// The subtasks to delete.
         var subtasks: [UUID] = []
+        /// The tags to delete.
         var tags: [UUID] = []
+        /// The people to delete.
         var people: [UUID] = []
+        /// The owners to delete.
         var owners: [UUID] = []
 
+        /// Whether there is nothing to delete.
         var isEmpty: Bool {
             projects.isEmpty && tasks.isEmpty && subtasks.isEmpty && tags.isEmpty && people.isEmpty && owners.isEmpty
         }
@@ -37,8 +56,11 @@ struct ModelBasedReference: Equatable {
 
     /// How a transaction must fail; nothing of it is written then.
     enum Failure: Error, Equatable {
+        /// A project takes a name another project has.
         case uniqueViolation
+        /// A saved model references a model that does not exist (and may not dangle).
         case missingReference
+        /// A task with subtasks that stay would be deleted.
         case deleteDenied
 
         /// The store's error of this kind.
@@ -68,11 +90,17 @@ struct ModelBasedReference: Equatable {
 
     /// What a delete removed, by entity.
     struct Deleted {
+        /// The projects deleted.
         var projects: Set<UUID> = []
+        /// The tasks deleted, those a cascade reached included.
         var tasks: Set<UUID> = []
+        /// The subtasks deleted.
         var subtasks: Set<UUID> = []
+        /// The tags deleted.
         var tags: Set<UUID> = []
+        /// The people deleted.
         var people: Set<UUID> = []
+        /// The owners deleted.
         var owners: Set<UUID> = []
     }
 

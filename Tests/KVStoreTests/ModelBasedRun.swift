@@ -4,6 +4,7 @@ import KVToolCore
 
 /// A model-based test found the store and the reference apart; the description says where and how to replay it.
 struct ModelBasedMismatch: Error, CustomStringConvertible {
+    /// The seed, the step, the operation, what differed, and the command that replays it.
     let description: String
 }
 
@@ -12,11 +13,16 @@ struct ModelBasedMismatch: Error, CustomStringConvertible {
 ///
 /// Every pick is made from models in key order and every ID is made from a counter, so a seed replays the same run.
 final class ModelBasedRun {
+    /// One model to save.
     typealias Upsert = ModelBasedReference.Upsert
+    /// The IDs to delete, by entity.
     typealias Deletes = ModelBasedReference.Deletes
+    /// How a transaction must fail.
     typealias Failure = ModelBasedReference.Failure
 
+    /// The seed of the run's choices.
     let seed: UInt64
+    /// The in-memory store under test.
     let container: ModelContainer
     private let context: ModelContext
     private var random: CodecRandom
@@ -29,6 +35,7 @@ final class ModelBasedRun {
     /// How many steps between two integrity checks.
     static let checkInterval = 10
 
+    /// A run seeded with `seed`, on a new in-memory store.
     init(seed: UInt64) throws {
         self.seed = seed
         random = CodecRandom(seed: seed)

@@ -6,9 +6,15 @@ import Testing
 ///
 /// Seeded and reproducible: a failure names its seed and step. `KVSTORE_MODEL_SEED=<seed>` runs that seed alone,
 /// `KVSTORE_MODEL_STEPS=<n>` changes the number of steps per seed.
-@Suite struct ModelBasedTests {
+///
+/// The seeds run one after the other: eight at once add allocator arenas to the process, whose growth
+/// `CheckMemoryTests` (same process) would count as the integrity check's.
+@Suite(.serialized) struct ModelBasedTests {
+    /// The process's environment variables.
     static let environment = ProcessInfo.processInfo.environment
+    /// The seeds to run: `KVSTORE_MODEL_SEED` alone, or 1 to 8.
     static let seeds: [UInt64] = environment["KVSTORE_MODEL_SEED"].flatMap { UInt64($0) }.map { [$0] } ?? Array(1...8)
+    /// The steps per seed: `KVSTORE_MODEL_STEPS`, or 400.
     static let steps = environment["KVSTORE_MODEL_STEPS"].flatMap { Int($0) } ?? 400
 
     @Test(arguments: seeds) func storeAgreesWithTheReference(seed: UInt64) throws {

@@ -3,6 +3,7 @@ import KVStore
 
 /// The crash test's command line: `crashtest run` for people, and the hidden subcommands its children run.
 enum CrashTest {
+    /// What `crashtest --help` prints.
     static let help = """
         OVERVIEW: Kills writers of a KVStore store at random moments and checks that every acknowledged
         transaction survived, that the one in flight is all there or not at all, and that the store is intact.
