@@ -7,7 +7,7 @@ SWIFTFLAGS ?=
 # apt-get needs root; use sudo when not root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-tsan bench lint format clean
+.PHONY: all deps build test test-tsan bench crashtest lint format clean
 
 all: build
 
@@ -38,6 +38,14 @@ bench: deps
 	$(SWIFT) build -c release --product kvbench $(SWIFTFLAGS)
 	mkdir -p bench-results
 	.build/release/kvbench --json bench-results/kvbench.json --svg bench-results/kvbench.svg $(BENCHFLAGS)
+
+## crashtest: start writer processes, kill each at a random moment and check the store after each kill (debug build;
+## CRASHTEST_ITERATIONS kills, CRASHTESTFLAGS="--seed 42 --verbose" for more; crashtest --help lists the options)
+CRASHTEST_ITERATIONS ?= 1000
+CRASHTESTFLAGS ?=
+crashtest: deps
+	$(SWIFT) build --product crashtest $(SWIFTFLAGS)
+	.build/debug/crashtest run --iterations $(CRASHTEST_ITERATIONS) $(CRASHTESTFLAGS)
 
 ## lint: swift format in strict mode
 lint:

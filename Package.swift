@@ -25,10 +25,14 @@ let package = Package(
         .executableTarget(name: "kvtool", dependencies: ["KVToolCore"], path: "Tools/kvtool/Main"),
         // The benchmark harness. It imports CLMDB directly: its baselines are the raw LMDB C API.
         .executableTarget(name: "kvbench", dependencies: ["CLMDB", "LMDB", "KVStore"], path: "Benchmarks/kvbench"),
+        // The crash test: kills writer processes at random moments and checks the store (`make crashtest`). It
+        // runs kvtool's integrity check in-process.
+        .executableTarget(name: "crashtest", dependencies: ["KVStore", "LMDB", "KVToolCore"], path: "Tools/crashtest"),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
-        .testTarget(name: "KVStoreTests", dependencies: ["KVStore"]),
-        // Depends on the executable so that it is built for the smoke test that runs it.
-        .testTarget(name: "KVToolTests", dependencies: ["KVToolCore", "KVStore", "LMDB", "kvtool"]),
+        // KVToolCore gives the model-based tests kvtool's integrity check, run in-process.
+        .testTarget(name: "KVStoreTests", dependencies: ["KVStore", "KVToolCore"]),
+        // Depends on the executables so that they are built for the smoke tests that run them.
+        .testTarget(name: "KVToolTests", dependencies: ["KVToolCore", "KVStore", "LMDB", "kvtool", "crashtest"]),
     ],
     swiftLanguageModes: [.v6]
 )

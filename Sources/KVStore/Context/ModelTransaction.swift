@@ -104,6 +104,9 @@ public struct ModelTransaction: ~Copyable {
                     found[reference.target, default: []].insert(id)
                     continue
                 }
+                // A nullify rule of a later delete may have removed the reference: what counts is the model as it
+                // stands at the end of the transaction.
+                if writes.hasDeletes, try !holds(reference, id, in: try store(reference.entity)) { continue }
                 throw KVStoreError(
                     .missingReference, entity: reference.entity, id: reference.id, field: reference.field,
                     message: "\(reference.entity) \(reference.id): \(reference.field) references \(reference.target) "
@@ -111,6 +114,13 @@ public struct ModelTransaction: ~Copyable {
             }
         }
         writes.references.removeAll()
+    }
+
+    /// Whether the referring model still holds `id` in the reference's field.
+    private func holds(_ reference: PendingReference, _ id: UUID, in store: any AnyEntityStore) throws -> Bool {
+        guard let relationship = store.relationships.first(where: { $0.field == reference.field }) else { return true }
+        return try store.storedReferences(of: [reference.id], relationship: relationship.name, in: transaction.pointee)
+            .contains(id)
     }
 
     /// The model of type `type` with `id`, or `nil` when there is none.
@@ -186,7 +196,8 @@ extension ModelContainer {
     func performRead<R>(_ body: (borrowing ModelTransaction) throws -> R) throws -> R {
         do {
             return try environment.read { txn in
-                try withUnsafePointer(to: txn) { pointer in
+                try followCatalog(in: txn, isWriting: false)
+                return try withUnsafePointer(to: txn) { pointer in
                     try body(ModelTransaction(container: self, transaction: pointer, writes: nil))
                 }
             }
@@ -216,6 +227,7 @@ extension ModelContainer {
         do {
             let (result, changes) = try writeOrder.withLock { commits in
                 let (output, transaction) = try environment.write { txn in
+                    try beginWrite(txn)
                     let output = try withUnsafePointer(to: txn) { pointer in
                         let changes = isObserved ? ChangeCollector(transactionID: txn.id) : nil
                         let transaction = ModelTransaction(

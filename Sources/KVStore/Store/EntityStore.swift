@@ -227,6 +227,37 @@ final class EntityStore<M: Model>: AnyEntityStore {
         }
     }
 
+    /// Forgets a catalog entry written by an earlier write transaction that did not commit, as a new one begins.
+    ///
+    /// LMDB gives the next write transaction the ID of one that aborted (and a write retried after the map grew
+    /// keeps its ID), so the ID alone cannot tell that the entry went with the abort.
+    func didBeginWrite() {
+        state.withLock { $0.written = nil }
+    }
+
+    /// Brings the field table in line with the catalog as `txn` sees it, after another process (or container) of
+    /// the store interned names that this one has not read.
+    ///
+    /// In a write transaction the catalog is the latest and no other write of this container is under way, so the
+    /// catalog's table replaces this one whenever it does not begin this one: names interned here by a transaction
+    /// that aborted go, as no record uses them. In a read transaction a write of this container may be under way
+    /// and the snapshot may be older than this table, so the table is only ever extended.
+    func refreshFields(in txn: borrowing Transaction, isWriting: Bool) throws {
+        let key = Catalog.entityKey(name)
+        guard let stored = try Catalog.read(EntityCatalog.self, key: key, in: txn, table: catalogTable)?.fields else {
+            return
+        }
+        state.withLock { state in
+            let mine = state.fields.names
+            let extends = stored.count > mine.count && Array(stored.names.prefix(mine.count)) == mine
+            let conflicts = Array(mine.prefix(stored.count)) != stored.names
+            guard extends || (isWriting && conflicts) else { return }
+            state.fields = stored
+            state.persistedRevision = stored.revision
+            state.written = nil
+        }
+    }
+
     /// Deletes the model stored under `id` and its index entries.
     ///
     /// - Returns: The deleted model, or `nil` when there was none.

@@ -13,7 +13,8 @@ import LMDB
 /// Opening checks the models against the store's catalog: new entities, new optional fields, removed fields and new
 /// indexes (built on open) need nothing; a model that no longer reads the stored records throws
 /// ``KVStoreError/incompatibleSchema`` naming the entity and field, and a store written by a newer format throws
-/// ``KVStoreError/newerFormat``.
+/// ``KVStoreError/newerFormat``. Opening also clears the reader slots left by processes that died inside a read
+/// transaction.
 ///
 /// A container is `Sendable`: share one per store across the program, and give each unit of work its own
 /// ``ModelContext``, or use ``read(_:)`` and ``write(_:)`` for explicit transactions.
@@ -35,6 +36,9 @@ public final class ModelContainer: Sendable {
     /// Held by each write from its begin to the hand-off of its changes, so subscribers see commits in order; it
     /// counts the commits of this container.
     let writeOrder = Locked<Int>(0)
+    /// The last transaction this container committed, and the latest snapshot whose catalog its field tables
+    /// have read: see ``followCatalog(in:isWriting:)``.
+    let catalogState = Locked<(committed: Int, refreshed: Int)>((0, 0))
     /// The serial queue async writes run on, off the cooperative thread pool.
     let writerQueue = DispatchQueue(label: "KVStore.ModelContainer.writer")
 
@@ -84,6 +88,11 @@ public final class ModelContainer: Sendable {
                     mapSize: configuration.initialMapSize,
                     maxMapSize: max(configuration.maximumMapSize, configuration.initialMapSize),
                     maxTables: Self.tableSlots(for: types), options: options))
+            // lmdb.h: "Stale reader transactions left behind by an aborted program cause further writes to grow the
+            // database quickly [...] Fix: Check for stale readers periodically, using the mdb_reader_check
+            // function". The lock file is reset only when no process has the store open, so a reader killed while
+            // another process keeps it open would otherwise pin its snapshot until someone clears it by hand.
+            try environment.clearStaleReaders()
             catalogTable = try environment.openTable(named: Catalog.tableName, create: true)
             try Self.checkFormat(environment: environment, catalog: catalogTable)
             var stores: [ObjectIdentifier: any AnyEntityStore] = [:]
@@ -161,6 +170,29 @@ public final class ModelContainer: Sendable {
     /// Tells every entity that a write transaction committed.
     func didCommit(transaction: Int) {
         for store in stores.values { (store as? any CommitObserving)?.didCommit(transaction: transaction) }
+        catalogState.withLock { $0.committed = transaction }
+    }
+
+    /// Prepares the entities for a write transaction (each attempt of one): they forget the catalog entries of
+    /// transactions that aborted, then follow the catalog.
+    func beginWrite(_ txn: borrowing Transaction) throws {
+        for store in stores.values { (store as? any CommitObserving)?.didBeginWrite() }
+        try followCatalog(in: txn, isWriting: true)
+    }
+
+    /// Re-reads the entities' field tables from the catalog when a transaction that this container did not run
+    /// committed since it last looked: another process, or another container of the same store, may have interned
+    /// field names. Without it, records written there do not decode here, and a name interned here could take an id
+    /// already given to another name there, moving stored values to the wrong field.
+    func followCatalog(in txn: borrowing Transaction, isWriting: Bool) throws {
+        // A write transaction's id is the last committed one plus one; a read transaction's, its snapshot's.
+        let last = isWriting ? txn.id - 1 : txn.id
+        let isCurrent = catalogState.withLock { state in
+            isWriting ? last == state.committed : last <= max(state.committed, state.refreshed)
+        }
+        guard !isCurrent else { return }
+        for store in stores.values { try (store as? any CommitObserving)?.refreshFields(in: txn, isWriting: isWriting) }
+        catalogState.withLock { $0.refreshed = max($0.refreshed, last) }
     }
 
     // MARK: - Opening
@@ -272,6 +304,10 @@ public final class ModelContainer: Sendable {
 /// Entities that learn of commits, to know which catalog changes are durable.
 protocol CommitObserving {
     func didCommit(transaction: Int)
+    /// Forgets what an earlier write transaction that did not commit wrote to the catalog.
+    func didBeginWrite()
+    /// Re-reads the entity's field table from the catalog, after another process changed it.
+    func refreshFields(in txn: borrowing Transaction, isWriting: Bool) throws
 }
 
 extension EntityStore: CommitObserving {}
