@@ -137,6 +137,7 @@ public final class Environment: @unchecked Sendable {
                     code: code, operation: "mdb_env_open", path: path,
                     detail: openFailureDetail(code, path: path, options: configuration.options))
             }
+            try checkDataFileLength(handle, path: path)
         } catch {
             // lmdb.h: "If this function fails, mdb_env_close() must be called to discard the MDB_env handle."
             mdb_env_close(handle)
