@@ -210,6 +210,7 @@ extension ModelContainer {
         do {
             let (result, changes) = try writeOrder.withLock { commits in
                 let (output, transaction) = try environment.write { txn in
+                    didBegin(transaction: txn.id)
                     let output = try withUnsafePointer(to: txn) { pointer in
                         let changes = isObserved ? ChangeCollector(transactionID: txn.id) : nil
                         let transaction = ModelTransaction(

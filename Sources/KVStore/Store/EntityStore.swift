@@ -177,6 +177,14 @@ final class EntityStore<M: Model>: AnyEntityStore {
         return references
     }
 
+    /// Records that a write transaction began: a catalog entry written by an earlier one is not in it.
+    ///
+    /// LMDB gives a write transaction the ID of the last commit plus one, so a transaction that did not commit (it
+    /// aborted, or the map grew and the body runs again) shares its ID with the next one.
+    func didBegin(transaction: Int) {
+        state.withLock { state in state.written = nil }
+    }
+
     /// Records that a write transaction committed: if it wrote the entity's catalog entry, that revision of the
     /// field table is now durable.
     func didCommit(transaction: Int) {

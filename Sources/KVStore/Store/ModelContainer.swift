@@ -144,6 +144,11 @@ public final class ModelContainer: Sendable {
         return store
     }
 
+    /// Tells every entity that a write transaction began.
+    func didBegin(transaction: Int) {
+        for store in stores.values { (store as? any CommitObserving)?.didBegin(transaction: transaction) }
+    }
+
     /// Tells every entity that a write transaction committed.
     func didCommit(transaction: Int) {
         for store in stores.values { (store as? any CommitObserving)?.didCommit(transaction: transaction) }
@@ -257,6 +262,7 @@ public final class ModelContainer: Sendable {
 
 /// Entities that learn of commits, to know which catalog changes are durable.
 protocol CommitObserving {
+    func didBegin(transaction: Int)
     func didCommit(transaction: Int)
 }
 
