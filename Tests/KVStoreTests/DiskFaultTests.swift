@@ -23,12 +23,14 @@ struct DiskFaultTests {
             do {
                 let environment = try Environment.open(path: store)
                 let table = try environment.openTable(named: "t")
-                try environment.write { txn in try txn.put(Array("kept".utf8), forKey: Array("second".utf8), in: table) }
+                try environment.write { txn in try txn.put(Array("kept".utf8), forKey: Array("second".utf8), in: table)
+                }
                 arm(after, errno, calls)
                 do {
                     try environment.write { txn throws in
                         for index in 0..<200 {
-                            try txn.put([UInt8](repeating: 7, count: 2000), forKey: Array("lost \(index)".utf8), in: table)
+                            try txn.put(
+                                [UInt8](repeating: 7, count: 2000), forKey: Array("lost \(index)".utf8), in: table)
                         }
                     }
                 } catch let error as LMDBError where error.code == errno {
@@ -145,9 +147,10 @@ struct DiskFaultTests {
             for: Project.self, Task.self, configuration: ModelConfiguration(path: workspace.store))
         defer { try? container.close() }
         let context = ModelContext(container)
-        #expect(try context.fetch(FetchDescriptor<Project>(sortBy: [SortDescriptor(\.name)])).map(\.name) == [
-            "first", "second",
-        ])
+        #expect(
+            try context.fetch(FetchDescriptor<Project>(sortBy: [SortDescriptor(\.name)])).map(\.name) == [
+                "first", "second",
+            ])
         #expect(try context.fetchCount(FetchDescriptor<Task>()) == 0)
         #expect(try context.model(for: first.id) == first)
         // The unique index agrees with the records: the lost name is free, the kept ones are not.

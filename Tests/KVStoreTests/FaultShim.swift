@@ -28,7 +28,8 @@ enum FaultShim {
 
     /// The directory of a fault test, for the test process `parent`.
     static func directory(_ name: String, parent: pid_t) -> String {
-        URL(fileURLWithPath: NSTemporaryDirectory()).resolvingSymlinksInPath().path + "/kvstore-faults-\(parent)-\(name)"
+        URL(fileURLWithPath: NSTemporaryDirectory()).resolvingSymlinksInPath().path
+            + "/kvstore-faults-\(parent)-\(name)"
     }
 
     /// A fault test's directory, holding the compiled shim and the store (at ``store``); removed at the end.

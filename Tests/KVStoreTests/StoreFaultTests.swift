@@ -191,7 +191,8 @@ import Testing
             do {
                 _ = try ModelContainer(for: Task.self, configuration: ModelConfiguration(path: path))
                 exit(3)
-            } catch let error as KVStoreError where error == .storage && error.description.contains("Permission denied") {
+            } catch let error as KVStoreError where error == .storage && error.description.contains("Permission denied")
+            {
                 exit(0)
             } catch {
                 FileHandle.standardError.write(Data("\(error)\n".utf8))

@@ -34,7 +34,8 @@ import Testing
         let table = try environment.openTable(named: "t", create: true)
         try environment.write { txn throws in
             for index in 0..<recordCount {
-                try txn.put([UInt8](repeating: UInt8(index % 256), count: 100), forKey: Array("\(index)".utf8), in: table)
+                try txn.put(
+                    [UInt8](repeating: UInt8(index % 256), count: 100), forKey: Array("\(index)".utf8), in: table)
             }
         }
         try environment.close()
