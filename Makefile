@@ -7,7 +7,7 @@ SWIFTFLAGS ?=
 # apt-get needs root; use sudo when not root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-tsan bench crashtest lint format clean
+.PHONY: all deps build test test-tsan test-asan fuzz bench crashtest lint format clean
 
 all: build
 
@@ -30,6 +30,42 @@ test: deps
 ## test-tsan: the concurrency, environment and observation tests under the thread sanitizer (separate build directory)
 test-tsan: deps
 	$(SWIFT) test $(SWIFTFLAGS) --sanitize=thread --scratch-path .build/tsan --filter 'ConcurrencyTests|EnvironmentTests|ObservationTests'
+
+## test-asan: the whole test suite under the address sanitizer (separate build directory), but for kvtool check's
+## bounded-memory test, which measures the process's heap: ASan's quarantine of freed memory and its shadow memory
+## inflate that by tens of megabytes, more or less depending on what other tests run meanwhile (make test runs it).
+## LeakSanitizer is off: it reports lazily initialized globals and XCTest's runner, alive at exit.
+test-asan: deps
+	ASAN_OPTIONS=detect_leaks=0 \
+		$(SWIFT) test $(SWIFTFLAGS) --sanitize=address --scratch-path .build/asan --skip CheckMemoryTests
+
+## fuzz: build the libFuzzer targets of Tools/fuzz (with the address sanitizer), write each one's seeds with the real
+## encoders, then fuzz each for FUZZ_SECONDS. New inputs collect in .build/fuzz/corpus/<target>, and a crashing input
+## is saved in .build/fuzz/artifacts/<target>/ (reproduce: .build/fuzz/release/<target> <file>).
+## `--sanitize fuzzer` makes SwiftPM let libFuzzer's main run; -sanitize=fuzzer,address in one flag instruments every
+## module for coverage and the address sanitizer (as two flags, the driver keeps only the last).
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := FuzzRecordDecoder FuzzIndexKey FuzzImportLine
+FUZZ_BUILD := $(CURDIR)/.build/fuzz
+fuzz: deps
+	$(SWIFT) build --package-path Tools/fuzz --scratch-path $(FUZZ_BUILD) -c release \
+		--sanitize fuzzer -Xswiftc -sanitize=fuzzer,address $(SWIFTFLAGS)
+	@set -e; for target in $(FUZZ_TARGETS); do \
+		echo "==> $$target for $(FUZZ_SECONDS) s"; \
+		rm -rf $(FUZZ_BUILD)/seeds/$$target; \
+		mkdir -p $(FUZZ_BUILD)/corpus/$$target $(FUZZ_BUILD)/artifacts/$$target; \
+		SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 \
+			$(FUZZ_BUILD)/release/$$target --generate-corpus $(FUZZ_BUILD)/seeds/$$target; \
+		if ! SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 \
+			$(FUZZ_BUILD)/release/$$target -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+			-artifact_prefix=$(FUZZ_BUILD)/artifacts/$$target/ \
+			$(FUZZ_BUILD)/corpus/$$target $(FUZZ_BUILD)/seeds/$$target >$(FUZZ_BUILD)/$$target.log 2>&1; then \
+			tail -n 60 $(FUZZ_BUILD)/$$target.log; echo "$$target failed: see $(FUZZ_BUILD)/artifacts/$$target/"; exit 1; \
+		fi; \
+		grep -E '^(INFO: seed corpus|Done|stat::(number_of_executed_units|average_exec_per_sec|new_units_added))' \
+			$(FUZZ_BUILD)/$$target.log; \
+		echo "corpus: $$(ls $(FUZZ_BUILD)/corpus/$$target | wc -l) inputs"; \
+	done
 
 ## bench: build kvbench in release mode and run the default suite: the table on stdout, JSON and SVG in bench-results/
 ## (BENCHFLAGS="--size large" adds the 1M-record scale points; kvbench --help lists the options)

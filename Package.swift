@@ -7,6 +7,8 @@ let package = Package(
         .library(name: "KVStore", targets: ["KVStore"]),
         .library(name: "LMDB", targets: ["LMDB"]),
         .executable(name: "kvtool", targets: ["kvtool"]),
+        // For the fuzz targets of Tools/fuzz, a package of its own that depends on this one; not for applications.
+        .library(name: "KVToolCore", targets: ["KVToolCore"]),
     ],
     targets: [
         // Debian's liblmdb-dev, found through pkg-config. `make deps` installs it.

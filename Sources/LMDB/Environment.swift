@@ -132,11 +132,23 @@ public final class Environment: @unchecked Sendable {
                 path: path)
             let flags = configuration.options.rawValue | UInt32(MDB_NOTLS)
             let code = mdb_env_open(handle, path, flags, mdb_mode_t(configuration.fileMode))
+            // LMDB takes an empty data file for a new environment, which a read-only open cannot write: it fails with
+            // EBADF. There is no environment to read, as when the file is missing.
+            let dataFile = configuration.options.contains(.noSubdirectory) ? path : path + "/data.mdb"
+            var status = stat()
+            if code == EBADF && configuration.options.contains(.readOnly) && stat(dataFile, &status) == 0
+                && status.st_size == 0
+            {
+                throw LMDBError(
+                    code: ENOENT, operation: "mdb_env_open", path: path,
+                    detail: "The data file is empty: it holds no LMDB environment")
+            }
             if code != 0 {
                 throw LMDBError(
                     code: code, operation: "mdb_env_open", path: path,
                     detail: openFailureDetail(code, path: path, options: configuration.options))
             }
+            try checkDataFileLength(handle, path: path)
         } catch {
             // lmdb.h: "If this function fails, mdb_env_close() must be called to discard the MDB_env handle."
             mdb_env_close(handle)

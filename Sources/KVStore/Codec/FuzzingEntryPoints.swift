@@ -1,0 +1,80 @@
+/// The record codec, reachable from the fuzz targets in `Tools/fuzz` and nowhere else.
+///
+/// The codec is internal; this wrapper exposes just enough of it, as `@_spi(Fuzzing)`, for a fuzz target to decode
+/// arbitrary bytes against a fixed field table and to check that what decodes encodes back stably. It is not API:
+/// import it only with `@_spi(Fuzzing) import KVStore`.
+///
+/// ```swift
+/// let codec = try RecordCodecFuzzing(interning: [Sample.example])
+/// let bytes = try codec.encode(Sample.example)
+/// let sample = try bytes.withUnsafeBytes { try codec.decode(Sample.self, from: $0) }
+/// ```
+@_spi(Fuzzing) public struct RecordCodecFuzzing: Sendable {
+    /// The field table every call reads; encoding interns new names in a copy only.
+    private let fields: FieldTable
+
+    /// Creates a codec whose field table holds the field names of `samples`, interned by encoding them.
+    ///
+    /// - Parameter samples: Values whose encoding names every field the fuzzed type has.
+    /// - Throws: `EncodingError` when a sample cannot be encoded.
+    public init<T: Encodable>(interning samples: [T]) throws {
+        var fields = FieldTable()
+        var encoder = RecordEncoder()
+        for sample in samples { _ = try encoder.encode(sample, fields: &fields) }
+        self.fields = fields
+    }
+
+    /// Encodes `value` as a record with the real encoder.
+    ///
+    /// - Throws: `EncodingError` when the value cannot be encoded.
+    public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+        var fields = fields
+        var encoder = RecordEncoder()
+        return try encoder.encode(value, fields: &fields)
+    }
+
+    /// Decodes a value of `type` from `bytes` with the real decoder.
+    ///
+    /// - Throws: `RecordFormatError` for corrupt bytes, `DecodingError` for bytes that do not fit `type`.
+    public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
+        try RecordDecoder().decode(type, from: bytes, fields: fields)
+    }
+
+    /// Decodes `bytes` into the schema-free tree `kvtool` reads records with, and returns the tree encoded again.
+    ///
+    /// - Throws: `RecordFormatError` for corrupt bytes.
+    public func reencodeTree(_ bytes: UnsafeRawBufferPointer) throws -> [UInt8] {
+        var fields = fields
+        return try RecordValue.decode(from: bytes, fields: fields).encode(fields: &fields)
+    }
+}
+
+/// The index-key decoder, reachable from the fuzz targets in `Tools/fuzz` and nowhere else.
+///
+/// Import it only with `@_spi(Fuzzing) import KVStore`; keys are built with the public
+/// ``IndexKeyEncodable/appendIndexKey(to:)``.
+///
+/// ```swift
+/// var key: [UInt8] = []
+/// 42.appendIndexKey(to: &key)
+/// let again = try key.withUnsafeBytes { try IndexKeyFuzzing.reencode($0, componentKinds: ["int"]) }
+/// ```
+@_spi(Fuzzing) public enum IndexKeyFuzzing {
+    /// The kinds an index key's components may have, by the names `kvtool schema` shows.
+    public static let indexableKinds = ["bool", "int", "uint", "float", "double", "date", "uuid", "string"]
+
+    /// Decodes `key` as components of the named kinds and returns them encoded again.
+    ///
+    /// - Parameters:
+    ///   - key: A whole key, as built, not finalized.
+    ///   - componentKinds: The kind of each component, from ``indexableKinds``.
+    /// - Throws: `IndexKeyError` when the bytes do not parse as those components.
+    public static func reencode(_ key: UnsafeRawBufferPointer, componentKinds: [String]) throws -> [UInt8] {
+        let kinds = componentKinds.map { name in ValueKind.allCases.first { $0.typeName == name } ?? .data }
+        var bytes: [UInt8] = []
+        for component in try IndexKey.decodeComponents(key, kinds: kinds) {
+            try IndexKey.append(component, to: &bytes)
+        }
+        return bytes
+    }
+}

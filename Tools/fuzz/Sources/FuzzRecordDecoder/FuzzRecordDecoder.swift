@@ -1,0 +1,63 @@
+import Foundation
+import FuzzSupport
+@_spi(Fuzzing) import KVStore
+
+// Decodes random bytes as a record, typed (a ``Specimen``, a dictionary of arrays of optionals) and as the
+// schema-free tree kvtool reads. Decoding may throw, never trap; what decodes must encode, and its encoding must
+// decode and encode again to the same bytes.
+
+/// The codec, with the field table that encoding the samples builds.
+let codec: RecordCodecFuzzing = {
+    do {
+        return try RecordCodecFuzzing(interning: Specimen.samples)
+    } catch {
+        Corpus.fail("the samples do not encode: \(error)")
+    }
+}()
+
+/// Writes the seeds when asked to: each sample, and the samples' values as other types.
+@_cdecl("LLVMFuzzerInitialize")
+public func initialize(_ argc: UnsafeMutablePointer<CInt>, _ argv: Corpus.Arguments) -> CInt {
+    Corpus.writeIfRequested(arguments: Corpus.arguments(argc, argv)) {
+        try Specimen.samples.map { try codec.encode($0) } + [
+            try codec.encode(["a": [1, nil, -3], "": []] as [String: [Int?]]),
+            try codec.encode([Specimen.samples[0].id: 1.5] as [UUID: Double]),
+        ]
+    }
+    return 0
+}
+
+/// Decodes one input every way.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    let bytes = UnsafeRawBufferPointer(start: data, count: size)
+    checkTyped(Specimen.self, bytes)
+    checkTyped([String: [Int?]].self, bytes)
+    if let tree = try? codec.reencodeTree(bytes) {
+        let again: [UInt8]
+        do {
+            again = try tree.withUnsafeBytes { try codec.reencodeTree($0) }
+        } catch {
+            fatalError("the tree's own encoding does not decode: \(error)\ninput \(Array(bytes))\nencoding \(tree)")
+        }
+        guard again == tree else {
+            fatalError("the tree's encoding is not stable:\ninput \(Array(bytes))\nonce \(tree)\ntwice \(again)")
+        }
+    }
+    return 0
+}
+
+/// Decodes `bytes` as `type` and, when that works, checks that the value encodes and decodes stably.
+func checkTyped<T: Codable>(_ type: T.Type, _ bytes: UnsafeRawBufferPointer) {
+    guard let value = try? codec.decode(type, from: bytes) else { return }
+    do {
+        let once = try codec.encode(value)
+        let decoded = try once.withUnsafeBytes { try codec.decode(type, from: $0) }
+        let twice = try codec.encode(decoded)
+        guard once == twice else {
+            fatalError("\(type)'s encoding is not stable:\ninput \(Array(bytes))\nonce \(once)\ntwice \(twice)")
+        }
+    } catch {
+        fatalError("a decoded \(type) does not round-trip: \(error)\ninput \(Array(bytes))")
+    }
+}
