@@ -12,7 +12,7 @@ import Testing
         var id = UUID.timeOrdered()
         var title: String
 
-        static let entity = Entity<Indexed>(indexes: (0..<1100).map { .index(\.title, name: "title\($0)") })
+        static let entity = Entity<Indexed>(indexes: (0..<200).map { .index(\.title, name: "title\($0)") })
     }
 
     /// A model whose entity name is longer than LMDB's longest key, the limit of table names.
@@ -122,19 +122,21 @@ import Testing
         let directory = StoreDirectory()
         let configuration = ModelConfiguration(path: directory.path, isDurable: false)
         let project = Project(name: "kept")
-        do {
-            let container = try ModelContainer(for: Project.self, configuration: configuration)
-            let context = ModelContext(container)
-            context.insert(project)
-            try context.save()
-            try container.close()
-        }
+        // A container reserves table slots for its own schema; a second container on the same store in the same
+        // process shares the first one's environment, and with it those slots.
+        let first = try ModelContainer(for: Project.self, configuration: configuration)
+        let context = ModelContext(first)
+        context.insert(project)
+        try context.save()
         let error = try #require(throws: KVStoreError.self) {
             try ModelContainer(for: Project.self, Indexed.self, configuration: configuration)
         }
         #expect(error == .storage)
         #expect(error.underlying?.contains("MDB_DBS_FULL") == true)
-        let container = try ModelContainer(for: Project.self, configuration: configuration)
+        #expect(try ModelContext(first).fetch(FetchDescriptor<Project>()) == [project])
+        try first.close()
+        // Opened on its own, the larger schema gets the slots it needs.
+        let container = try ModelContainer(for: Project.self, Indexed.self, configuration: configuration)
         defer { try? container.close() }
         #expect(try ModelContext(container).fetch(FetchDescriptor<Project>()) == [project])
     }
