@@ -220,6 +220,15 @@ final class CrashRun {
             }
         }
 
+        // A writer killed before it created the store (a loaded machine can be that slow to start one) leaves no
+        // data file, and cannot have committed anything.
+        if heldContainer == nil && !FileManager.default.fileExists(atPath: storePath + "/data.mdb") {
+            if lastSequence > 0 {
+                problems.append("\(context): the data file is gone after \(lastSequence) acknowledged transactions")
+            }
+            return
+        }
+
         // A writer killed inside its commit, after it wrote the meta page but before it published the new
         // transaction ID in the lock file, leaves a commit that processes which keep the store open do not see yet.
         // The next writer to take the writer lock recovers it from its dead owner, adopts the newest meta page, and
