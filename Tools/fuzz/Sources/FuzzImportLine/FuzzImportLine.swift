@@ -28,6 +28,8 @@ public func initialize(_ argc: UnsafeMutablePointer<CInt>, _ argv: Corpus.Argume
 /// Parses one input.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    // `fatalError` below is deliberate: it is how a target reports a broken property to libFuzzer, which saves the
+    // input as a crash to replay. It never runs in the library or kvtool.
     let line = Array(UnsafeBufferPointer(start: data, count: size))
     if ImportFuzzing.jsonRoundTrips(line) == false {
         fatalError("JSON does not read back as the same value after writing it: \(line)")

@@ -47,6 +47,8 @@ public func initialize(_ argc: UnsafeMutablePointer<CInt>, _ argv: Corpus.Argume
 /// Decodes one input.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    // `fatalError` below is deliberate: it is how a target reports a broken property to libFuzzer, which saves the
+    // input as a crash to replay. It never runs in the library or kvtool.
     let bytes = UnsafeRawBufferPointer(start: data, count: size)
     guard let (kinds, headerLength) = components(bytes) else { return 0 }
     let key = UnsafeRawBufferPointer(rebasing: bytes[headerLength...])
