@@ -43,7 +43,7 @@ enum KVBench {
         let report = Report(
             machine: machine,
             settings: Report.Settings(
-                size: options.size, repeats: options.repeats, durability: options.durability,
+                size: options.size, repeats: options.repeats, durability: options.durability, coding: options.coding,
                 scenarios: options.scenarios, subject: Subject.name, baseline: RawLMDB.name,
                 seed: ScenarioContext.seed, sizes: sizes, averageTaskBytes: try averageTaskBytes()),
             results: results, wallSeconds: Double(Clock.nanoseconds() - start) / 1e9, blackHole: BlackHole.total)

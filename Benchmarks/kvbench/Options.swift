@@ -12,6 +12,8 @@ struct Options: Sendable {
     var repeats = 5
     /// Whether commits wait for the disk.
     var durability: Durability = .noSync
+    /// How KVStore codes the models' records.
+    var coding: RecordCoding = .fields
     /// Where to write the results as JSON, if anywhere.
     var jsonPath: String?
     /// Where to write the chart as SVG, if anywhere.
@@ -25,7 +27,7 @@ struct Options: Sendable {
         same run, and prints the ratio.
 
         USAGE: kvbench [--scenario <names>] [--size <size>] [--repeat <n>] [--sync | --no-sync]
-                       [--json <file>] [--svg <file>]
+                       [--coding <coding>] [--json <file>] [--svg <file>]
 
         OPTIONS:
           --scenario <names>  Comma-separated scenarios to run (default: all of them):
@@ -35,6 +37,8 @@ struct Options: Sendable {
           --repeat <n>        Measured runs per scenario after one warm-up run, 1 to 100 (default: 5)
           --sync              Durable commits: every commit waits for the disk
           --no-sync           Commits without waiting for the disk (MDB_NOSYNC), to measure CPU work (default)
+          --coding <coding>   How KVStore codes the models: fields (their FieldCodable conformance) or codable
+                              (Codable alone); the records are the same bytes either way (default: fields)
           --json <file>       Write every result, with the machine and settings, as JSON
           --svg <file>        Write a chart of the ratios and of the scale series as SVG
           -h, --help          Show help information.
@@ -100,6 +104,12 @@ struct Options: Sendable {
             case "--no-sync":
                 try flag()
                 options.durability = .noSync
+            case "--coding":
+                let text = try value()
+                guard let coding = RecordCoding(rawValue: text) else {
+                    throw UsageError("Bad coding '\(text)'; expected fields or codable")
+                }
+                options.coding = coding
             case "--json":
                 options.jsonPath = try nonEmpty(value(), for: name)
             case "--svg":
@@ -139,6 +149,14 @@ enum Durability: String, Codable, Sendable {
     case noSync = "nosync"
     /// Every commit flushes to disk before it returns.
     case sync
+}
+
+/// How KVStore codes the benchmark's models, which conform to both `Codable` and `FieldCodable`.
+enum RecordCoding: String, Codable, Sendable {
+    /// Through their `FieldCodable` conformance, as KVStore does by default.
+    case fields
+    /// Through `Codable` alone, as for a model that does not conform to `FieldCodable`.
+    case codable
 }
 
 /// The size of the datasets; ``ScenarioSizes`` has the numbers.

@@ -13,6 +13,8 @@ struct Report: Encodable {
         var repeats: Int
         /// Whether commits waited for the disk.
         var durability: Durability
+        /// How KVStore coded the models.
+        var coding: RecordCoding
         /// The scenarios run.
         var scenarios: [ScenarioKind]
         /// The subject measured against the baseline.
@@ -48,7 +50,8 @@ struct Report: Encodable {
             \(machine.summary)
             settings: size \(settings.size.rawValue), \(settings.repeats) measured runs after 1 warm-up, \
             durability \(mode)
-            subject:  \(settings.subject); baseline: \(settings.baseline), same run, runs interleaved; \
+            subject:  \(settings.subject), models coded through \(settings.coding == .fields ? "FieldCodable" : "Codable"); \
+            baseline: \(settings.baseline), same run, runs interleaved; \
             task records of \(String(format: "%.0f", settings.averageTaskBytes)) bytes on average
             """
     }

@@ -30,6 +30,8 @@ struct ScalePoint: Codable, Sendable {
     var side: Side
     /// Whether commits wait for the disk.
     var durability: Durability
+    /// How KVStore codes the models.
+    var coding: RecordCoding
     /// The tasks per write transaction.
     var chunkSize: Int
 
@@ -51,7 +53,8 @@ struct ScalePoint: Codable, Sendable {
         count: Int,
         workspace: Workspace
     ) -> Workload {
-        let settings = StoreSettings(mapSize: Swift.max(1 << 30, count * 2_048), durability: durability)
+        let settings = StoreSettings(
+            mapSize: Swift.max(1 << 30, count * 2_048), durability: durability, coding: coding)
         let chunks = Dataset.chunks(of: count, size: chunkSize)
         let side = side
         let order = order

@@ -65,7 +65,8 @@ struct ScenarioContext {
     /// The settings of a store that will hold about `records` records: a map that holds them with room to spare,
     /// since the raw baseline's map cannot grow, and the run's durability.
     func settings(records: Int) -> StoreSettings {
-        StoreSettings(mapSize: Swift.max(1 << 30, records * 2_048), durability: options.durability)
+        StoreSettings(
+            mapSize: Swift.max(1 << 30, records * 2_048), durability: options.durability, coding: options.coding)
     }
 
     /// Measures workloads with the run's repeat count; see ``Runner/measure(_:repeats:)``.

@@ -70,6 +70,8 @@ struct StoreSettings: Sendable {
     var mapSize: Int
     /// Whether commits wait for the disk.
     var durability: Durability
+    /// How KVStore codes the models; the raw baseline stores the same bytes either way.
+    var coding: RecordCoding
 }
 
 /// How a query finds its results.

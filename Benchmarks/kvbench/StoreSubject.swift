@@ -1,5 +1,5 @@
 import Foundation
-import KVStore
+@_spi(Benchmarking) import KVStore
 
 extension TaskRecord: Model {
     /// Tasks belong to a project through `projectID`, a to-one relationship with its index.
@@ -27,10 +27,10 @@ final class StoreSubject: ScenarioSubject {
 
     /// Opens a new store in `directory`.
     init(directory: String, settings: StoreSettings) throws {
-        container = try ModelContainer(
-            for: TaskRecord.self, ProjectRecord.self,
-            configuration: ModelConfiguration(
-                path: directory, isDurable: settings.durability != .noSync, initialMapSize: settings.mapSize))
+        var configuration = ModelConfiguration(
+            path: directory, isDurable: settings.durability != .noSync, initialMapSize: settings.mapSize)
+        configuration.usesFieldCodable = settings.coding == .fields
+        container = try ModelContainer(for: TaskRecord.self, ProjectRecord.self, configuration: configuration)
     }
 
     /// Closes the store.
@@ -104,5 +104,41 @@ final class StoreSubject: ScenarioSubject {
             let projects = try txn.delete(ProjectRecord.self, ids: Array(ids))
             return projects + tasksBefore - (try txn.fetchCount(FetchDescriptor<TaskRecord>()))
         }
+    }
+}
+
+extension TaskRecord: FieldCodable {
+    /// Reads a task's fields directly, as `init(from:)` would through Codable.
+    init(fields: FieldReader) throws {
+        id = try fields.decode(UUID.self, forKey: "id")
+        title = try fields.decode(String.self, forKey: "title")
+        isDone = try fields.decode(Bool.self, forKey: "isDone")
+        createdAt = try fields.decode(Date.self, forKey: "createdAt")
+        dueAt = try fields.decode(Date.self, forKey: "dueAt")
+        projectID = try fields.decodeIfPresent(UUID.self, forKey: "projectID")
+    }
+
+    /// Writes a task's fields directly, in the order of its coding keys.
+    func write(to fields: FieldWriter) throws {
+        try fields.encode(id, forKey: "id")
+        try fields.encode(title, forKey: "title")
+        try fields.encode(isDone, forKey: "isDone")
+        try fields.encode(createdAt, forKey: "createdAt")
+        try fields.encode(dueAt, forKey: "dueAt")
+        try fields.encodeIfPresent(projectID, forKey: "projectID")
+    }
+}
+
+extension ProjectRecord: FieldCodable {
+    /// Reads a project's fields directly.
+    init(fields: FieldReader) throws {
+        id = try fields.decode(UUID.self, forKey: "id")
+        name = try fields.decode(String.self, forKey: "name")
+    }
+
+    /// Writes a project's fields directly.
+    func write(to fields: FieldWriter) throws {
+        try fields.encode(id, forKey: "id")
+        try fields.encode(name, forKey: "name")
     }
 }

@@ -42,6 +42,36 @@ struct Member: Model {
 }
 // README: end relationship models
 
+// README: begin field coding
+struct Reading: Model {
+    var id = UUID.timeOrdered()
+    var sensor: String
+    var celsius: Double
+    var takenAt: Date
+    var note: String? = nil
+
+    static let entity = Entity<Reading>(indexes: [.index(\.takenAt)])
+}
+
+extension Reading: FieldCodable {
+    init(fields: FieldReader) throws {
+        id = try fields.decode(UUID.self, forKey: "id")
+        sensor = try fields.decode(String.self, forKey: "sensor")
+        celsius = try fields.decode(Double.self, forKey: "celsius")
+        takenAt = try fields.decode(Date.self, forKey: "takenAt")
+        note = try fields.decodeIfPresent(String.self, forKey: "note")
+    }
+
+    func write(to fields: FieldWriter) throws {
+        try fields.encode(id, forKey: "id")
+        try fields.encode(sensor, forKey: "sensor")
+        try fields.encode(celsius, forKey: "celsius")
+        try fields.encode(takenAt, forKey: "takenAt")
+        try fields.encodeIfPresent(note, forKey: "note")
+    }
+}
+// README: end field coding
+
 /// The object-store example of README.md, as it is written there.
 @Suite struct ReadmeStoreExampleTests {
     @Test func storeExample() throws {
@@ -146,6 +176,25 @@ struct Member: Model {
         try container.close()
     }
 
+    @Test func fieldCodingExample() throws {
+        let container = try ModelContainer(
+            for: Reading.self, configuration: ModelConfiguration(isStoredInMemoryOnly: true))
+        defer { try? container.close() }
+        let start = Date(timeIntervalSinceReferenceDate: 0)
+        let readings = (0..<100).map {
+            Reading(sensor: "t\($0 % 3)", celsius: Double($0) / 4, takenAt: start + Double($0))
+        }
+        try container.write { txn in
+            for reading in readings { try txn.insert(reading) }
+        }
+        let cutoff = start + 90
+        let late = try container.read { txn in
+            try txn.fetch(FetchDescriptor<Reading>(predicate: #Predicate { $0.takenAt >= cutoff }))
+        }
+        #expect(late.map(\.id) == readings.suffix(10).map(\.id))
+        #expect(late.last?.celsius == 99.0 / 4)
+    }
+
     @Test func readmeShowsTheExamplesAsTested() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
@@ -153,7 +202,7 @@ struct Member: Model {
         let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
         let blocks = [
             ("models", 0), ("store example", 8), ("relationship models", 0), ("relationship example", 8),
-            ("background example", 8),
+            ("background example", 8), ("field coding", 0),
         ]
         for (name, indent) in blocks {
             let marker = try #require(readme.range(of: "<!-- example: \(name) -->\n```swift\n"))

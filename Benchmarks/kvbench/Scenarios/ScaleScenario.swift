@@ -21,6 +21,7 @@ struct ScaleScenario: Scenario {
                     for side in sides {
                         let point = ScalePoint(
                             count: count, order: order, side: side, durability: context.options.durability,
+                            coding: context.options.coding,
                             chunkSize: context.sizes.chunkSize)
                         outcomes[side, default: []].append(try ChildProcess.measure(point))
                     }

@@ -38,4 +38,16 @@ struct RecordDecoder {
         let decoding = decoding.isBusy ? RecordDecoding() : decoding
         return try decoding.decodeRecord(T.self, from: bytes, fields: fields)
     }
+
+    /// Decodes one record through a ``FieldReader`` over its top-level fields, as a ``FieldCodable`` model does.
+    ///
+    /// - Throws: ``RecordFormatError`` for corrupt bytes, `DecodingError` for what `body` throws reading them.
+    func decodeFields<R>(
+        from bytes: UnsafeRawBufferPointer,
+        fields: FieldTable,
+        _ body: (FieldReader) throws -> R
+    ) throws -> R {
+        let decoding = decoding.isBusy ? RecordDecoding() : decoding
+        return try decoding.decodeFieldRecord(from: bytes, fields: fields, body)
+    }
 }

@@ -121,6 +121,38 @@ final class RecordDecoding: Decoder {
         return value
     }
 
+    /// Decodes a whole record through a ``FieldReader`` over its top-level fields: checks the version byte, lets
+    /// `body` read the fields, and checks that nothing follows the record's object.
+    func decodeFieldRecord<R>(
+        from bytes: UnsafeRawBufferPointer,
+        fields: FieldTable,
+        _ body: (FieldReader) throws -> R
+    ) throws -> R {
+        reader = ByteReader(bytes)
+        self.fields = fields
+        isBusy = true
+        defer {
+            isBusy = false
+            reader = ByteReader(UnsafeRawBufferPointer(start: nil, count: 0))
+            codingPath.removeAll(keepingCapacity: true)
+            entryCount = 0
+            explicitPaths.removeAll(keepingCapacity: true)
+            valueOffset = -1
+            depth = 0
+            knownEnd = (-1, -1)
+            levelEnd = -1
+        }
+        var offset = 0
+        let version = try reader.readByte(at: &offset)
+        guard version == RecordFormat.version else { throw RecordFormatError(.badVersion(version), at: 0) }
+        valueOffset = offset
+        let container = try keyedContainer(keyedBy: RecordCodingKey.self, at: offset, path: .depth(0), depth: 0)
+        let value = try body(FieldReader(container: container))
+        let end = try endOfValue(at: offset, depth: 0)
+        guard end == reader.count else { throw RecordFormatError(.trailingBytes, at: end) }
+        return value
+    }
+
     // MARK: Values
 
     /// Decodes the value whose tag is at `offset`, reading the format's own

@@ -64,4 +64,27 @@ struct RecordEncoder {
         }
         try encoding.encodeRecord(value)
     }
+
+    /// Replaces the contents of `bytes` with a record whose top-level fields `body` writes, as a ``FieldCodable``
+    /// model does: the same bytes its `Encodable` conformance would give for the same fields in the same order.
+    ///
+    /// - Parameters:
+    ///   - fields: The entity's field table; new field names are added to it.
+    ///   - bytes: The buffer to write to; on error it is left empty.
+    ///   - body: Writes the fields.
+    mutating func encodeFields(
+        fields: inout FieldTable,
+        into bytes: inout [UInt8],
+        _ body: (FieldWriter) throws -> Void
+    ) throws {
+        if !isKnownUniquelyReferenced(&encoding) { encoding = RecordEncoding() }
+        bytes.removeAll(keepingCapacity: true)
+        swap(&encoding.bytes, &bytes)
+        swap(&encoding.fields, &fields)
+        defer {
+            swap(&encoding.bytes, &bytes)
+            swap(&encoding.fields, &fields)
+        }
+        try encoding.encodeFieldRecord(body)
+    }
 }

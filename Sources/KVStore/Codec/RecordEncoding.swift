@@ -121,6 +121,28 @@ final class RecordEncoding: Encoder {
         }
     }
 
+    /// Appends one record, version byte included, whose top-level fields `body` writes through a ``FieldWriter``.
+    ///
+    /// On error the buffer is cut back to where it was.
+    func encodeFieldRecord(_ body: (FieldWriter) throws -> Void) throws {
+        let start = bytes.count
+        openFrames.removeAll(keepingCapacity: true)
+        codingPath.removeAll(keepingCapacity: true)
+        level = Level(id: nextLevelID, stackDepth: 0)
+        nextLevelID += 1
+        rootFrameID = 0
+        pendingKind = nil
+        mapDepth = 0
+        bytes.append(RecordFormat.version)
+        do {
+            try body(FieldWriter(encoding: self, frameID: levelFrame(.object)))
+            try finishLevel()
+        } catch {
+            bytes.removeSubrange(start...)
+            throw error
+        }
+    }
+
     // MARK: Values
 
     /// Encodes one value at the end of the buffer, using its own tag for the
@@ -341,6 +363,30 @@ final class RecordEncoding: Encoder {
             if fields.kind(of: id) == nil { pendingKind = (id, bytes.count) }
         }
         return mark
+    }
+
+    /// Starts the top-level field `name` for a ``FieldWriter``: closes what the previous field left open, writes the
+    /// field id and counts the entry; the caller then writes the value and calls ``endDirectField(_:kind:)``.
+    ///
+    /// It does what ``beginField(_:in:)`` does for the record's own container, without a coding key.
+    ///
+    /// - Returns: The field's id.
+    @inline(__always)
+    func beginDirectField(_ name: String, in frameID: Int) throws -> UInt32 {
+        let index = openFrames.count == 1 && openFrames[0].id == frameID ? 0 : try activate(frameID)
+        resolvePendingKind()
+        let predicted = openFrames[index].lastID &+ 1
+        let id = fields.id(UInt64(predicted), isNamed: name) ? predicted : fields.id(for: name)
+        openFrames[index].lastID = id
+        openFrames[index].count += 1
+        bytes.appendVarint(UInt64(id))
+        return id
+    }
+
+    /// Ends a top-level field that a ``FieldWriter`` wrote: records the kind of its value if the field had none.
+    @inline(__always)
+    func endDirectField(_ id: UInt32, kind: ValueKind) {
+        fields.observe(kind, for: id)
     }
 
     /// Starts an element of the unkeyed container `frameID`.

@@ -215,13 +215,13 @@ struct RecordKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     // MARK: Lookup
 
     /// Decodes an integer of any width.
-    private func decodeInteger<I: FixedWidthInteger>(_ type: I.Type, forKey key: Key) throws -> I {
+    func decodeInteger<I: FixedWidthInteger>(_ type: I.Type, forKey key: Key) throws -> I {
         var offset = try require(key)
         return try decoding.decodeInteger(I.self, at: &offset, path: codingPath + [key])
     }
 
     /// Decodes an integer of any width, or nil if it is null or missing.
-    private func decodeIntegerIfPresent<I: FixedWidthInteger>(_ type: I.Type, _ key: Key) throws -> I? {
+    func decodeIntegerIfPresent<I: FixedWidthInteger>(_ type: I.Type, _ key: Key) throws -> I? {
         guard var offset = try present(key) else { return nil }
         return try decoding.decodeInteger(I.self, at: &offset, path: codingPath + [key])
     }
@@ -250,6 +250,13 @@ struct RecordKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     private func find(_ key: Key) -> Int? {
         // Only Int-keyed dictionaries look at the integer value: skip that witness call for the others.
         findName(key.stringValue, intValue: kind == .intMap ? key.intValue : nil)
+    }
+
+    /// Returns the offset of the value of the field `name`, or nil if the container has none; for ``FieldReader``,
+    /// which names fields by string.
+    @inline(__always)
+    func offset(ofField name: String) -> Int? {
+        findName(name, intValue: nil)
     }
 
     /// Returns the offset of the value whose key is `name` (or `intValue`,

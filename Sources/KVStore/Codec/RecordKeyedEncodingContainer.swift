@@ -102,7 +102,7 @@ struct RecordKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     }
 
     /// Writes an integer entry of any width.
-    private func encodeInteger<I: FixedWidthInteger>(_ value: I, forKey key: Key) throws {
+    func encodeInteger<I: FixedWidthInteger>(_ value: I, forKey key: Key) throws {
         let integer = try encoding.integer(value)
         try encoding.beginField(key, in: frameID)
         encoding.write(integer)

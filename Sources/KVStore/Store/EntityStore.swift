@@ -49,6 +49,8 @@ final class EntityStore<M: Model>: AnyEntityStore {
     let indexTables: [IndexTable]
     /// Whether a save must check a unique constraint before it writes the record.
     let hasUniqueIndex: Bool
+    /// How the model writes and reads its fields when it is ``FieldCodable``; `nil` for `Codable` alone.
+    let fieldCoding: FieldCoding<M>?
     private let state: Locked<EntityWriterState>
 
     var modelType: any Model.Type { M.self }
@@ -65,7 +67,8 @@ final class EntityStore<M: Model>: AnyEntityStore {
         indexes: [StoredIndex],
         relationships: [Relationship<M>],
         catalogTable: Table,
-        fields: FieldTable
+        fields: FieldTable,
+        usesFieldCodable: Bool = true
     ) {
         self.name = name
         self.records = records
@@ -76,6 +79,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
         self.catalogTable = catalogTable
         self.indexTables = indexes.map { IndexTable(table: $0.table, isUnique: $0.description.isUnique) }
         self.hasUniqueIndex = indexes.contains { $0.description.isUnique }
+        self.fieldCoding = usesFieldCodable ? FieldCoding.of(M.self) : nil
         self.state = Locked(EntityWriterState(fields: fields, persistedRevision: fields.revision))
     }
 
@@ -113,10 +117,17 @@ final class EntityStore<M: Model>: AnyEntityStore {
         try decode(bytes, id: id, fields: reader.fields, decoder: reader.decoder)
     }
 
+    /// Decodes a record with `decoder`, through the model's ``FieldCodable`` conformance when it has one and through
+    /// `Decodable` otherwise; errors are left as they are.
+    func decodeRecord(_ bytes: UnsafeRawBufferPointer, fields: FieldTable, decoder: RecordDecoder) throws -> M {
+        if let fieldCoding { return try decoder.decodeFields(from: bytes, fields: fields, fieldCoding.read) }
+        return try decoder.decode(M.self, from: bytes, fields: fields)
+    }
+
     /// Decodes a record with `decoder`, turning any failure into ``KVStoreError/corruptRecord``.
     func decode(_ bytes: UnsafeRawBufferPointer, id: UUID, fields: FieldTable, decoder: RecordDecoder) throws -> M {
         do {
-            return try decoder.decode(M.self, from: bytes, fields: fields)
+            return try decodeRecord(bytes, fields: fields, decoder: decoder)
         } catch {
             throw KVStoreError(
                 .corruptRecord, entity: name, id: id,
@@ -148,7 +159,13 @@ final class EntityStore<M: Model>: AnyEntityStore {
             try state.withLock { state in
                 let newKeys = indexKeys(of: model)
                 do {
-                    try state.encoder.encode(model, fields: &state.fields, into: &state.buffer)
+                    if let fieldCoding {
+                        try state.encoder.encodeFields(fields: &state.fields, into: &state.buffer) { fields in
+                            try fieldCoding.write(model, fields)
+                        }
+                    } else {
+                        try state.encoder.encode(model, fields: &state.fields, into: &state.buffer)
+                    }
                 } catch {
                     throw KVStoreError(
                         .encodingFailed, entity: name, id: id, message: "The \(name) \(id) does not encode",
@@ -360,6 +377,28 @@ extension UUID {
             target.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes.prefix(16)))
         }
         self.init(uuid: value)
+    }
+}
+
+/// A ``FieldCodable`` model's own field coding, reached from code that only knows it as a `Model`.
+struct FieldCoding<M>: Sendable {
+    /// Writes a model's fields.
+    let write: @Sendable (M, FieldWriter) throws -> Void
+    /// Reads a model from a record's fields.
+    let read: @Sendable (FieldReader) throws -> M
+
+    /// The field coding of `type`, or `nil` when it is not ``FieldCodable``.
+    static func of(_ type: M.Type) -> FieldCoding? {
+        guard let coding = type as? any FieldCodable.Type else { return nil }
+        return make(coding)
+    }
+
+    /// The field coding of `M`, which is `F`: the cast above found it, so `unsafeBitCast` converts a value to its
+    /// own type, without the run-time cast `as!` would make for every model.
+    private static func make<F: FieldCodable>(_: F.Type) -> FieldCoding {
+        FieldCoding(
+            write: { model, fields in try unsafeBitCast(model, to: F.self).write(to: fields) },
+            read: { fields in unsafeBitCast(try F(fields: fields), to: M.self) })
     }
 }
 

@@ -21,6 +21,10 @@ public struct ModelConfiguration: Sendable, Hashable {
     /// The largest size the store may grow to, in bytes.
     public var maximumMapSize: Int
 
+    /// Whether models that conform to ``FieldCodable`` are written and read through it, as they are by default;
+    /// `false` codes them through `Codable`, for comparing the two (kvbench's `--coding codable`).
+    @_spi(Benchmarking) public var usesFieldCodable = true
+
     /// A configuration for a store in the directory at `path`.
     ///
     /// - Parameters:

@@ -98,7 +98,9 @@ public final class ModelContainer: Sendable {
             var stores: [ObjectIdentifier: any AnyEntityStore] = [:]
             var names: Set<String> = []
             for type in types {
-                let store = try SchemaLoader(environment: environment, catalog: catalogTable).open(any: type)
+                var loader = SchemaLoader(environment: environment, catalog: catalogTable)
+                loader.usesFieldCodable = configuration.usesFieldCodable
+                let store = try loader.open(any: type)
                 guard names.insert(store.name).inserted else {
                     throw KVStoreError(
                         .invalidModel, entity: store.name,

@@ -6,6 +6,8 @@ import LMDB
 struct SchemaLoader {
     let environment: Environment
     let catalog: Table
+    /// Whether ``FieldCodable`` models are coded through their fields (see ``ModelConfiguration/usesFieldCodable``).
+    var usesFieldCodable = true
 
     /// How many records one write transaction indexes while building an index.
     static let buildChunkSize = 10_000
@@ -42,7 +44,7 @@ struct SchemaLoader {
         let store = EntityStore<M>(
             name: entity.name, records: records, indexes: indexes, relationships: entity.relationships,
             catalogTable: catalog,
-            fields: stored?.fields ?? FieldTable())
+            fields: stored?.fields ?? FieldTable(), usesFieldCodable: usesFieldCodable)
         try checkCompatibility(store)
         try build(unbuilt, of: store)
         return store
@@ -153,7 +155,7 @@ struct SchemaLoader {
                     guard try move ? cursor.first() : cursor.last() else { return }
                     try cursor.withCurrent { key, value in
                         do {
-                            _ = try reader.decoder.decode(M.self, from: value, fields: reader.fields)
+                            _ = try store.decodeRecord(value, fields: reader.fields, decoder: reader.decoder)
                         } catch let error as DecodingError {
                             throw incompatibility(error, entity: store.name, id: UUID(bytes: key))
                         } catch {

@@ -1,0 +1,302 @@
+import Foundation
+
+/// A model that writes and reads its record's fields directly, for speed.
+///
+/// A model's `Codable` conformance is all a store needs. Codable reaches the record format through containers that
+/// Swift boxes and calls dynamically, which costs more than storing the record. A model that is saved or read very
+/// often can also conform to `FieldCodable`: the store then writes and reads its fields through ``FieldWriter`` and
+/// ``FieldReader``, concrete types whose calls are direct, and skips Codable for that model.
+///
+/// The record is the same either way: write the same keys, with the same types, as the `Codable` conformance does,
+/// and records written by one are read by the other. Nested values of any `Codable` type go through their own
+/// `Codable` conformance.
+///
+/// ```swift
+/// extension Task: FieldCodable {
+///     init(fields: FieldReader) throws {
+///         id = try fields.decode(UUID.self, forKey: "id")
+///         title = try fields.decode(String.self, forKey: "title")
+///         isDone = try fields.decode(Bool.self, forKey: "isDone")
+///         projectID = try fields.decodeIfPresent(UUID.self, forKey: "projectID")
+///     }
+///
+///     func write(to fields: FieldWriter) throws {
+///         try fields.encode(id, forKey: "id")
+///         try fields.encode(title, forKey: "title")
+///         try fields.encode(isDone, forKey: "isDone")
+///         try fields.encodeIfPresent(projectID, forKey: "projectID")
+///     }
+/// }
+/// ```
+///
+/// Write the fields in the order of the type's coding keys, which is the order a synthesized `encode(to:)` writes
+/// them: it is the order the store interned their names in, so each name is then found with one comparison.
+public protocol FieldCodable: SendableMetatype {
+    /// Reads a model from the fields of its record.
+    ///
+    /// - Parameter fields: The record's top-level fields; use it only inside this initializer.
+    /// - Throws: What ``FieldReader``'s methods throw for a missing key or a value of another type.
+    init(fields: FieldReader) throws
+
+    /// Writes the model's fields to its record.
+    ///
+    /// - Parameter fields: The record being written; use it only inside this method.
+    /// - Throws: What ``FieldWriter``'s methods throw for a value that cannot be encoded.
+    func write(to fields: FieldWriter) throws
+}
+
+/// Writes the top-level fields of a record, for ``FieldCodable/write(to:)``.
+///
+/// Each field is written once, under its coding key; the `encodeIfPresent` methods write nothing for `nil`, as a
+/// synthesized `encode(to:)` does. Strings, Booleans, numbers, dates, UUIDs and data are written directly; values of
+/// other types go through their `Encodable` conformance. A writer is valid only during the call it is handed to: used
+/// later, it throws.
+public struct FieldWriter {
+    private let encoding: RecordEncoding
+    private let frameID: Int
+
+    init(encoding: RecordEncoding, frameID: Int) {
+        self.encoding = encoding
+        self.frameID = frameID
+    }
+
+    /// Writes a string.
+    public func encode(_ value: String, forKey key: String) throws {
+        let id = try encoding.beginDirectField(key, in: frameID)
+        encoding.write(value)
+        encoding.endDirectField(id, kind: .string)
+    }
+
+    /// Writes a Boolean.
+    public func encode(_ value: Bool, forKey key: String) throws {
+        let id = try encoding.beginDirectField(key, in: frameID)
+        encoding.write(value)
+        encoding.endDirectField(id, kind: value ? .true : .false)
+    }
+
+    /// Writes a Double.
+    public func encode(_ value: Double, forKey key: String) throws {
+        let id = try encoding.beginDirectField(key, in: frameID)
+        encoding.write(value)
+        encoding.endDirectField(id, kind: .double)
+    }
+
+    /// Writes a Float.
+    public func encode(_ value: Float, forKey key: String) throws {
+        let id = try encoding.beginDirectField(key, in: frameID)
+        encoding.write(value)
+        encoding.endDirectField(id, kind: .float)
+    }
+
+    /// Writes an integer of any width.
+    ///
+    /// - Throws: `EncodingError.invalidValue` for a 128-bit integer outside the 64-bit range, as Codable does.
+    public func encode<I: FixedWidthInteger & Encodable>(_ value: I, forKey key: String) throws {
+        let integer = try encoding.integer(value)
+        let id = try encoding.beginDirectField(key, in: frameID)
+        encoding.write(integer)
+        encoding.endDirectField(id, kind: integer.kind)
+    }
+
+    /// Writes a date.
+    public func encode(_ value: Date, forKey key: String) throws {
+        try encodeLeaf(value, forKey: key, kind: .date)
+    }
+
+    /// Writes a UUID.
+    public func encode(_ value: UUID, forKey key: String) throws {
+        try encodeLeaf(value, forKey: key, kind: .uuid)
+    }
+
+    /// Writes data.
+    public func encode(_ value: Data, forKey key: String) throws {
+        try encodeLeaf(value, forKey: key, kind: .data)
+    }
+
+    /// Writes a value of any other `Encodable` type through its `encode(to:)`; URLs, decimals and dictionaries get
+    /// the tags Codable gives them.
+    public func encode<T: Encodable>(_ value: T, forKey key: String) throws {
+        var container = RecordKeyedEncodingContainer<RecordCodingKey>(
+            encoding: encoding, frameID: frameID, path: .depth(0))
+        try container.encode(value, forKey: RecordCodingKey(stringValue: key))
+    }
+
+    /// Writes a string, or nothing when it is `nil`.
+    public func encodeIfPresent(_ value: String?, forKey key: String) throws {
+        if let value { try encode(value, forKey: key) }
+    }
+
+    /// Writes a Boolean, or nothing when it is `nil`.
+    public func encodeIfPresent(_ value: Bool?, forKey key: String) throws {
+        if let value { try encode(value, forKey: key) }
+    }
+
+    /// Writes a Double, or nothing when it is `nil`.
+    public func encodeIfPresent(_ value: Double?, forKey key: String) throws {
+        if let value { try encode(value, forKey: key) }
+    }
+
+    /// Writes an integer, or nothing when it is `nil`.
+    public func encodeIfPresent<I: FixedWidthInteger & Encodable>(_ value: I?, forKey key: String) throws {
+        if let value { try encode(value, forKey: key) }
+    }
+
+    /// Writes a date, or nothing when it is `nil`.
+    public func encodeIfPresent(_ value: Date?, forKey key: String) throws {
+        if let value { try encode(value, forKey: key) }
+    }
+
+    /// Writes a UUID, or nothing when it is `nil`.
+    public func encodeIfPresent(_ value: UUID?, forKey key: String) throws {
+        if let value { try encode(value, forKey: key) }
+    }
+
+    /// Writes a value of any other `Encodable` type, or nothing when it is `nil`.
+    public func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: String) throws {
+        if let value { try encode(value, forKey: key) }
+    }
+
+    /// Writes a date, UUID or data value, which the encoder writes with its own tag.
+    private func encodeLeaf<T: Encodable>(_ value: T, forKey key: String, kind: ValueKind) throws {
+        let id = try encoding.beginDirectField(key, in: frameID)
+        _ = encoding.encodeLeafValue(value)
+        encoding.endDirectField(id, kind: kind)
+    }
+}
+
+/// Reads the top-level fields of a record, for ``FieldCodable/init(fields:)``.
+///
+/// A missing key or a value of another type throws the `DecodingError` that Codable would; the store reports it as
+/// a ``KVStoreError/corruptRecord`` error naming the entity and the ID. Fields may be read in any order, and fields
+/// the model does not read are skipped. Strings, Booleans, numbers, dates, UUIDs and data are read directly; values
+/// of other types go through their `Decodable` conformance. A reader is valid only during the call it is handed to.
+public struct FieldReader {
+    private let container: RecordKeyedDecodingContainer<RecordCodingKey>
+
+    init(container: RecordKeyedDecodingContainer<RecordCodingKey>) {
+        self.container = container
+    }
+
+    /// Whether the record has a value, null included, for `key`.
+    public func contains(_ key: String) -> Bool {
+        container.offset(ofField: key) != nil
+    }
+
+    /// Reads a string.
+    public func decode(_ type: String.Type, forKey key: String) throws -> String {
+        var offset = try require(key)
+        return try container.decoding.decodeString(at: &offset, path: path(key))
+    }
+
+    /// Reads a Boolean.
+    public func decode(_ type: Bool.Type, forKey key: String) throws -> Bool {
+        var offset = try require(key)
+        return try container.decoding.decodeBool(at: &offset, path: path(key))
+    }
+
+    /// Reads a Double; a stored float or integer that it represents exactly is read too, as Codable does.
+    public func decode(_ type: Double.Type, forKey key: String) throws -> Double {
+        var offset = try require(key)
+        return try container.decoding.decodeDouble(at: &offset, path: path(key))
+    }
+
+    /// Reads a Float.
+    public func decode(_ type: Float.Type, forKey key: String) throws -> Float {
+        var offset = try require(key)
+        return try container.decoding.decodeFloat(at: &offset, path: path(key))
+    }
+
+    /// Reads an integer of any width, throwing when the stored value does not fit.
+    public func decode<I: FixedWidthInteger & Decodable>(_ type: I.Type, forKey key: String) throws -> I {
+        var offset = try require(key)
+        return try container.decoding.decodeInteger(I.self, at: &offset, path: path(key))
+    }
+
+    /// Reads a date.
+    public func decode(_ type: Date.Type, forKey key: String) throws -> Date {
+        var offset = try require(key)
+        return try container.decoding.decodeDate(at: &offset, path: path(key))
+    }
+
+    /// Reads a UUID.
+    public func decode(_ type: UUID.Type, forKey key: String) throws -> UUID {
+        var offset = try require(key)
+        return try container.decoding.decodeUUID(at: &offset, path: path(key))
+    }
+
+    /// Reads data.
+    public func decode(_ type: Data.Type, forKey key: String) throws -> Data {
+        var offset = try require(key)
+        return try container.decoding.decodeData(at: &offset, path: path(key))
+    }
+
+    /// Reads a value of any other `Decodable` type through its `init(from:)`.
+    public func decode<T: Decodable>(_ type: T.Type, forKey key: String) throws -> T {
+        try container.decode(T.self, forKey: RecordCodingKey(stringValue: key))
+    }
+
+    /// Reads a string, or `nil` when the key is missing or null.
+    public func decodeIfPresent(_ type: String.Type, forKey key: String) throws -> String? {
+        guard var offset = try present(key) else { return nil }
+        return try container.decoding.decodeString(at: &offset, path: path(key))
+    }
+
+    /// Reads a Boolean, or `nil` when the key is missing or null.
+    public func decodeIfPresent(_ type: Bool.Type, forKey key: String) throws -> Bool? {
+        guard var offset = try present(key) else { return nil }
+        return try container.decoding.decodeBool(at: &offset, path: path(key))
+    }
+
+    /// Reads a Double, or `nil` when the key is missing or null.
+    public func decodeIfPresent(_ type: Double.Type, forKey key: String) throws -> Double? {
+        guard var offset = try present(key) else { return nil }
+        return try container.decoding.decodeDouble(at: &offset, path: path(key))
+    }
+
+    /// Reads an integer of any width, or `nil` when the key is missing or null.
+    public func decodeIfPresent<I: FixedWidthInteger & Decodable>(_ type: I.Type, forKey key: String) throws -> I? {
+        guard var offset = try present(key) else { return nil }
+        return try container.decoding.decodeInteger(I.self, at: &offset, path: path(key))
+    }
+
+    /// Reads a date, or `nil` when the key is missing or null.
+    public func decodeIfPresent(_ type: Date.Type, forKey key: String) throws -> Date? {
+        guard var offset = try present(key) else { return nil }
+        return try container.decoding.decodeDate(at: &offset, path: path(key))
+    }
+
+    /// Reads a UUID, or `nil` when the key is missing or null.
+    public func decodeIfPresent(_ type: UUID.Type, forKey key: String) throws -> UUID? {
+        guard var offset = try present(key) else { return nil }
+        return try container.decoding.decodeUUID(at: &offset, path: path(key))
+    }
+
+    /// Reads a value of any other `Decodable` type, or `nil` when the key is missing or null.
+    public func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: String) throws -> T? {
+        try container.decodeIfPresent(T.self, forKey: RecordCodingKey(stringValue: key))
+    }
+
+    /// The offset of the value of `key`, or the error Codable throws for a missing key.
+    private func require(_ key: String) throws -> Int {
+        guard let offset = container.offset(ofField: key) else {
+            throw DecodingError.keyNotFound(
+                RecordCodingKey(stringValue: key),
+                DecodingError.Context(
+                    codingPath: [], debugDescription: "The record has no value for the key \"\(key)\"."))
+        }
+        return offset
+    }
+
+    /// The offset of the value of `key`, or nil when it is missing or null.
+    private func present(_ key: String) throws -> Int? {
+        guard let offset = container.offset(ofField: key), try !container.decoding.isNil(at: offset) else {
+            return nil
+        }
+        return offset
+    }
+
+    /// The coding path of the field `key`, for errors.
+    private func path(_ key: String) -> [any CodingKey] {
+        [RecordCodingKey(stringValue: key)]
+    }
+}

@@ -1,0 +1,406 @@
+import Foundation
+import Testing
+
+@testable import KVStore
+
+/// A model with a field of every kind a ``FieldWriter`` writes directly, and some it hands to Codable, stored through
+/// `Codable` alone.
+struct CodedSample: Model, Equatable {
+    struct Size: Codable, Equatable {
+        var width: Int
+        var height: Int
+    }
+
+    var id = UUID.timeOrdered()
+    var title: String
+    var isPinned = false
+    var score = 0.0
+    var ratio: Float = 0
+    var count = 0
+    var small: Int8 = 0
+    var big: UInt64 = 0
+    var createdAt = Date(timeIntervalSinceReferenceDate: 800_000_000)
+    var ownerID: UUID?
+    var payload = Data()
+    var note: String?
+    var tags: [String] = []
+    var link: URL?
+    var price: Decimal = 0
+    var size = Size(width: 0, height: 0)
+
+    static let entity = Entity<CodedSample>(name: "Sample", indexes: [.unique(\.title), .index(\.count)])
+}
+
+/// ``CodedSample`` stored through ``FieldCodable``, under the same entity name: the two read each other's records.
+struct FieldSample: Model, FieldCodable, Equatable {
+    var id = UUID.timeOrdered()
+    var title: String
+    var isPinned = false
+    var score = 0.0
+    var ratio: Float = 0
+    var count = 0
+    var small: Int8 = 0
+    var big: UInt64 = 0
+    var createdAt = Date(timeIntervalSinceReferenceDate: 800_000_000)
+    var ownerID: UUID?
+    var payload = Data()
+    var note: String?
+    var tags: [String] = []
+    var link: URL?
+    var price: Decimal = 0
+    var size = CodedSample.Size(width: 0, height: 0)
+
+    static let entity = Entity<FieldSample>(name: "Sample", indexes: [.unique(\.title), .index(\.count)])
+
+    init(_ sample: CodedSample) {
+        (id, title, isPinned, score, ratio, count) =
+            (sample.id, sample.title, sample.isPinned, sample.score, sample.ratio, sample.count)
+        (small, big, createdAt, ownerID, payload, note) =
+            (sample.small, sample.big, sample.createdAt, sample.ownerID, sample.payload, sample.note)
+        (tags, link, price, size) = (sample.tags, sample.link, sample.price, sample.size)
+    }
+
+    init(fields: FieldReader) throws {
+        id = try fields.decode(UUID.self, forKey: "id")
+        title = try fields.decode(String.self, forKey: "title")
+        isPinned = try fields.decode(Bool.self, forKey: "isPinned")
+        score = try fields.decode(Double.self, forKey: "score")
+        ratio = try fields.decode(Float.self, forKey: "ratio")
+        count = try fields.decode(Int.self, forKey: "count")
+        small = try fields.decode(Int8.self, forKey: "small")
+        big = try fields.decode(UInt64.self, forKey: "big")
+        createdAt = try fields.decode(Date.self, forKey: "createdAt")
+        ownerID = try fields.decodeIfPresent(UUID.self, forKey: "ownerID")
+        payload = try fields.decode(Data.self, forKey: "payload")
+        note = try fields.decodeIfPresent(String.self, forKey: "note")
+        tags = try fields.decode([String].self, forKey: "tags")
+        link = try fields.decodeIfPresent(URL.self, forKey: "link")
+        price = try fields.decode(Decimal.self, forKey: "price")
+        size = try fields.decode(CodedSample.Size.self, forKey: "size")
+    }
+
+    func write(to fields: FieldWriter) throws {
+        try fields.encode(id, forKey: "id")
+        try fields.encode(title, forKey: "title")
+        try fields.encode(isPinned, forKey: "isPinned")
+        try fields.encode(score, forKey: "score")
+        try fields.encode(ratio, forKey: "ratio")
+        try fields.encode(count, forKey: "count")
+        try fields.encode(small, forKey: "small")
+        try fields.encode(big, forKey: "big")
+        try fields.encode(createdAt, forKey: "createdAt")
+        try fields.encodeIfPresent(ownerID, forKey: "ownerID")
+        try fields.encode(payload, forKey: "payload")
+        try fields.encodeIfPresent(note, forKey: "note")
+        try fields.encode(tags, forKey: "tags")
+        try fields.encodeIfPresent(link, forKey: "link")
+        try fields.encode(price, forKey: "price")
+        try fields.encode(size, forKey: "size")
+    }
+}
+
+/// Reads some of a sample's fields, in another order than they are stored, and skips the rest.
+struct PartialSample: Model, FieldCodable, Equatable {
+    var id: UUID
+    var title: String
+    var count: Int
+    var note: String?
+
+    static let entity = Entity<PartialSample>(name: "Sample")
+
+    init(id: UUID, title: String, count: Int, note: String?) {
+        (self.id, self.title, self.count, self.note) = (id, title, count, note)
+    }
+
+    init(fields: FieldReader) throws {
+        note = try fields.decodeIfPresent(String.self, forKey: "note")
+        count = try fields.decode(Int.self, forKey: "count")
+        title = try fields.decode(String.self, forKey: "title")
+        id = try fields.decode(UUID.self, forKey: "id")
+    }
+
+    func write(to fields: FieldWriter) throws {
+        try fields.encode(id, forKey: "id")
+        try fields.encode(title, forKey: "title")
+        try fields.encode(count, forKey: "count")
+        try fields.encodeIfPresent(note, forKey: "note")
+    }
+}
+
+/// Reads a stored sample's fields as what they are not: the sample's title names the misreading.
+struct MisreadSample: Model, FieldCodable {
+    enum Misreading: String, CaseIterable {
+        case missingField, titleAsInt, countAsInt8
+
+        /// The field read wrongly.
+        var field: String {
+            switch self {
+            case .missingField: "subtitle"
+            case .titleAsInt: "title"
+            case .countAsInt8: "count"
+            }
+        }
+    }
+
+    var id = UUID.timeOrdered()
+
+    static let entity = Entity<MisreadSample>(name: "Sample")
+
+    init(fields: FieldReader) throws {
+        id = try fields.decode(UUID.self, forKey: "id")
+        switch Misreading(rawValue: try fields.decode(String.self, forKey: "title")) {
+        case .missingField: _ = try fields.decode(String.self, forKey: "subtitle")
+        case .titleAsInt: _ = try fields.decode(Int.self, forKey: "title")
+        case .countAsInt8: _ = try fields.decode(Int8.self, forKey: "count")
+        case nil: break
+        }
+    }
+
+    func write(to fields: FieldWriter) throws {
+        try fields.encode(id, forKey: "id")
+    }
+}
+
+/// A model whose `write(to:)` fails part-way, or writes a value a record cannot hold.
+struct FailingSample: Model, FieldCodable {
+    struct Refused: Error {}
+
+    var id = UUID.timeOrdered()
+    var title: String
+    var huge: UInt128 = 0
+
+    static let entity = Entity<FailingSample>(name: "Sample")
+
+    init(title: String, huge: UInt128 = 0) {
+        (self.title, self.huge) = (title, huge)
+    }
+
+    init(fields: FieldReader) throws {
+        id = try fields.decode(UUID.self, forKey: "id")
+        title = try fields.decode(String.self, forKey: "title")
+        huge = try fields.decodeIfPresent(UInt128.self, forKey: "huge") ?? 0
+    }
+
+    func write(to fields: FieldWriter) throws {
+        try fields.encode(id, forKey: "id")
+        try fields.encode(title, forKey: "title")
+        if title == "refuse" { throw Refused() }
+        try fields.encode(huge, forKey: "huge")
+    }
+}
+
+/// Keeps the writer a model was handed, to show it cannot be used after the call.
+final class WriterBox: @unchecked Sendable {
+    var writer: FieldWriter?
+}
+
+/// A model that keeps its writer.
+struct LeakingSample: Model, FieldCodable {
+    static let box = WriterBox()
+
+    var id = UUID.timeOrdered()
+
+    static let entity = Entity<LeakingSample>(name: "Sample")
+
+    init() {}
+
+    init(fields: FieldReader) throws {
+        id = try fields.decode(UUID.self, forKey: "id")
+    }
+
+    func write(to fields: FieldWriter) throws {
+        try fields.encode(id, forKey: "id")
+        Self.box.writer = fields
+    }
+}
+
+/// Writes `samples` through `Codable` to a new store, then runs `body` with a container for `type` on that store.
+private func withSamples<M: Model, R>(
+    _ samples: [CodedSample],
+    openedAs type: M.Type,
+    _ body: (ModelContainer) throws -> R
+) throws -> R {
+    let directory = StoreDirectory()
+    let configuration = ModelConfiguration(path: directory.path, isDurable: false)
+    let writer = try ModelContainer(for: CodedSample.self, configuration: configuration)
+    let context = ModelContext(writer)
+    for sample in samples { context.insert(sample) }
+    try context.save()
+    try writer.close()
+    let container = try ModelContainer(for: type, configuration: configuration)
+    defer { try? container.close() }
+    return try body(container)
+}
+
+@Suite struct FieldCodableTests {
+    static let samples: [CodedSample] = [
+        CodedSample(title: "defaults"),
+        CodedSample(
+            title: "everything", isPinned: true, score: -2.5, ratio: 0.25, count: -300, small: -128, big: .max,
+            createdAt: Date(timeIntervalSinceReferenceDate: -1e9), ownerID: UUID(), payload: Data([0, 1, 2, 255]),
+            note: "ünïcödé ✓", tags: ["a", "", "c"], link: URL(string: "https://example.com/a?b=c"),
+            price: Decimal(12_345) / 1_000, size: CodedSample.Size(width: 3, height: -4)),
+        CodedSample(title: "", score: .infinity, ratio: -.greatestFiniteMagnitude, count: .max, big: 0, note: ""),
+    ]
+
+    @Test(arguments: samples)
+    func writesTheBytesCodableWrites(sample: CodedSample) throws {
+        var codedFields = FieldTable()
+        let coded = try encodeTestRecord(sample, fields: &codedFields)
+        var fields = FieldTable()
+        var bytes: [UInt8] = []
+        var encoder = RecordEncoder()
+        try encoder.encodeFields(fields: &fields, into: &bytes) { try FieldSample(sample).write(to: $0) }
+        #expect(bytes == coded)
+        #expect(fields == codedFields)
+        let decoded = try bytes.withUnsafeBytes { bytes in
+            try RecordDecoder().decodeFields(from: bytes, fields: fields) { try FieldSample(fields: $0) }
+        }
+        #expect(decoded == FieldSample(sample))
+    }
+
+    @Test func recordsWrittenThroughCodableReadThroughFieldsAndBack() throws {
+        let directory = StoreDirectory()
+        let configuration = ModelConfiguration(path: directory.path, isDurable: false)
+        do {
+            let container = try ModelContainer(for: CodedSample.self, configuration: configuration)
+            let context = ModelContext(container)
+            for sample in Self.samples { context.insert(sample) }
+            try context.save()
+            try container.close()
+        }
+        do {
+            let container = try ModelContainer(for: FieldSample.self, configuration: configuration)
+            let context = ModelContext(container)
+            let read = try context.fetch(FetchDescriptor<FieldSample>(sortBy: [SortDescriptor(\.title)]))
+            #expect(read == Self.samples.map(FieldSample.init).sorted { $0.title < $1.title })
+            // The index on count answers through the field-coded model too.
+            let negative = try context.fetch(FetchDescriptor<FieldSample>(predicate: #Predicate { $0.count < 0 }))
+            #expect(negative.map(\.title) == ["everything"])
+            var changed = try #require(read.first { $0.title == "defaults" })
+            changed.count = 7
+            changed.note = "changed through fields"
+            context.insert(changed)
+            context.insert(FieldSample(CodedSample(title: "new through fields", ownerID: UUID())))
+            try context.save()
+            try container.close()
+        }
+        let container = try ModelContainer(for: CodedSample.self, configuration: configuration)
+        defer { try? container.close() }
+        let context = ModelContext(container)
+        let byTitle = Dictionary(
+            uniqueKeysWithValues: try context.fetch(FetchDescriptor<CodedSample>()).map { ($0.title, $0) })
+        #expect(byTitle.count == 4)
+        #expect(byTitle["defaults"]?.count == 7)
+        #expect(byTitle["defaults"]?.note == "changed through fields")
+        #expect(byTitle["new through fields"]?.ownerID != nil)
+        #expect(byTitle["everything"] == Self.samples[1])
+        // The old index entry of the changed model is gone, the new one is there.
+        let seven = try context.fetch(FetchDescriptor<CodedSample>(predicate: #Predicate { $0.count == 7 }))
+        #expect(seven.map(\.title) == ["defaults"])
+        #expect(try context.fetchCount(FetchDescriptor<CodedSample>(predicate: #Predicate { $0.count == 0 })) == 1)
+    }
+
+    @Test func readsFieldsInAnyOrderAndSkipsTheOthers() throws {
+        try withSamples(Self.samples, openedAs: PartialSample.self) { container throws in
+            let partial = try container.read { txn throws in
+                try txn.models(for: Self.samples.map(\.id), as: PartialSample.self)
+            }
+            let expected = Self.samples.map {
+                PartialSample(id: $0.id, title: $0.title, count: $0.count, note: $0.note)
+            }
+            #expect(partial == expected)
+            // Writing some of the fields, out of the order of their ids, finds each id by its name.
+            let written = PartialSample(id: UUID.timeOrdered(), title: "partial", count: 3, note: "n")
+            try container.write { txn throws in try txn.insert(written) }
+            let read = try container.read { txn throws in try txn.model(for: written.id, as: PartialSample.self) }
+            #expect(read == written)
+        }
+    }
+
+    @Test(arguments: MisreadSample.Misreading.allCases)
+    func aStoreTheFieldsDoNotReadRefusesToOpenNamingEntityAndField(misreading: MisreadSample.Misreading) throws {
+        // Opening decodes the first and the last record.
+        let sample = CodedSample(title: misreading.rawValue, count: 300)
+        let error = try #require(throws: KVStoreError.self) {
+            try withSamples([sample, CodedSample(title: "fine")], openedAs: MisreadSample.self) { _ in }
+        }
+        #expect(error == .incompatibleSchema)
+        #expect(error.entity == "Sample")
+        #expect(error.field == misreading.field)
+        #expect(error.id == sample.id)
+    }
+
+    @Test(arguments: MisreadSample.Misreading.allCases)
+    func aFieldReadAsWhatItIsNotIsACorruptRecordNamingEntityAndID(misreading: MisreadSample.Misreading) throws {
+        // Time-ordered IDs put the misread record between the first and the last, which opening checks.
+        let samples = [
+            CodedSample(title: "first"), CodedSample(title: misreading.rawValue, count: 300),
+            CodedSample(title: "last"),
+        ]
+        try withSamples(samples, openedAs: MisreadSample.self) { container throws in
+            let error = try #require(throws: KVStoreError.self) {
+                try container.read { txn throws in try txn.model(for: samples[1].id, as: MisreadSample.self) }
+            }
+            #expect(error == .corruptRecord)
+            #expect(error.entity == "Sample")
+            #expect(error.id == samples[1].id)
+            #expect(error.description.contains(misreading.field))
+            // The other records read.
+            let others = try container.read { txn throws in
+                try txn.models(for: [samples[0].id, samples[2].id], as: MisreadSample.self)
+            }
+            #expect(others.map { $0?.id } == [samples[0].id, samples[2].id])
+        }
+    }
+
+    @Test func aWriteThatThrowsSavesNothing() throws {
+        try withContainer(FailingSample.self) { container throws in
+            let context = ModelContext(container)
+            context.insert(FailingSample(title: "fine"))
+            context.insert(FailingSample(title: "refuse"))
+            let refused = try #require(throws: KVStoreError.self) { try context.save() }
+            #expect(refused == .encodingFailed)
+            #expect(refused.entity == "Sample")
+            #expect(refused.underlying?.contains("Refused") == true)
+            context.rollback()
+            context.insert(FailingSample(title: "too big", huge: UInt128(UInt64.max) + 1))
+            let tooBig = try #require(throws: KVStoreError.self) { try context.save() }
+            #expect(tooBig == .encodingFailed)
+            #expect(tooBig.underlying?.contains("does not fit in 64 bits") == true)
+            context.rollback()
+            #expect(try context.fetchCount(FetchDescriptor<FailingSample>()) == 0)
+            // The writer's buffer and field table are fine after the failures.
+            let fits = FailingSample(title: "fits", huge: UInt128(UInt64.max))
+            context.insert(fits)
+            try context.save()
+            #expect(try context.model(for: fits.id, as: FailingSample.self)?.huge == UInt128(UInt64.max))
+        }
+    }
+
+    @Test func aWriterUsedAfterItsCallThrows() throws {
+        try withContainer(LeakingSample.self) { container throws in
+            let context = ModelContext(container)
+            context.insert(LeakingSample())
+            try context.save()
+            let writer = try #require(LeakingSample.box.writer)
+            #expect(throws: EncodingError.self) { try writer.encode("late", forKey: "title") }
+            #expect(throws: EncodingError.self) { try writer.encode(["late"], forKey: "tags") }
+        }
+    }
+
+    @Test func aUniqueViolationThroughFieldsWritesNothing() throws {
+        try withContainer(FieldSample.self) { container throws in
+            let context = ModelContext(container)
+            context.insert(FieldSample(CodedSample(title: "twin")))
+            try context.save()
+            context.insert(FieldSample(CodedSample(title: "other")))
+            context.insert(FieldSample(CodedSample(title: "twin")))
+            let error = try #require(throws: KVStoreError.self) { try context.save() }
+            #expect(error == .uniqueViolation)
+            #expect(error.field == "title")
+            context.rollback()
+            #expect(try context.fetch(FetchDescriptor<FieldSample>()).map(\.title) == ["twin"])
+        }
+    }
+}
