@@ -35,8 +35,7 @@ public struct ModelTransaction: ~Copyable {
     public func insert<M: Model>(_ model: M) throws {
         try run {
             let store = try container.store(for: M.self)
-            let references = try store.save(model, in: transaction.pointee, changes: writes?.changes)
-            if !references.isEmpty { writes?.references += references }
+            try store.save(model, in: transaction.pointee, changes: writes?.changes, references: writes)
         }
     }
 
@@ -91,36 +90,40 @@ public struct ModelTransaction: ~Copyable {
             stores[name] = store
             return store
         }
-        // Many models usually reference the same few (ten tasks, one project): look each target up once.
+        // Many models usually reference the same few (ten tasks, one project): look each target up once. References
+        // come in runs of one target entity (a save's models of one type), so the current run's IDs are at hand.
         var found: [String: Set<UUID>] = [:]
+        var run = (target: "", found: Set<UUID>())
         for reference in writes.references {
             // A model deleted later in the transaction no longer holds its references.
             if writes.hasDeletes, try !store(reference.entity).exists(reference.id, in: transaction.pointee) {
                 continue
             }
-            let target = try store(reference.target)
-            for id in reference.ids where found[reference.target]?.contains(id) != true {
-                if try target.exists(id, in: transaction.pointee) {
-                    found[reference.target, default: []].insert(id)
-                    continue
-                }
-                // A nullify rule of a later delete may have removed the reference: what counts is the model as it
-                // stands at the end of the transaction.
-                if writes.hasDeletes, try !holds(reference, id, in: try store(reference.entity)) { continue }
-                throw KVStoreError(
-                    .missingReference, entity: reference.entity, id: reference.id, field: reference.field,
-                    message: "\(reference.entity) \(reference.id): \(reference.field) references \(reference.target) "
-                        + "\(id), which does not exist; nothing of this save was written")
+            if reference.target != run.target {
+                found[run.target] = run.found
+                run = (reference.target, found.removeValue(forKey: reference.target) ?? [])
             }
+            if run.found.contains(reference.targetID) { continue }
+            if try store(reference.target).exists(reference.targetID, in: transaction.pointee) {
+                run.found.insert(reference.targetID)
+                continue
+            }
+            // A nullify rule of a later delete may have removed the reference: what counts is the model as it stands
+            // at the end of the transaction.
+            if writes.hasDeletes, try !holds(reference, in: try store(reference.entity)) { continue }
+            throw KVStoreError(
+                .missingReference, entity: reference.entity, id: reference.id, field: reference.field,
+                message: "\(reference.entity) \(reference.id): \(reference.field) references \(reference.target) "
+                    + "\(reference.targetID), which does not exist; nothing of this save was written")
         }
         writes.references.removeAll()
     }
 
-    /// Whether the referring model still holds `id` in the reference's field.
-    private func holds(_ reference: PendingReference, _ id: UUID, in store: any AnyEntityStore) throws -> Bool {
+    /// Whether the referring model still holds the reference in its field.
+    private func holds(_ reference: PendingReference, in store: any AnyEntityStore) throws -> Bool {
         guard let relationship = store.relationships.first(where: { $0.field == reference.field }) else { return true }
         return try store.storedReferences(of: [reference.id], relationship: relationship.name, in: transaction.pointee)
-            .contains(id)
+            .contains(reference.targetID)
     }
 
     /// The model of type `type` with `id`, or `nil` when there is none.

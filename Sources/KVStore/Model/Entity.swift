@@ -184,7 +184,9 @@ public struct ModelIndex<M: Model>: Sendable {
 
     /// Builds a key and cuts it to LMDB's limit.
     private static func finalized(_ build: (inout [UInt8]) -> Void) -> [UInt8] {
+        // Room for a UUID, a date or a short string without growing the array.
         var key: [UInt8] = []
+        key.reserveCapacity(32)
         build(&key)
         _ = IndexKey.finalize(&key)
         return key

@@ -155,28 +155,23 @@ extension EntityStore {
         for id in ids.sorted(by: { $0.isOrdered(before: $1) }) { try delete(id, in: txn, changes: changes) }
     }
 
-    /// The references `model` holds through relationships that must resolve, read from its freshly computed index
-    /// keys (a stored relationship's field is indexed, and each of its keys is a presence byte and the 16 bytes of
-    /// a referenced ID), so the model is not read through key paths a second time.
+    /// Records the references the model `id` holds through relationships that must resolve, read from its freshly
+    /// computed index keys (a stored relationship's field is indexed, and each of its keys is a presence byte and the
+    /// 16 bytes of a referenced ID), so the model is not read through key paths a second time.
     ///
     /// - Parameter indexKeys: The model's keys, one list per index of ``indexes``.
-    func requiredReferences(of model: M, indexKeys: [[[UInt8]]]) -> [PendingReference] {
-        var pending: [PendingReference] = []
+    func collectReferences(of id: UUID, indexKeys: [[[UInt8]]], into writes: WriteState) {
         for reference in referenceIndexes {
-            var ids: [UUID] = []
-            for key in indexKeys[reference.index] where key.count == 17 && key[0] == 0x01 {
-                ids.append(key.withUnsafeBytes { UUID(bytes: UnsafeRawBufferPointer(rebasing: $0[1...])) })
-            }
-            if !ids.isEmpty {
-                pending.append(
+            for key in indexKeys[reference.index] where key.count == 17 && key[0] == IndexKey.present {
+                let target = key.withUnsafeBytes { UUID(bytes: UnsafeRawBufferPointer(rebasing: $0[1...])) }
+                writes.references.append(
                     PendingReference(
-                        entity: name, id: model.id, field: reference.field, target: reference.target, ids: ids))
+                        entity: name, id: id, field: reference.field, target: reference.target, targetID: target))
             }
         }
-        return pending
     }
 
-    /// Where `requiredReferences(of:indexKeys:)` finds each checked relationship's IDs: the index on its field.
+    /// Where `collectReferences(of:indexKeys:into:)` finds each checked relationship's IDs: the index on its field.
     static func referenceIndexes(
         _ relationships: [RelationshipInfo],
         indexes: [StoredIndex]
@@ -190,11 +185,16 @@ extension EntityStore {
     }
 }
 
-/// References a write made, to be resolved before it commits (so that the order of inserts in a save is free).
+/// A reference a write made, to be resolved before it commits (so that the order of inserts in a save is free).
 struct PendingReference: Sendable {
+    /// The entity of the referring model.
     let entity: String
+    /// The referring model.
     let id: UUID
+    /// The field that holds the reference.
     let field: String
+    /// The referenced entity.
     let target: String
-    let ids: [UUID]
+    /// The referenced model.
+    let targetID: UUID
 }

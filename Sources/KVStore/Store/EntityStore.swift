@@ -148,10 +148,13 @@ final class EntityStore<M: Model>: AnyEntityStore {
     /// - Throws: ``KVStoreError/uniqueViolation`` when a unique index holds the value for another model;
     ///   ``KVStoreError/encodingFailed`` when the model does not encode.
     ///
-    /// - Parameter changes: Where to record the save, when the container is observed.
-    /// - Returns: The references the model holds through relationships that must resolve, for the end of the write.
-    @discardableResult
-    func save(_ model: M, in txn: borrowing Transaction, changes: ChangeCollector? = nil) throws -> [PendingReference] {
+    /// - Parameters:
+    ///   - changes: Where to record the save, when the container is observed.
+    ///   - references: Where to record the references the model holds through relationships that must resolve, to
+    ///     check them at the end of the write; `nil` when they need no check.
+    func save(
+        _ model: M, in txn: borrowing Transaction, changes: ChangeCollector?, references: WriteState? = nil
+    ) throws {
         let id = model.id
         // Only writers take the lock, and LMDB runs one writer at a time; holding it for the whole save lets the
         // read of the old record reuse the writer's decoder.
@@ -182,7 +185,9 @@ final class EntityStore<M: Model>: AnyEntityStore {
                         catalogEntry(fields: state.fields), key: Catalog.entityKey(name), in: txn, table: catalogTable)
                     state.written = (txn.id, state.fields.revision)
                 }
-                return indexes.isEmpty ? [] : requiredReferences(of: model, indexKeys: newKeys)
+                if let references, !referenceIndexes.isEmpty {
+                    collectReferences(of: id, indexKeys: newKeys, into: references)
+                }
             }
         }
     }
