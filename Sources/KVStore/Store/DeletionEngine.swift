@@ -58,6 +58,10 @@ struct DeletionEngine {
             guard !fresh.isEmpty else { continue }
             order.append((store, fresh))
             for relationship in store.relationships {
+                // Only rules that act read the related models: noAction leaves them as they are, and nullify has
+                // nothing to do on a stored side, whose references go with the deleted records.
+                let stored = relationship.inverseField == nil
+                if relationship.deleteRule == .noAction || (relationship.deleteRule == .nullify && stored) { continue }
                 let target = try container.store(named: relationship.target)
                 let related: [UUID]
                 var referrersByParent: [UUID: [UUID]] = [:]
@@ -75,8 +79,7 @@ struct DeletionEngine {
                     denials.append(
                         Denial(entity: store.name, relationship: relationship.name, target: target, blocking: related))
                 case .nullify:
-                    // A stored side holds the references itself, and they go with its records; only a derived side
-                    // leaves references behind, in the related models' fields.
+                    // Only a derived side leaves references behind, in the related models' fields.
                     if let inverseField = relationship.inverseField {
                         nullifications.append(
                             Nullification(

@@ -152,7 +152,10 @@ extension EntityStore {
 
     /// Deletes the models with `ids` and their index entries, without applying delete rules.
     func deleteModels(_ ids: [UUID], in txn: borrowing Transaction, changes: ChangeCollector?) throws {
-        for id in ids.sorted(by: { $0.isOrdered(before: $1) }) { try delete(id, in: txn, changes: changes) }
+        let reader = self.reader
+        for id in ids.sorted(by: { $0.isOrdered(before: $1) }) {
+            try delete(id, in: txn, changes: changes, reader: reader)
+        }
     }
 
     /// Records the references the model `id` holds through relationships that must resolve, read from its freshly

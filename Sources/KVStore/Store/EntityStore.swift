@@ -282,11 +282,14 @@ final class EntityStore<M: Model>: AnyEntityStore {
 
     /// Deletes the model stored under `id` and its index entries.
     ///
+    /// - Parameter reader: Decodes the old record, whose index entries go; pass one to a series of deletes.
     /// - Returns: The deleted model, or `nil` when there was none.
     @discardableResult
-    func delete(_ id: UUID, in txn: borrowing Transaction, changes: ChangeCollector? = nil) throws -> M? {
+    func delete(
+        _ id: UUID, in txn: borrowing Transaction, changes: ChangeCollector? = nil, reader: RecordReader? = nil
+    ) throws -> M? {
         try withKey(id) { key in
-            let old = try model(for: id, in: txn, reader: reader)
+            let old = try model(for: id, in: txn, reader: reader ?? self.reader)
             guard let old else { return nil }
             _ = try updateIndexEntries(
                 old: indexKeys(of: old), new: Array(repeating: [], count: indexes.count), key: key, in: txn)
