@@ -40,6 +40,24 @@
         try RecordDecoder().decode(type, from: bytes, fields: fields)
     }
 
+    /// Encodes `value` as a record through its ``FieldCodable`` conformance, as a store does.
+    ///
+    /// - Throws: What the value's ``FieldCodable/write(to:)`` throws.
+    public func encodeFields<T: FieldCodable>(_ value: T) throws -> [UInt8] {
+        var fields = fields
+        var bytes: [UInt8] = []
+        var encoder = RecordEncoder()
+        try encoder.encodeFields(fields: &fields, into: &bytes) { try value.write(to: $0) }
+        return bytes
+    }
+
+    /// Decodes a value of `type` from `bytes` through its ``FieldCodable`` conformance, as a store does.
+    ///
+    /// - Throws: `RecordFormatError` for corrupt bytes, `DecodingError` for bytes that do not fit `type`.
+    public func decodeFields<T: FieldCodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
+        try RecordDecoder().decodeFields(from: bytes, fields: fields) { try T(fields: $0) }
+    }
+
     /// Decodes `bytes` into the schema-free tree `kvtool` reads records with, and returns the tree encoded again.
     ///
     /// - Throws: `RecordFormatError` for corrupt bytes.

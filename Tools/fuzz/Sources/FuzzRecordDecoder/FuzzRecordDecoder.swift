@@ -4,7 +4,8 @@ import FuzzSupport
 
 // Decodes random bytes as a record, typed (a ``Specimen``, a dictionary of arrays of optionals) and as the
 // schema-free tree kvtool reads. Decoding may throw, never trap; what decodes must encode, and its encoding must
-// decode and encode again to the same bytes.
+// decode and encode again to the same bytes. A ``Specimen`` also decodes through its `FieldCodable` conformance, which
+// must agree with `Codable`: both decode or neither does, and what they decode encodes to the same bytes both ways.
 
 /// The codec, with the field table that encoding the samples builds.
 let codec: RecordCodecFuzzing = {
@@ -34,6 +35,7 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     // input as a crash to replay. It never runs in the library or kvtool.
     let bytes = UnsafeRawBufferPointer(start: data, count: size)
     checkTyped(Specimen.self, bytes)
+    checkFields(bytes)
     checkTyped([String: [Int?]].self, bytes)
     if let tree = try? codec.reencodeTree(bytes) {
         let again: [UInt8]
@@ -61,5 +63,29 @@ func checkTyped<T: Codable>(_ type: T.Type, _ bytes: UnsafeRawBufferPointer) {
         }
     } catch {
         fatalError("a decoded \(type) does not round-trip: \(error)\ninput \(Array(bytes))")
+    }
+}
+
+/// Decodes `bytes` as a ``Specimen`` through `FieldCodable` and through `Codable`, and checks that they agree.
+func checkFields(_ bytes: UnsafeRawBufferPointer) {
+    let viaFields = try? codec.decodeFields(Specimen.self, from: bytes)
+    let viaCodable = try? codec.decode(Specimen.self, from: bytes)
+    guard let viaFields, let viaCodable else {
+        guard viaFields == nil, viaCodable == nil else {
+            fatalError(
+                "only \(viaFields == nil ? "Codable" : "FieldCodable") decodes the input:\ninput \(Array(bytes))")
+        }
+        return
+    }
+    do {
+        let encodings = [
+            try codec.encodeFields(viaFields), try codec.encode(viaFields), try codec.encodeFields(viaCodable),
+            try codec.encode(viaCodable),
+        ]
+        guard Set(encodings).count == 1 else {
+            fatalError("FieldCodable and Codable disagree:\ninput \(Array(bytes))\nencodings \(encodings)")
+        }
+    } catch {
+        fatalError("a decoded Specimen does not encode: \(error)\ninput \(Array(bytes))")
     }
 }

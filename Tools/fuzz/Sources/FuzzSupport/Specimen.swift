@@ -99,3 +99,63 @@ public struct Specimen: Model {
             shapes: [.polygon([], closed: false)], nested: Vertex(x: .nan, y: 0, tag: ""), maybeNumbers: [nil]),
     ]
 }
+
+extension Specimen: FieldCodable {
+    /// Reads the fields as the synthesized `init(from:)` does: the same keys, types and optionality.
+    public init(fields: FieldReader) throws {
+        id = try fields.decode(UUID.self, forKey: "id")
+        name = try fields.decode(String.self, forKey: "name")
+        count = try fields.decode(Int.self, forKey: "count")
+        small = try fields.decode(Int8.self, forKey: "small")
+        medium = try fields.decode(Int32.self, forKey: "medium")
+        unsigned = try fields.decode(UInt64.self, forKey: "unsigned")
+        byte = try fields.decode(UInt8.self, forKey: "byte")
+        ratio = try fields.decode(Double.self, forKey: "ratio")
+        weight = try fields.decode(Float.self, forKey: "weight")
+        flag = try fields.decode(Bool.self, forKey: "flag")
+        created = try fields.decode(Date.self, forKey: "created")
+        due = try fields.decodeIfPresent(Date.self, forKey: "due")
+        parentID = try fields.decodeIfPresent(UUID.self, forKey: "parentID")
+        blob = try fields.decode(Data.self, forKey: "blob")
+        link = try fields.decodeIfPresent(URL.self, forKey: "link")
+        amount = try fields.decode(Decimal.self, forKey: "amount")
+        level = try fields.decode(Level.self, forKey: "level")
+        tags = try fields.decode([String].self, forKey: "tags")
+        tagIDs = try fields.decode([UUID].self, forKey: "tagIDs")
+        matrix = try fields.decode([[Int]].self, forKey: "matrix")
+        scores = try fields.decode([String: Double].self, forKey: "scores")
+        byCode = try fields.decode([Int: String].self, forKey: "byCode")
+        shapes = try fields.decode([Shape].self, forKey: "shapes")
+        nested = try fields.decodeIfPresent(Vertex.self, forKey: "nested")
+        maybeNumbers = try fields.decode([Int?].self, forKey: "maybeNumbers")
+    }
+
+    /// Writes the fields as the synthesized `encode(to:)` does, in the order of the coding keys.
+    public func write(to fields: FieldWriter) throws {
+        try fields.encode(id, forKey: "id")
+        try fields.encode(name, forKey: "name")
+        try fields.encode(count, forKey: "count")
+        try fields.encode(small, forKey: "small")
+        try fields.encode(medium, forKey: "medium")
+        try fields.encode(unsigned, forKey: "unsigned")
+        try fields.encode(byte, forKey: "byte")
+        try fields.encode(ratio, forKey: "ratio")
+        try fields.encode(weight, forKey: "weight")
+        try fields.encode(flag, forKey: "flag")
+        try fields.encode(created, forKey: "created")
+        try fields.encodeIfPresent(due, forKey: "due")
+        try fields.encodeIfPresent(parentID, forKey: "parentID")
+        try fields.encode(blob, forKey: "blob")
+        try fields.encodeIfPresent(link, forKey: "link")
+        try fields.encode(amount, forKey: "amount")
+        try fields.encode(level, forKey: "level")
+        try fields.encode(tags, forKey: "tags")
+        try fields.encode(tagIDs, forKey: "tagIDs")
+        try fields.encode(matrix, forKey: "matrix")
+        try fields.encode(scores, forKey: "scores")
+        try fields.encode(byCode, forKey: "byCode")
+        try fields.encode(shapes, forKey: "shapes")
+        try fields.encodeIfPresent(nested, forKey: "nested")
+        try fields.encode(maybeNumbers, forKey: "maybeNumbers")
+    }
+}
