@@ -404,3 +404,112 @@ private func withSamples<M: Model, R>(
         }
     }
 }
+
+/// Writes `note` as an explicit null when it is nil, as a hand-written `encode(to:)` may, and an array between two
+/// numbers.
+struct NullingSample: Codable {
+    enum CodingKeys: String, CodingKey {
+        case id, title, note, tags, count
+    }
+
+    var id = UUID.timeOrdered()
+    var title = "title"
+    var note: String?
+    var tags = [3, 1, 2]
+    var count = 7
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(title, forKey: .title)
+        if let note { try container.encode(note, forKey: .note) } else { try container.encodeNil(forKey: .note) }
+        try container.encode(tags, forKey: .tags)
+        try container.encode(count, forKey: .count)
+    }
+}
+
+/// Decodes `bytes` through a ``FieldReader``.
+private func readFields<R>(_ bytes: [UInt8], fields: FieldTable, _ body: (FieldReader) throws -> R) throws -> R {
+    try bytes.withUnsafeBytes { try RecordDecoder().decodeFields(from: $0, fields: fields, body) }
+}
+
+@Suite struct FieldReaderOrderTests {
+    let sample = NullingSample()
+    let bytes: [UInt8]
+    let fields: FieldTable
+
+    init() throws {
+        var fields = FieldTable()
+        bytes = try encodeTestRecord(sample, fields: &fields)
+        self.fields = fields
+    }
+
+    @Test func readsEveryFieldInStoredOrderNullAndArrayIncluded() throws {
+        let read = try readFields(bytes, fields: fields) { fields in
+            (
+                try fields.decode(UUID.self, forKey: "id"), try fields.decode(String.self, forKey: "title"),
+                try fields.decodeIfPresent(String.self, forKey: "note"), try fields.decode([Int].self, forKey: "tags"),
+                try fields.decode(Int.self, forKey: "count")
+            )
+        }
+        #expect(read.0 == sample.id)
+        #expect(read.1 == "title")
+        #expect(read.2 == nil)
+        #expect(read.3 == [3, 1, 2])
+        #expect(read.4 == 7)
+    }
+
+    @Test func skipsFieldsGoesBackAndReadsFieldsTwice() throws {
+        let read = try readFields(bytes, fields: fields) { fields in
+            (
+                try fields.decode(UUID.self, forKey: "id"), try fields.decode(Int.self, forKey: "count"),
+                try fields.decode(String.self, forKey: "title"), try fields.decode(UUID.self, forKey: "id"),
+                try fields.decodeIfPresent([Int].self, forKey: "tags")
+            )
+        }
+        #expect(read.0 == sample.id)
+        #expect(read.1 == 7)
+        #expect(read.2 == "title")
+        #expect(read.3 == sample.id)
+        #expect(read.4 == [3, 1, 2])
+    }
+
+    @Test func containsTellsPresentNullAndMissingFieldsWithoutMovingOn() throws {
+        let read = try readFields(bytes, fields: fields) { fields in
+            (
+                fields.contains("id"), try fields.decode(UUID.self, forKey: "id"), fields.contains("title"),
+                fields.contains("note"), fields.contains("subtitle"), try fields.decode(String.self, forKey: "title")
+            )
+        }
+        #expect(read.0 && read.2 && read.3 && !read.4)
+        #expect(read.1 == sample.id)
+        #expect(read.5 == "title")
+    }
+
+    @Test func theRecordIsCheckedToTheEndWhateverWasRead() throws {
+        // Trailing bytes and a damaged unread field are found though nothing or only the first field is read.
+        for damaged in [bytes + [0], Array(bytes.dropLast()), bytes.prefix(bytes.count - 3) + [0xFF, 0xFF, 0xFF]] {
+            #expect(throws: RecordFormatError.self) { try readFields(damaged, fields: fields) { _ in () } }
+            #expect(throws: RecordFormatError.self) {
+                try readFields(damaged, fields: fields) { try $0.decode(UUID.self, forKey: "id") }
+            }
+        }
+    }
+
+    @Test func aReaderKeptPastItsCallThrows() throws {
+        let decoder = RecordDecoder()
+        let kept = try bytes.withUnsafeBytes { bytes in
+            try decoder.decodeFields(from: bytes, fields: fields) { $0 }
+        }
+        #expect(throws: DecodingError.self) { try kept.decode(UUID.self, forKey: "id") }
+        #expect(!kept.contains("id"))
+        // Not even while the same decoder reads another record.
+        let title = try bytes.withUnsafeBytes { bytes in
+            try decoder.decodeFields(from: bytes, fields: fields) { fields in
+                #expect(throws: DecodingError.self) { try kept.decode(String.self, forKey: "title") }
+                return try fields.decode(String.self, forKey: "title")
+            }
+        }
+        #expect(title == "title")
+    }
+}

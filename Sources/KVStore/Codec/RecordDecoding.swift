@@ -72,6 +72,8 @@ final class RecordDecoding: Decoder {
     @exclusivity(unchecked) private var knownEnd = (offset: -1, end: -1)
     /// The end of the current value, once one of its containers found it.
     @exclusivity(unchecked) private var levelEnd = -1
+    /// Where a ``FieldReader`` reads the record's top-level fields (see `RecordDecoding+Fields.swift`).
+    @exclusivity(unchecked) var fieldCursor = FieldCursor()
 
     /// Creates a decoder to reuse for many records through ``decodeRecord(_:from:fields:)``.
     init() {
@@ -141,14 +143,15 @@ final class RecordDecoding: Decoder {
             depth = 0
             knownEnd = (-1, -1)
             levelEnd = -1
+            fieldCursor.end()
         }
         var offset = 0
         let version = try reader.readByte(at: &offset)
         guard version == RecordFormat.version else { throw RecordFormatError(.badVersion(version), at: 0) }
         valueOffset = offset
-        let container = try keyedContainer(keyedBy: RecordCodingKey.self, at: offset, path: .depth(0), depth: 0)
-        let value = try body(FieldReader(container: container))
-        let end = try endOfValue(at: offset, depth: 0)
+        let record = try beginFields(at: offset)
+        let value = try body(FieldReader(decoding: self, record: record))
+        let end = try endOfFields(at: offset)
         guard end == reader.count else { throw RecordFormatError(.trailingBytes, at: end) }
         return value
     }

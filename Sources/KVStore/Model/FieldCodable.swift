@@ -171,114 +171,146 @@ public struct FieldWriter {
 /// the model does not read are skipped. Strings, Booleans, numbers, dates, UUIDs and data are read directly; values
 /// of other types go through their `Decodable` conformance. A reader is valid only during the call it is handed to.
 public struct FieldReader {
-    private let container: RecordKeyedDecodingContainer<RecordCodingKey>
+    private let decoding: RecordDecoding
+    private let record: Int
 
-    init(container: RecordKeyedDecodingContainer<RecordCodingKey>) {
-        self.container = container
+    init(decoding: RecordDecoding, record: Int) {
+        self.decoding = decoding
+        self.record = record
     }
 
     /// Whether the record has a value, null included, for `key`.
     public func contains(_ key: String) -> Bool {
-        container.offset(ofField: key) != nil
+        defer { decoding.didNotReadField() }
+        return (try? decoding.fieldOffset(key, record: record)) ?? nil != nil
     }
 
     /// Reads a string.
     public func decode(_ type: String.Type, forKey key: String) throws -> String {
         var offset = try require(key)
-        return try container.decoding.decodeString(at: &offset, path: path(key))
+        let value = try decoding.decodeString(at: &offset, path: path(key))
+        decoding.didReadField(endingAt: offset)
+        return value
     }
 
     /// Reads a Boolean.
     public func decode(_ type: Bool.Type, forKey key: String) throws -> Bool {
         var offset = try require(key)
-        return try container.decoding.decodeBool(at: &offset, path: path(key))
+        let value = try decoding.decodeBool(at: &offset, path: path(key))
+        decoding.didReadField(endingAt: offset)
+        return value
     }
 
     /// Reads a Double; a stored float or integer that it represents exactly is read too, as Codable does.
     public func decode(_ type: Double.Type, forKey key: String) throws -> Double {
         var offset = try require(key)
-        return try container.decoding.decodeDouble(at: &offset, path: path(key))
+        let value = try decoding.decodeDouble(at: &offset, path: path(key))
+        decoding.didReadField(endingAt: offset)
+        return value
     }
 
     /// Reads a Float.
     public func decode(_ type: Float.Type, forKey key: String) throws -> Float {
         var offset = try require(key)
-        return try container.decoding.decodeFloat(at: &offset, path: path(key))
+        let value = try decoding.decodeFloat(at: &offset, path: path(key))
+        decoding.didReadField(endingAt: offset)
+        return value
     }
 
     /// Reads an integer of any width, throwing when the stored value does not fit.
     public func decode<I: FixedWidthInteger & Decodable>(_ type: I.Type, forKey key: String) throws -> I {
         var offset = try require(key)
-        return try container.decoding.decodeInteger(I.self, at: &offset, path: path(key))
+        let value = try decoding.decodeInteger(I.self, at: &offset, path: path(key))
+        decoding.didReadField(endingAt: offset)
+        return value
     }
 
     /// Reads a date.
     public func decode(_ type: Date.Type, forKey key: String) throws -> Date {
         var offset = try require(key)
-        return try container.decoding.decodeDate(at: &offset, path: path(key))
+        let value = try decoding.decodeDate(at: &offset, path: path(key))
+        decoding.didReadField(endingAt: offset)
+        return value
     }
 
     /// Reads a UUID.
     public func decode(_ type: UUID.Type, forKey key: String) throws -> UUID {
         var offset = try require(key)
-        return try container.decoding.decodeUUID(at: &offset, path: path(key))
+        let value = try decoding.decodeUUID(at: &offset, path: path(key))
+        decoding.didReadField(endingAt: offset)
+        return value
     }
 
     /// Reads data.
     public func decode(_ type: Data.Type, forKey key: String) throws -> Data {
         var offset = try require(key)
-        return try container.decoding.decodeData(at: &offset, path: path(key))
+        let value = try decoding.decodeData(at: &offset, path: path(key))
+        decoding.didReadField(endingAt: offset)
+        return value
     }
 
     /// Reads a value of any other `Decodable` type through its `init(from:)`.
     public func decode<T: Decodable>(_ type: T.Type, forKey key: String) throws -> T {
-        try container.decode(T.self, forKey: RecordCodingKey(stringValue: key))
+        try decoding.decodeField(T.self, at: try require(key), name: key)
     }
 
     /// Reads a string, or `nil` when the key is missing or null.
     public func decodeIfPresent(_ type: String.Type, forKey key: String) throws -> String? {
         guard var offset = try present(key) else { return nil }
-        return try container.decoding.decodeString(at: &offset, path: path(key))
+        let value = try decoding.decodeString(at: &offset, path: path(key))
+        decoding.didReadField(endingAt: offset)
+        return value
     }
 
     /// Reads a Boolean, or `nil` when the key is missing or null.
     public func decodeIfPresent(_ type: Bool.Type, forKey key: String) throws -> Bool? {
         guard var offset = try present(key) else { return nil }
-        return try container.decoding.decodeBool(at: &offset, path: path(key))
+        let value = try decoding.decodeBool(at: &offset, path: path(key))
+        decoding.didReadField(endingAt: offset)
+        return value
     }
 
     /// Reads a Double, or `nil` when the key is missing or null.
     public func decodeIfPresent(_ type: Double.Type, forKey key: String) throws -> Double? {
         guard var offset = try present(key) else { return nil }
-        return try container.decoding.decodeDouble(at: &offset, path: path(key))
+        let value = try decoding.decodeDouble(at: &offset, path: path(key))
+        decoding.didReadField(endingAt: offset)
+        return value
     }
 
     /// Reads an integer of any width, or `nil` when the key is missing or null.
     public func decodeIfPresent<I: FixedWidthInteger & Decodable>(_ type: I.Type, forKey key: String) throws -> I? {
         guard var offset = try present(key) else { return nil }
-        return try container.decoding.decodeInteger(I.self, at: &offset, path: path(key))
+        let value = try decoding.decodeInteger(I.self, at: &offset, path: path(key))
+        decoding.didReadField(endingAt: offset)
+        return value
     }
 
     /// Reads a date, or `nil` when the key is missing or null.
     public func decodeIfPresent(_ type: Date.Type, forKey key: String) throws -> Date? {
         guard var offset = try present(key) else { return nil }
-        return try container.decoding.decodeDate(at: &offset, path: path(key))
+        let value = try decoding.decodeDate(at: &offset, path: path(key))
+        decoding.didReadField(endingAt: offset)
+        return value
     }
 
     /// Reads a UUID, or `nil` when the key is missing or null.
     public func decodeIfPresent(_ type: UUID.Type, forKey key: String) throws -> UUID? {
         guard var offset = try present(key) else { return nil }
-        return try container.decoding.decodeUUID(at: &offset, path: path(key))
+        let value = try decoding.decodeUUID(at: &offset, path: path(key))
+        decoding.didReadField(endingAt: offset)
+        return value
     }
 
     /// Reads a value of any other `Decodable` type, or `nil` when the key is missing or null.
     public func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: String) throws -> T? {
-        try container.decodeIfPresent(T.self, forKey: RecordCodingKey(stringValue: key))
+        guard let offset = try present(key) else { return nil }
+        return try decoding.decodeField(T.self, at: offset, name: key)
     }
 
     /// The offset of the value of `key`, or the error Codable throws for a missing key.
     private func require(_ key: String) throws -> Int {
-        guard let offset = container.offset(ofField: key) else {
+        guard let offset = try decoding.fieldOffset(key, record: record) else {
             throw DecodingError.keyNotFound(
                 RecordCodingKey(stringValue: key),
                 DecodingError.Context(
@@ -287,12 +319,12 @@ public struct FieldReader {
         return offset
     }
 
-    /// The offset of the value of `key`, or nil when it is missing or null.
+    /// The offset of the value of `key`, or nil when it is missing or null (and then moves past a null).
     private func present(_ key: String) throws -> Int? {
-        guard let offset = container.offset(ofField: key), try !container.decoding.isNil(at: offset) else {
-            return nil
-        }
-        return offset
+        guard let offset = try decoding.fieldOffset(key, record: record) else { return nil }
+        guard try decoding.isNil(at: offset) else { return offset }
+        decoding.didReadField(endingAt: offset + 1)
+        return nil
     }
 
     /// The coding path of the field `key`, for errors.
