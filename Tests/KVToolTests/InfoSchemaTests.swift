@@ -12,7 +12,8 @@ import Testing
         let result = kvtool("info", store.path)
         #expect(result.status == 0)
         let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        #expect(lines.prefix(3) == ["Path              \(store.path)", "Format version    1", "Schema version    none"])
+        #expect(
+            lines.prefix(3) == ["Path              \(store.path)", "Format version    1", "Schema version    none"])
         #expect(lines.contains("Map size          64.0 MiB (67,108,864 bytes)"))
         #expect(lines.contains("Page size         4,096 bytes"))
         #expect(lines.contains("Readers in use    0 of 126"))
