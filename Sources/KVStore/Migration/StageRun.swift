@@ -92,15 +92,17 @@ struct StageRun {
             let remaining = try environment.read { txn in try txn.count(of: source) }
             let total = isInPlace ? remaining : remaining + state.stepRecords
             let stepIndex = state.step
+            var migrated = state.stepRecords
             while state.step == stepIndex {
                 let count: Int
                 (state, count) = try environment.write { [state] txn in
                     try chunk(step, state: state, tables: tables, toNames: Set(toNames), in: txn)
                 }
+                migrated += count
                 if count > 0 {
                     migrator.progress?(
                         MigrationProgress(
-                            fromVersion: from, toVersion: to, entity: step.source, migratedRecords: state.records,
+                            fromVersion: from, toVersion: to, entity: step.source, migratedRecords: migrated,
                             totalRecords: total, isStageFinished: false))
                 }
             }

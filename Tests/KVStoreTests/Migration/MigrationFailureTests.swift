@@ -75,6 +75,57 @@ import Testing
         #expect(error.description.contains("LightV2"))
     }
 
+    @Test func aTransformThatChangesTheIDIsRefused() throws {
+        enum Plan: SchemaMigrationPlan {
+            static let schemas: [any VersionedSchema.Type] = [TodosV2.self, TodosV3.self]
+            static let stages: [MigrationStage] = [
+                .custom(
+                    fromVersion: TodosV2.self, toVersion: TodosV3.self,
+                    migrations: [
+                        .transform(TodosV2.Todo.self, to: TodosV3.Todo.self) { old in
+                            TodosV3.Todo(id: UUID.timeOrdered(), title: old.title, priority: 0, words: 0)
+                        }
+                    ])
+            ]
+        }
+        let directory = StoreDirectory()
+        let todo = TodosV2.Todo(id: UUID.timeOrdered(), title: "t", notes: "", priority: nil)
+        try Support.seed(directory.path, schema: TodosV2.self, [todo])
+        let error = try #require(throws: KVStoreError.self) {
+            try ModelContainer(
+                for: TodosV3.self, migrationPlan: Plan.self, configuration: Support.configuration(directory.path))
+        }
+        #expect(error == .migrationFailed)
+        #expect(error.id == todo.id)
+        #expect(error.description.contains("keeps its id"))
+        #expect(try Support.schemaState(at: directory.path).migration?.stepRecords == 0)
+    }
+
+    @Test func aSplitIntoAnEntityOutsideTheNewSchemaIsRefused() throws {
+        enum Plan: SchemaMigrationPlan {
+            static let schemas: [any VersionedSchema.Type] = [ContactsV1.self, ContactsV2.self]
+            static let stages: [MigrationStage] = [
+                .custom(
+                    fromVersion: ContactsV1.self, toVersion: ContactsV2.self,
+                    migrations: [
+                        .split(ContactsV1.Contact.self, to: ContactsV2.Contact.self) { old, inserts in
+                            inserts.insert(TodosV1.Todo(title: old.name, notes: ""))
+                            return ContactsV2.Contact(id: old.id, name: old.name, addressID: UUID.timeOrdered())
+                        }
+                    ])
+            ]
+        }
+        let directory = StoreDirectory()
+        try Support.seed(
+            directory.path, schema: ContactsV1.self, [ContactsV1.Contact(name: "n", street: "s", city: "c")])
+        let error = try #require(throws: KVStoreError.self) {
+            try ModelContainer(
+                for: ContactsV2.self, migrationPlan: Plan.self, configuration: Support.configuration(directory.path))
+        }
+        #expect(error == .migrationFailed)
+        #expect(error.description.contains("inserts a Todo, which is not an entity of the stage's new schema"))
+    }
+
     @Test func aCustomStageThatThrowsWritesNothingOfItsChunkAndResumes() throws {
         let directory = StoreDirectory()
         var todos = Support.todos()

@@ -22,7 +22,9 @@ private enum LargeTodosPlan: SchemaMigrationPlan {
         if: ProcessInfo.processInfo.environment["KVSTORE_LARGE_TESTS"] == "1",
         "set KVSTORE_LARGE_TESTS=1 (make test-large) to run the 1M-record migration"))
 struct MigrationMemoryTests {
-    static let recordCount = 1_000_000
+    /// 1,000,000, or `KVSTORE_LARGE_RECORDS`.
+    static let recordCount =
+        ProcessInfo.processInfo.environment["KVSTORE_LARGE_RECORDS"].flatMap { Int($0) } ?? 1_000_000
 
     /// The anonymous (heap and stack) memory of the process in bytes, from /proc; the store's memory-mapped pages
     /// are file-backed and not counted.
