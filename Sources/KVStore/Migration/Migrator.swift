@@ -65,14 +65,14 @@ struct Migrator {
         } else {
             return try stamp(targetVersion)
         }
-        guard current != targetVersion else { return }
+        guard current != targetVersion || state.migration != nil else { return }
         let stages = try Self.path(plan, from: current, to: targetVersion, environment: environment)
         if let migration = state.migration, stages.first?.toVersion.versionIdentifier != migration.to {
             throw KVStoreError(
                 .migrationInProgress,
                 message: "The store at \(environment.path) is part-way through migrating from \(migration.from) to "
-                    + "\(migration.to), but the migration plan \(plan) has no such stage; open it with the plan that "
-                    + "started the migration")
+                    + "\(migration.to), and holds records of both; open it with a migration plan that leads from "
+                    + "\(migration.from) through \(migration.to) to finish the migration, not at \(targetVersion)")
         }
         let chunkSize = max(1, plan.migrationChunkSize)
         var resuming = state.migration

@@ -161,6 +161,14 @@ import Testing
             #expect(refusal.description.contains("from schema version 2.0.0 to 3.0.0"))
         }
 
+        // Nor with the plan at the version the stage starts from.
+        let atStart = try #require(throws: KVStoreError.self) {
+            try ModelContainer(
+                for: TodosV2.self, migrationPlan: TodosPlan.self, configuration: Support.configuration(directory.path))
+        }
+        #expect(atStart == .migrationInProgress)
+        #expect(atStart.description.contains("from 2.0.0 through 3.0.0"))
+
         let container = try ModelContainer(
             for: TodosV3.self, migrationPlan: TodosPlan.self, configuration: Support.configuration(directory.path))
         defer { try? container.close() }
