@@ -51,6 +51,8 @@ final class MigrationChunk {
         var count: Int
         /// The key of the last record it read.
         var lastKey: [UInt8]?
+        /// How many of the records it read it deleted, their closure having returned `nil`.
+        var dropped = 0
     }
 
     /// The stage, as `1.0.0 → 2.0.0`, for messages.
@@ -136,6 +138,7 @@ final class MigrationChunk {
             return olds.count < limit
         }
         var touched: [MigrationEntityWriter] = [source, target]
+        var dropped = 0
         for (key, old) in olds {
             var inserts = MigrationInserts()
             let new: New?
@@ -156,6 +159,7 @@ final class MigrationChunk {
                 }
                 try target.put(new, in: txn)
             }
+            if new == nil { dropped += 1 }
             if new == nil || !isInPlace { _ = try txn.delete(forKey: key, in: source.records) }
             for model in inserts.models {
                 let writer = try insert(model, from: old.id, in: txn)
@@ -163,7 +167,7 @@ final class MigrationChunk {
             }
         }
         for writer in touched { try writer.writeEntry(in: txn, catalog: catalog) }
-        return Outcome(count: olds.count, lastKey: olds.last?.key)
+        return Outcome(count: olds.count, lastKey: olds.last?.key, dropped: dropped)
     }
 
     private func insert<M: Model>(

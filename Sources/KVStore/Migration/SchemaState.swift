@@ -61,6 +61,8 @@ package struct MigrationState: Codable, Sendable, Equatable {
     package var after: String?
     /// How many records the step under way migrated.
     package var stepRecords: Int
+    /// How many of those the step deleted, their closure having returned `nil`.
+    package var stepDropped: Int
     /// How many records the stage migrated.
     package var records: Int
     /// When the stage started.

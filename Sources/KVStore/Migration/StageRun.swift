@@ -76,7 +76,7 @@ struct StageRun {
             try checkLightweightEntities(steps: steps, tables: tables)
             state = MigrationState(
                 target: target, from: from, to: to, kind: stage.kindName, step: 0, entity: steps.first?.source,
-                after: nil, stepRecords: 0, records: 0, started: Date())
+                after: nil, stepRecords: 0, stepDropped: 0, records: 0, started: Date())
             try environment.write { [state] txn in
                 try applyRenames(steps: steps, in: txn)
                 try record(state, in: txn)
@@ -90,7 +90,8 @@ struct StageRun {
             }
             let isInPlace = step.source == step.target
             let remaining = try environment.read { txn in try txn.count(of: source) }
-            let total = isInPlace ? remaining : remaining + state.stepRecords
+            // Records a step moved or dropped have left its source.
+            let total = remaining + (isInPlace ? state.stepDropped : state.stepRecords)
             let stepIndex = state.step
             var migrated = state.stepRecords
             while state.step == stepIndex {
@@ -128,11 +129,13 @@ struct StageRun {
         var next = state
         next.records += outcome.count
         next.stepRecords += outcome.count
+        next.stepDropped += outcome.dropped
         next.after = outcome.lastKey.map(Hex.string) ?? state.after
         if outcome.count < chunkSize {
             next.step += 1
             next.after = nil
             next.stepRecords = 0
+            next.stepDropped = 0
             let steps = self.steps
             next.entity = next.step < steps.count ? steps[next.step].source : nil
         }

@@ -205,8 +205,13 @@ import Testing
             try ModelContainer(for: TodosV1.self, configuration: Support.configuration(directory.path))
         }
 
+        let reports = Locked<[MigrationProgress]>([])
         let container = try ModelContainer(
-            for: TodosV3.self, migrationPlan: TodosPlan.self, configuration: Support.configuration(directory.path))
+            for: TodosV3.self, migrationPlan: TodosPlan.self, configuration: Support.configuration(directory.path),
+            migrationProgress: { progress in reports.withLock { $0.append(progress) } })
+        // The stage resumed after its third chunk: 20 records in chunks of 3.
+        #expect(reports.withLock { $0.map(\.migratedRecords) } == [12, 15, 18, 20, 20])
+        #expect(reports.withLock { $0.first?.totalRecords } == 20)
         defer { try? container.close() }
         let expected = try todos.map { TodosV2.Todo(id: $0.id, title: $0.title, notes: $0.notes) }
             .compactMap(TodosV3.migrate)
@@ -218,6 +223,60 @@ import Testing
         #expect(after.history.last?.records == 20)
         let check = Support.check(directory.path)
         #expect(check.status == 0, Comment(rawValue: check.output))
+    }
+
+    @Test func aMigrationKilledBetweenStagesResumesAtTheNextStage() async throws {
+        let directory = StoreDirectory()
+        let todos = Support.todos()
+        try Support.seed(directory.path, schema: TodosV1.self, todos)
+        await #expect(processExitsWith: .signal(SIGKILL)) { [path = directory.path as String] in
+            _ = try ModelContainer(
+                for: TodosV3.self, migrationPlan: TodosPlan.self, configuration: MigrationSupport.configuration(path),
+                migrationProgress: { progress in
+                    if progress.isStageFinished && progress.toVersion == SchemaVersion(2, 0, 0) {
+                        kill(getpid(), SIGKILL)
+                    }
+                })
+        }
+        let state = try Support.schemaState(at: directory.path)
+        #expect(state.version == SchemaVersion(2, 0, 0))
+        #expect(state.migration == nil)
+        // Between stages the store is wholly at 2.0.0, and opens at that version.
+        do {
+            let container = try ModelContainer(for: TodosV2.self, configuration: Support.configuration(directory.path))
+            #expect(try Support.all(TodosV2.Todo.self, in: container).map(\.id) == todos.map(\.id))
+            try container.close()
+        }
+        let container = try ModelContainer(
+            for: TodosV3.self, migrationPlan: TodosPlan.self, configuration: Support.configuration(directory.path))
+        defer { try? container.close() }
+        #expect(try Support.all(TodosV3.Todo.self, in: container).count == 9)
+        #expect(
+            try Support.schemaState(container).history.map(\.to) == [SchemaVersion(2, 0, 0), SchemaVersion(3, 0, 0)])
+    }
+
+    @Test func tablesLeftToDeleteByAStageAreDeletedOnTheNextOpen() throws {
+        let directory = StoreDirectory()
+        try Support.seed(directory.path, schema: TodosV1.self, Support.todos())
+        // As a crash leaves it between a stage's last transaction and the deletion of the tables it emptied.
+        do {
+            let environment = try Environment.open(path: directory.path)
+            let leftover = try environment.openTable(named: Catalog.recordTableName("Gone"), create: true)
+            let catalog = try environment.openTable(named: Catalog.tableName)
+            try environment.write { txn in
+                try txn.put([1], forKey: [1], in: leftover)
+                try txn.empty(leftover)
+                var state = try Catalog.schemaState(in: txn, table: catalog)
+                state.pendingDrops = [Catalog.recordTableName("Gone")]
+                try Catalog.write(state, key: Catalog.schemaKey, in: txn, table: catalog)
+            }
+            try environment.close()
+        }
+        let container = try ModelContainer(for: TodosV1.self, configuration: Support.configuration(directory.path))
+        defer { try? container.close() }
+        #expect(try !Support.tableNames(container).contains(Catalog.recordTableName("Gone")))
+        #expect(try Support.schemaState(container).pendingDrops.isEmpty)
+        #expect(try Support.all(TodosV1.Todo.self, in: container).count == 10)
     }
 
     @Test func aKilledEntityRenameResumesOnTheNextOpen() async throws {
