@@ -13,7 +13,9 @@ import LMDB
 /// Opening checks the models against the store's catalog: new entities, new optional fields, removed fields and new
 /// indexes (built on open) need nothing; a model that no longer reads the stored records throws
 /// ``KVStoreError/incompatibleSchema`` naming the entity and field, and a store written by a newer format throws
-/// ``KVStoreError/newerFormat``. Opening also clears the reader slots left by processes that died inside a read
+/// ``KVStoreError/newerFormat``. Changes that need more (renames, new non-optional fields, transforms) are made by a
+/// ``SchemaMigrationPlan`` given to ``init(for:migrationPlan:configuration:observer:migrationProgress:)``; a store
+/// part-way through a migration opens only with its plan. Opening also clears the reader slots left by processes that died inside a read
 /// transaction.
 ///
 /// A container is `Sendable`: share one per store across the program, and give each unit of work its own

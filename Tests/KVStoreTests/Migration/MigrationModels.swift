@@ -186,3 +186,73 @@ enum ContactsPlan: SchemaMigrationPlan {
     ]
     static let migrationChunkSize = 2
 }
+
+/// A custom stage between entities of different names: `Item` becomes `Product`.
+enum ShopV1: VersionedSchema {
+    static let versionIdentifier = SchemaVersion(1, 0, 0)
+    static let models: [any Model.Type] = [Item.self]
+
+    struct Item: Model, Equatable {
+        var id = UUID.timeOrdered()
+        var name: String
+        var cents: Int
+
+        static let entity = Entity<Item>(indexes: [.index(\.name)])
+    }
+}
+
+enum ShopV2: VersionedSchema {
+    static let versionIdentifier = SchemaVersion(2, 0, 0)
+    static let models: [any Model.Type] = [Product.self]
+
+    struct Product: Model, Equatable {
+        var id: UUID
+        var name: String
+        var price: Double
+
+        static let entity = Entity<Product>(indexes: [.index(\.price)])
+    }
+}
+
+enum ShopPlan: SchemaMigrationPlan {
+    static let schemas: [any VersionedSchema.Type] = [ShopV1.self, ShopV2.self]
+    static let stages: [MigrationStage] = [
+        .custom(
+            fromVersion: ShopV1.self, toVersion: ShopV2.self,
+            migrations: [
+                .transform(ShopV1.Item.self, to: ShopV2.Product.self) { old in
+                    ShopV2.Product(id: old.id, name: old.name, price: Double(old.cents) / 100)
+                }
+            ])
+    ]
+    static let migrationChunkSize = 2
+}
+
+/// `heading` is renamed `title`, but the records already store a `title`.
+enum ClashV1: VersionedSchema {
+    static let versionIdentifier = SchemaVersion(1, 0, 0)
+    static let models: [any Model.Type] = [Note.self]
+
+    struct Note: Model {
+        var id = UUID.timeOrdered()
+        var heading: String
+        var title: String?
+    }
+}
+
+enum ClashV2: VersionedSchema {
+    static let versionIdentifier = SchemaVersion(2, 0, 0)
+    static let models: [any Model.Type] = [Note.self]
+
+    struct Note: Model {
+        var id: UUID
+        var title: String
+
+        static let entity = Entity<Note>(renamedFields: ["title": "heading"])
+    }
+}
+
+enum ClashPlan: SchemaMigrationPlan {
+    static let schemas: [any VersionedSchema.Type] = [ClashV1.self, ClashV2.self]
+    static let stages: [MigrationStage] = [.lightweight(fromVersion: ClashV1.self, toVersion: ClashV2.self)]
+}

@@ -159,6 +159,41 @@ import Testing
         #expect(check.status == 0, Comment(rawValue: check.output))
     }
 
+    @Test func aCustomStageMovesRecordsToAnEntityOfAnotherName() throws {
+        let directory = StoreDirectory()
+        let items = (0..<5).map { ShopV1.Item(name: "item \($0)", cents: 250 * $0) }
+        try Support.seed(directory.path, schema: ShopV1.self, items)
+        let container = try ModelContainer(
+            for: ShopV2.self, migrationPlan: ShopPlan.self, configuration: Support.configuration(directory.path))
+        defer { try? container.close() }
+        #expect(
+            try Support.all(ShopV2.Product.self, in: container)
+                == items.map { ShopV2.Product(id: $0.id, name: $0.name, price: Double($0.cents) / 100) })
+        let cheap = FetchDescriptor<ShopV2.Product>(predicate: #Predicate { $0.price < 5 })
+        #expect(try ModelContext(container).explain(cheap).contains("index price"))
+        #expect(try ModelContext(container).fetch(cheap).count == 2)
+        #expect(try !Support.tableNames(container).contains { $0.contains("Item") })
+        let entries = try container.environment.read { txn in
+            try Catalog.read(EntityCatalog.self, key: Catalog.entityKey("Item"), in: txn, table: container.catalogTable)
+        }
+        #expect(entries == nil)
+        let check = Support.check(directory.path)
+        #expect(check.status == 0, Comment(rawValue: check.output))
+    }
+
+    @Test func aFieldRenamedToANameAlreadyStoredIsRefused() throws {
+        let directory = StoreDirectory()
+        try Support.seed(directory.path, schema: ClashV1.self, [ClashV1.Note(heading: "h", title: "t")])
+        let error = try #require(throws: KVStoreError.self) {
+            try ModelContainer(
+                for: ClashV2.self, migrationPlan: ClashPlan.self, configuration: Support.configuration(directory.path))
+        }
+        #expect(error == .incompatibleSchema)
+        #expect(error.field == "title")
+        #expect(error.description.contains("cannot rename Note.heading to title"))
+        #expect(try Support.schemaState(at: directory.path).version == SchemaVersion(1, 0, 0))
+    }
+
     @Test func aMigrationRunsAcrossThreeVersions() throws {
         let directory = StoreDirectory()
         // Written before the program versioned its schema: the store is taken to be at the first version.
