@@ -194,6 +194,22 @@ import Testing
         #expect(try Support.schemaState(at: directory.path).version == SchemaVersion(1, 0, 0))
     }
 
+    @Test func aUniqueIndexThatTheMigratedRecordsBreakFailsTheOpenNamingIt() throws {
+        let directory = StoreDirectory()
+        let todos = ["same", "same", "other"].map { TodosV1.Todo(title: $0, notes: "") }
+        try Support.seed(directory.path, schema: TodosV1.self, todos)
+        let error = try #require(throws: KVStoreError.self) {
+            try ModelContainer(
+                for: TodosV3.self, migrationPlan: TodosPlan.self, configuration: Support.configuration(directory.path))
+        }
+        #expect(error == .uniqueViolation)
+        #expect(error.description.contains("unique index title"))
+        // The records were migrated; the index stays not ready until the duplicates are resolved.
+        let state = try Support.schemaState(at: directory.path)
+        #expect(state.version == SchemaVersion(3, 0, 0))
+        #expect(state.migration == nil)
+    }
+
     @Test func aMigrationRunsAcrossThreeVersions() throws {
         let directory = StoreDirectory()
         // Written before the program versioned its schema: the store is taken to be at the first version.
