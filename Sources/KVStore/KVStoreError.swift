@@ -98,4 +98,19 @@ public struct KVStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     public static let missingReference = KVStoreError(kind: "missingReference")
     /// Relationship declarations that do not fit together, found when the container opens.
     public static let invalidRelationship = KVStoreError(kind: "invalidRelationship")
+
+    /// The store's schema version has no migration path to the version the program opens it with; the message names
+    /// both versions.
+    public static let noMigrationPath = KVStoreError(kind: "noMigrationPath")
+
+    /// A migration stopped: a custom stage's closure threw, or a stored record does not read as the stage's old
+    /// model. Nothing of the failing chunk was written; the next open with the plan resumes at that chunk.
+    public static let migrationFailed = KVStoreError(kind: "migrationFailed")
+
+    /// The store is part-way through a migration, and the program opened it without the plan that started it.
+    public static let migrationInProgress = KVStoreError(kind: "migrationInProgress")
+
+    /// A ``SchemaMigrationPlan`` does not hold together: a version listed twice, a stage between versions it does
+    /// not list, a custom migration of a model type that is not part of its stage's schemas.
+    public static let invalidMigrationPlan = KVStoreError(kind: "invalidMigrationPlan")
 }

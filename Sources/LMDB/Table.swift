@@ -128,6 +128,12 @@ extension Environment {
         }
         try tableOpening.withLock { opened in
             opened -= 1
+            // mdb_drop with del 1 closes the handle at once, not at the commit: if the commit then fails with
+            // MDB_MAP_FULL, the retry after the map grew would drop a closed handle (EINVAL). Emptying a large table
+            // is what fills the map, and it can be retried; deleting the empty table then needs almost no pages.
+            try write { txn in
+                try txn.check(mdb_drop(txn.handle, table.dbi, 0), "mdb_drop", table)
+            }
             try write { txn in
                 try txn.check(mdb_drop(txn.handle, table.dbi, 1), "mdb_drop", table)
             }

@@ -44,7 +44,7 @@ import Testing
         let info = try Self.run(["info", store.path])
         #expect(info.status == 0)
         #expect(info.errors == "")
-        #expect(info.output.hasPrefix("Path              \(store.path)\nFormat version    1\nSchema version    1\n"))
+        #expect(info.output.hasPrefix("Path              \(store.path)\nFormat version    1\nSchema version    none\n"))
         #expect(info.output.contains("\nrecords/Task                4      1      1\n"))
         let missing = try Self.run(["count", store.path])
         #expect(missing.status == 64)

@@ -12,7 +12,8 @@ import Testing
         let result = kvtool("info", store.path)
         #expect(result.status == 0)
         let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        #expect(lines.prefix(3) == ["Path              \(store.path)", "Format version    1", "Schema version    1"])
+        #expect(
+            lines.prefix(3) == ["Path              \(store.path)", "Format version    1", "Schema version    none"])
         #expect(lines.contains("Map size          64.0 MiB (67,108,864 bytes)"))
         #expect(lines.contains("Page size         4,096 bytes"))
         #expect(lines.contains("Readers in use    0 of 126"))
@@ -37,7 +38,8 @@ import Testing
         #expect(result.status == 0)
         let json = try JSONParser.parse(Array(result.output.utf8))
         #expect(json[member: "formatVersion"] == .number("1"))
-        #expect(json[member: "schemaVersion"] == .number("1"))
+        #expect(json[member: "schemaVersion"] == JSONValue.null)
+        #expect(json[member: "migrations"] == .array([]))
         #expect(json[member: "pageSize"] == .number("4096"))
         #expect(json[member: "mapSize"] == .number("67108864"))
         guard case .array(let tables)? = json[member: "tables"] else {

@@ -49,6 +49,18 @@ package struct FieldTable: Sendable, Equatable {
         ids[name]
     }
 
+    /// Gives the field `old` the name `new`, keeping its id, so that stored records read it under the new name.
+    ///
+    /// - Returns: Whether the field was renamed: `false` when `old` is not in the table or `new` already is.
+    package mutating func rename(_ old: String, to new: String) -> Bool {
+        guard let id = ids[old], ids[new] == nil else { return false }
+        names[Int(id) - 1] = new
+        ids[old] = nil
+        ids[new] = id
+        revision += 1
+        return true
+    }
+
     /// Returns the name of `id`, or nil for an id the table does not have.
     package func name(for id: UInt32) -> String? {
         guard id >= 1, Int(id) <= names.count else { return nil }

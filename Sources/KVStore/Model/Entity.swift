@@ -32,6 +32,16 @@ public struct Entity<M: Model>: Sendable {
     /// The relationships to other models.
     public var relationships: [Relationship<M>]
 
+    /// The entity's name in the previous schema version, when a migration renames it: a lightweight
+    /// ``MigrationStage`` moves the records of `originalName` to this entity.
+    public var originalName: String?
+
+    /// Fields renamed since the previous schema version, new name to old name: a lightweight ``MigrationStage``
+    /// renames them in the catalog, and the stored records read under the new names without being rewritten.
+    ///
+    /// Names are shared by the fields of the model and of its nested values, so a renamed name is renamed in both.
+    public var renamedFields: [String: String]
+
     /// Creates an entity description.
     ///
     /// A relationship stored in a field of this model gets an index on that field unless one is declared.
@@ -40,8 +50,15 @@ public struct Entity<M: Model>: Sendable {
     ///   - name: The entity's name in the store, or `nil` for the type's name.
     ///   - indexes: Indexes and unique constraints, built from key paths.
     ///   - relationships: Relationships to other models, with their delete rules.
-    public init(name: String? = nil, indexes: [ModelIndex<M>] = [], relationships: [Relationship<M>] = []) {
+    ///   - originalName: The entity's name in the previous schema version, when a migration renames it.
+    ///   - renamedFields: Fields renamed since the previous schema version, new name to old name.
+    public init(
+        name: String? = nil, indexes: [ModelIndex<M>] = [], relationships: [Relationship<M>] = [],
+        originalName: String? = nil, renamedFields: [String: String] = [:]
+    ) {
         self.name = name ?? String(describing: M.self)
+        self.originalName = originalName
+        self.renamedFields = renamedFields
         var indexes = indexes
         for relationship in relationships {
             guard case .field(let field, _, let index, _, _) = relationship.storage else { continue }

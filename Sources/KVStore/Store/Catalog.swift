@@ -6,6 +6,7 @@ import LMDB
 /// | table | key | value |
 /// |---|---|---|
 /// | `catalog` | `format` | ``StoreFormat`` as JSON |
+/// | `catalog` | `schema` | ``SchemaState`` as JSON: schema version, migration under way, migrations applied |
 /// | `catalog` | `entity/<Entity>` | ``EntityCatalog`` as JSON: field names and ids, indexes |
 /// | `records/<Entity>` | 16-byte UUID | encoded record |
 /// | `index/<Entity>/<index>` | order-preserving key | 16-byte UUID (`dupSort`, `dupFixed`; plain when unique) |

@@ -13,7 +13,9 @@ import LMDB
 /// Opening checks the models against the store's catalog: new entities, new optional fields, removed fields and new
 /// indexes (built on open) need nothing; a model that no longer reads the stored records throws
 /// ``KVStoreError/incompatibleSchema`` naming the entity and field, and a store written by a newer format throws
-/// ``KVStoreError/newerFormat``. Opening also clears the reader slots left by processes that died inside a read
+/// ``KVStoreError/newerFormat``. Changes that need more (renames, new non-optional fields, transforms) are made by a
+/// ``SchemaMigrationPlan`` given to ``init(for:migrationPlan:configuration:observer:migrationProgress:)``; a store
+/// part-way through a migration opens only with its plan. Opening also clears the reader slots left by processes that died inside a read
 /// transaction.
 ///
 /// A container is `Sendable`: share one per store across the program, and give each unit of work its own
@@ -70,10 +72,24 @@ public final class ModelContainer: Sendable {
     ///   - configuration: Where and how to keep the store.
     ///   - observer: Hooks for logging and metrics.
     /// - Throws: The errors of the variadic initializer.
-    public init(
+    public convenience init(
         for types: [any Model.Type],
         configuration: ModelConfiguration = ModelConfiguration(),
         observer: (any ModelContainerObserver)? = nil
+    ) throws {
+        try self.init(
+            for: types, configuration: configuration, observer: observer, versioning: .unversioned,
+            migrationProgress: nil)
+    }
+
+    /// Opens (or creates) the store for the given model types, after bringing it to the schema version that
+    /// `versioning` asks for (see ``Migrator``).
+    init(
+        for types: [any Model.Type],
+        configuration: ModelConfiguration,
+        observer: (any ModelContainerObserver)?,
+        versioning: Migrator.Versioning,
+        migrationProgress: (@Sendable (MigrationProgress) -> Void)?
     ) throws {
         self.configuration = configuration
         self.observer = observer
@@ -87,7 +103,7 @@ public final class ModelContainer: Sendable {
                 configuration: Environment.Configuration(
                     mapSize: configuration.initialMapSize,
                     maxMapSize: max(configuration.maximumMapSize, configuration.initialMapSize),
-                    maxTables: Self.tableSlots(for: types), options: options))
+                    maxTables: Self.tableSlots(for: types + versioning.models), options: options))
             // lmdb.h: "Stale reader transactions left behind by an aborted program cause further writes to grow the
             // database quickly [...] Fix: Check for stale readers periodically, using the mdb_reader_check
             // function". The lock file is reset only when no process has the store open, so a reader killed while
@@ -95,6 +111,8 @@ public final class ModelContainer: Sendable {
             try environment.clearStaleReaders()
             catalogTable = try environment.openTable(named: Catalog.tableName, create: true)
             try Self.checkFormat(environment: environment, catalog: catalogTable)
+            try Migrator(environment: environment, catalog: catalogTable, progress: migrationProgress).prepare(
+                versioning)
             var stores: [ObjectIdentifier: any AnyEntityStore] = [:]
             var names: Set<String> = []
             for type in types {

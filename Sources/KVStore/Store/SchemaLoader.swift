@@ -157,7 +157,7 @@ struct SchemaLoader {
                         do {
                             _ = try store.decodeRecord(value, fields: reader.fields, decoder: reader.decoder)
                         } catch let error as DecodingError {
-                            throw incompatibility(error, entity: store.name, id: UUID(bytes: key))
+                            throw Self.incompatibility(error, entity: store.name, id: UUID(bytes: key))
                         } catch {
                             throw KVStoreError(
                                 .corruptRecord, entity: store.name, id: UUID(bytes: key),
@@ -170,7 +170,8 @@ struct SchemaLoader {
         }
     }
 
-    private func incompatibility(_ error: DecodingError, entity: String, id: UUID) -> KVStoreError {
+    /// The error for a stored record that the model does not decode, naming the entity and the field.
+    static func incompatibility(_ error: DecodingError, entity: String, id: UUID) -> KVStoreError {
         func path(_ context: DecodingError.Context, _ key: (any CodingKey)? = nil) -> String {
             (context.codingPath + (key.map { [$0] } ?? [])).map(\.stringValue).joined(separator: ".")
         }

@@ -14,6 +14,12 @@ extension IntegrityChecker {
         for damaged in store.damagedEntries {
             problem(.error, "The catalog entry '\(damaged.key)' does not decode: \(damaged.reason)")
         }
+        if let migration = SchemaHistory.migrationText(store.schema) {
+            problem(
+                .warning,
+                "A schema migration is under way (\(migration)): the store holds records of two schema versions "
+                    + "until a program opens it with its migration plan")
+        }
         let tables = Set(try store.tableNames())
         let names = Set(store.entities.map(\.name))
         var checked: [CheckedEntity] = []

@@ -6,8 +6,9 @@ struct InfoCommand: Command {
     static let spec = CommandSpec(
         name: "info", abstract: "Show the store's format, sizes, readers and tables.",
         discussion: """
-            The schema version is 1 for every store until the catalog records one. The map size is the one the store \
-            was last committed with; the used size is the pages in use times the page size. Readers are the \
+            The schema version is the version of the program's versioned schema the store holds, 'none' until a \
+            program opens it with one; the migrations applied to it follow, with a migration under way if one was \
+            interrupted. The map size is the one the store was last committed with; the used size is the pages in use times the page size. Readers are the \
             reader slots held, across all processes.
             """,
         arguments: [CommonOptions.path], options: [CommonOptions.json])
@@ -44,10 +45,9 @@ struct InfoCommand: Command {
             let pages = info.lastPageNumber + 1
             let mapSize = store.dataFile.header?.mapSize ?? info.mapSize
             if json {
-                let members: [JSONMember] = [
+                var members: [JSONMember] = [
                     JSONMember("path", .string(store.path)),
                     JSONMember("formatVersion", .number(String(store.format.formatVersion))),
-                    JSONMember("schemaVersion", .number("1")),
                     JSONMember("created", .string(ISO8601.displayString(store.format.created))),
                     JSONMember("fileSize", .number(String(store.dataFile.fileSize))),
                     JSONMember("mapSize", .number(String(mapSize))),
@@ -60,13 +60,14 @@ struct InfoCommand: Command {
                     JSONMember("lastTransaction", .number(String(info.lastTransactionID))),
                     JSONMember("tables", .array(tables.map(Self.json))),
                 ]
+                members.insert(contentsOf: SchemaHistory.jsonMembers(store.schema), at: 2)
                 console.print(JSONValue.object(members).serialized(pretty: true))
                 return 0
             }
-            let lines: [(String, String)] = [
+            var lines: [(String, String)] = [
                 ("Path", store.path),
                 ("Format version", String(store.format.formatVersion)),
-                ("Schema version", "1"),
+                ("Schema version", SchemaHistory.versionText(store.schema)),
                 ("Created", ISO8601.displayString(store.format.created)),
                 ("File size", Self.size(store.dataFile.fileSize)),
                 ("Map size", Self.size(mapSize)),
@@ -76,9 +77,13 @@ struct InfoCommand: Command {
                 ("Readers in use", "\(readers) of \(info.maxReaders)"),
                 ("Last transaction", Formatting.grouped(info.lastTransactionID)),
             ]
+            if let migration = SchemaHistory.migrationText(store.schema) {
+                lines.insert(("Migration", migration), at: 3)
+            }
             for (label, value) in lines {
                 console.print(label + String(repeating: " ", count: 18 - label.count) + value)
             }
+            if let history = SchemaHistory.table(store.schema) { console.output.write("\n" + history) }
             var table = TextTable(
                 headers: ["Table", "Entries", "Depth", "Pages"], rightAligned: [1, 2, 3], maximumWidth: 60)
             for facts in tables {

@@ -6,7 +6,8 @@ struct SchemaCommand: Command {
     static let spec = CommandSpec(
         name: "schema", abstract: "Show each entity's fields, indexes, constraints and relationships.",
         discussion: """
-            A field's type is the kind of value first stored in it; 'unknown' for a field only ever absent or null, \
+            A store opened with a versioned schema shows its version and the migrations applied first. A field's \
+            type is the kind of value first stored in it; 'unknown' for a field only ever absent or null, \
             and for the fields of nested values, whose names share the entity's field table.
             """,
         arguments: [CommonOptions.path], options: [CommonOptions.json])
@@ -32,8 +33,17 @@ struct SchemaCommand: Command {
             }
             if json {
                 let entities = store.entities.map { Self.json($0, records: counts[$0.name]) }
-                console.print(JSONValue.object([JSONMember("entities", .array(entities))]).serialized(pretty: true))
+                let members = SchemaHistory.jsonMembers(store.schema) + [JSONMember("entities", .array(entities))]
+                console.print(JSONValue.object(members).serialized(pretty: true))
             } else {
+                if store.schema.version != nil || store.schema.migration != nil {
+                    var header = "Schema version \(SchemaHistory.versionText(store.schema))\n"
+                    if let migration = SchemaHistory.migrationText(store.schema) {
+                        header += "Migration \(migration)\n"
+                    }
+                    if let history = SchemaHistory.table(store.schema) { header += history }
+                    console.output.write(header + "\n")
+                }
                 let texts = store.entities.map { Self.text($0, records: counts[$0.name]) }
                 console.output.write(texts.joined(separator: "\n"))
                 for damaged in store.damagedEntries {

@@ -23,6 +23,9 @@ final class InspectedStore {
     let catalog: Table
     /// The `format` entry of the catalog.
     let format: StoreFormat
+    /// The `schema` entry of the catalog: the schema version, the migration under way, the migrations applied. Empty
+    /// when the store never recorded one, or when the entry does not decode (it is then among ``damagedEntries``).
+    let schema: SchemaState
     /// The entities whose catalog entries decode, in name order.
     let entities: [EntityCatalog]
     /// The catalog entries that do not decode, by catalog key, with the reason.
@@ -37,10 +40,16 @@ final class InspectedStore {
         self.environment = environment
         self.closesEnvironment = closesEnvironment
         self.catalog = catalog
-        let (format, entities, damaged) = try environment.read { txn in
+        let (format, schema, entities, damaged) = try environment.read { txn in
             let format = try Catalog.read(StoreFormat.self, key: Catalog.formatKey, in: txn, table: catalog)
-            let (entities, damaged) = try Self.readEntities(in: txn, catalog: catalog)
-            return (format, entities, damaged)
+            var (entities, damaged) = try Self.readEntities(in: txn, catalog: catalog)
+            var schema = SchemaState()
+            do {
+                schema = try Catalog.schemaState(in: txn, table: catalog)
+            } catch {
+                damaged.append((String(decoding: Catalog.schemaKey, as: UTF8.self), String(describing: error)))
+            }
+            return (format, schema, entities, damaged)
         }
         guard let format else {
             throw ToolError("'\(path)' is not a KVStore store: its catalog has no format entry")
@@ -51,6 +60,7 @@ final class InspectedStore {
                     + "\(Catalog.formatVersion) and older. Use a newer kvtool")
         }
         self.format = format
+        self.schema = schema
         self.entities = entities
         self.damagedEntries = damaged
     }
