@@ -29,8 +29,9 @@ import Foundation
 /// }
 /// ```
 ///
-/// Write the fields in the order of the type's coding keys, which is the order a synthesized `encode(to:)` writes
-/// them: it is the order the store interned their names in, so each name is then found with one comparison.
+/// Write and read the fields in the order of the type's coding keys, which is the order a synthesized `encode(to:)`
+/// writes them: writing, it is the order the store interned their names in, and reading, the order they are stored in,
+/// so each name is found with one comparison. Any other order works, at the cost of a lookup.
 public protocol FieldCodable: SendableMetatype {
     /// Reads a model from the fields of its record.
     ///
