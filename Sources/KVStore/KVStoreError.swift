@@ -98,4 +98,10 @@ public struct KVStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     public static let missingReference = KVStoreError(kind: "missingReference")
     /// Relationship declarations that do not fit together, found when the container opens.
     public static let invalidRelationship = KVStoreError(kind: "invalidRelationship")
+    /// An external value's chunks are missing or of the wrong size: the value was replaced or deleted while it was
+    /// read, or the store is damaged.
+    public static let missingExternalData = KVStoreError(kind: "missingExternalData")
+    /// An operation names a model that is not stored, such as reading or streaming an external value of a model
+    /// that was never saved or was deleted.
+    public static let modelNotFound = KVStoreError(kind: "modelNotFound")
 }

@@ -32,6 +32,9 @@ public struct Entity<M: Model>: Sendable {
     /// The relationships to other models.
     public var relationships: [Relationship<M>]
 
+    /// The attributes whose values are kept apart from the record, in chunks.
+    public var externalStorage: [ExternalAttribute<M>]
+
     /// Creates an entity description.
     ///
     /// A relationship stored in a field of this model gets an index on that field unless one is declared.
@@ -40,7 +43,13 @@ public struct Entity<M: Model>: Sendable {
     ///   - name: The entity's name in the store, or `nil` for the type's name.
     ///   - indexes: Indexes and unique constraints, built from key paths.
     ///   - relationships: Relationships to other models, with their delete rules.
-    public init(name: String? = nil, indexes: [ModelIndex<M>] = [], relationships: [Relationship<M>] = []) {
+    ///   - externalStorage: The ``ExternalData`` attributes whose bytes are kept apart from the record.
+    public init(
+        name: String? = nil,
+        indexes: [ModelIndex<M>] = [],
+        relationships: [Relationship<M>] = [],
+        externalStorage: [ExternalAttribute<M>] = []
+    ) {
         self.name = name ?? String(describing: M.self)
         var indexes = indexes
         for relationship in relationships {
@@ -49,6 +58,24 @@ public struct Entity<M: Model>: Sendable {
         }
         self.indexes = indexes
         self.relationships = relationships
+        self.externalStorage = externalStorage
+    }
+}
+
+/// An attribute of type ``ExternalData`` whose bytes are kept apart from the record, in chunks.
+public struct ExternalAttribute<M: Model>: Sendable {
+    /// The attribute's field name: its coding key.
+    public let name: String
+
+    let keyPath: WritableKeyPath<M, ExternalData> & Sendable
+
+    /// Declares `keyPath` external.
+    ///
+    /// - Parameters:
+    ///   - keyPath: The attribute, of type ``ExternalData``.
+    ///   - name: The field's coding key, when it differs from the property's name.
+    public static func attribute(_ keyPath: WritableKeyPath<M, ExternalData> & Sendable, name: String? = nil) -> Self {
+        ExternalAttribute(name: name ?? ModelIndex<M>.fieldName(of: keyPath), keyPath: keyPath)
     }
 }
 

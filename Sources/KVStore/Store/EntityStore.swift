@@ -49,6 +49,10 @@ final class EntityStore<M: Model>: AnyEntityStore {
     let indexTables: [IndexTable]
     /// Whether a save must check a unique constraint before it writes the record.
     let hasUniqueIndex: Bool
+    /// The chunk and staging tables of the entity's external values, if it declares any.
+    let externalTable: ExternalValueTable?
+    /// The external attributes with their field ids.
+    let externalAttributes: [StoredExternalAttribute]
     private let state: Locked<EntityWriterState>
 
     var modelType: any Model.Type { M.self }
@@ -59,13 +63,22 @@ final class EntityStore<M: Model>: AnyEntityStore {
         let table: Table
     }
 
+    /// An external attribute of the entity with its field id.
+    struct StoredExternalAttribute: Sendable {
+        let name: String
+        let id: UInt32
+        let keyPath: WritableKeyPath<M, ExternalData> & Sendable
+    }
+
     init(
         name: String,
         records: Table,
         indexes: [StoredIndex],
         relationships: [Relationship<M>],
         catalogTable: Table,
-        fields: FieldTable
+        fields: FieldTable,
+        externalTable: ExternalValueTable? = nil,
+        externalAttributes: [StoredExternalAttribute] = []
     ) {
         self.name = name
         self.records = records
@@ -76,6 +89,8 @@ final class EntityStore<M: Model>: AnyEntityStore {
         self.catalogTable = catalogTable
         self.indexTables = indexes.map { IndexTable(table: $0.table, isUnique: $0.description.isUnique) }
         self.hasUniqueIndex = indexes.contains { $0.description.isUnique }
+        self.externalTable = externalTable
+        self.externalAttributes = externalAttributes
         self.state = Locked(EntityWriterState(fields: fields, persistedRevision: fields.revision))
     }
 
@@ -97,7 +112,8 @@ final class EntityStore<M: Model>: AnyEntityStore {
                 IndexCatalog(
                     name: $0.description.name, fields: $0.description.fields, isUnique: $0.description.isUnique,
                     isMultiEntry: $0.description.isMultiEntry, isReady: true)
-            }, relationships: relationships.map(\.catalog))
+            }, relationships: relationships.map(\.catalog),
+            external: externalAttributes.map { ExternalFieldCatalog(name: $0.name, fieldID: $0.id) })
     }
 
     // MARK: - Reading
@@ -141,6 +157,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
     /// - Returns: The references the model holds through relationships that must resolve, for the end of the write.
     @discardableResult
     func save(_ model: M, in txn: borrowing Transaction, changes: ChangeCollector? = nil) throws -> [PendingReference] {
+        let model = externalAttributes.isEmpty ? model : try storeExternalValues(of: model, in: txn)
         let id = model.id
         // Only writers take the lock, and LMDB runs one writer at a time; holding it for the whole save lets the
         // read of the old record reuse the writer's decoder.
@@ -258,7 +275,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
         }
     }
 
-    /// Deletes the model stored under `id` and its index entries.
+    /// Deletes the model stored under `id`, its index entries and its external values.
     ///
     /// - Returns: The deleted model, or `nil` when there was none.
     @discardableResult
@@ -269,6 +286,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
             _ = try updateIndexEntries(
                 old: indexKeys(of: old), new: Array(repeating: [], count: indexes.count), key: key, in: txn)
             try txn.delete(forKey: key, in: records)
+            try externalTable?.deleteAll(owner: id, in: txn)
             changes?.deleted(id, in: name)
             return old
         }
