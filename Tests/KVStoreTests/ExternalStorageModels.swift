@@ -64,7 +64,19 @@ let externalModelTypes: [any Model.Type] = [PhotoE.self, AlbumE.self, FolderE.se
 
 /// Bytes that differ from chunk to chunk and from value to value, so that a chunk in the wrong place shows.
 func patternBytes(_ count: Int, seed: UInt8 = 1) -> Data {
-    Data((0..<count).map { index in UInt8(truncatingIfNeeded: index &* 31 &+ index >> 12) &+ seed })
+    patternBytes(0..<count, seed: seed)
+}
+
+/// The bytes at `range` of the pattern of ``patternBytes(_:seed:)``.
+func patternBytes(_ range: Range<Int>, seed: UInt8 = 1) -> Data {
+    var bytes = [UInt8](repeating: 0, count: range.count)
+    bytes.withUnsafeMutableBufferPointer { buffer in
+        for offset in 0..<buffer.count {
+            let index = range.lowerBound + offset
+            buffer[offset] = UInt8(truncatingIfNeeded: index &* 31 &+ index >> 12) &+ seed
+        }
+    }
+    return Data(bytes)
 }
 
 /// Opens a store of the external storage models in a temporary directory.

@@ -67,17 +67,38 @@ extension EntityStore {
         return descriptor
     }
 
-    /// Calls `body` with each chunk of the value of `attribute` that the stored model `id` holds, in order.
+    /// The value to read for the attribute at `keyPath` of `model`: the stored model's, or, when the model is not
+    /// stored and its value not saved yet, the bytes it holds.
+    ///
+    /// - Throws: ``KVStoreError/invalidModel`` when the attribute is not external, ``KVStoreError/modelNotFound``
+    ///   when the model is not stored and its value is a stored one (its model was deleted).
+    func valueToRead(
+        _ keyPath: WritableKeyPath<M, ExternalData>, of model: M, in txn: borrowing Transaction
+    ) throws -> ValueToRead {
+        let (attribute, _) = try externalAttribute(keyPath)
+        if case .pending(let data) = model[keyPath: keyPath].content, try !exists(model.id, in: txn) {
+            return .pending(data)
+        }
+        return .stored(attribute, try storedDescriptor(of: attribute, id: model.id, in: txn))
+    }
+
+    /// What ``valueToRead(_:of:in:)`` finds.
+    enum ValueToRead {
+        case pending(Data)
+        case stored(StoredExternalAttribute, ExternalValueDescriptor)
+    }
+
+    /// Calls `body` with each chunk of a stored value, in order.
     ///
     /// - Warning: The bytes are LMDB's memory map, valid only inside `body`.
     func forEachChunk(
         of attribute: StoredExternalAttribute,
+        descriptor: ExternalValueDescriptor,
         id: UUID,
         in txn: borrowing Transaction,
         _ body: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
         let (_, table) = try externalAttribute(attribute.keyPath)
-        let descriptor = try storedDescriptor(of: attribute, id: id, in: txn)
         for index in 0..<descriptor.chunkCount {
             try table.withChunk(index, of: descriptor, owner: id, field: (attribute.id, attribute.name), in: txn, body)
         }

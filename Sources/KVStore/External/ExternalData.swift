@@ -89,8 +89,8 @@ extension ExternalData: Codable {
                 self,
                 EncodingError.Context(
                     codingPath: encoder.codingPath,
-                    debugDescription: "ExternalData holds \(byteCount) bytes not saved yet; only the store encodes "
-                        + "them, by saving the model"))
+                    debugDescription: "ExternalData holds \(byteCount) bytes not saved yet: declare the attribute in "
+                        + "its entity's externalStorage, so that saving the model writes them in chunks"))
         }
         try descriptor.encode(to: encoder)
     }

@@ -143,20 +143,33 @@ public struct ExternalDataChunks<M: Model>: AsyncSequence {
         ///   or deleted since the first chunk, ``KVStoreError/invalidModel`` when the attribute is not external.
         public mutating func next() async throws -> Data? {
             if isDone { return nil }
-            if case .pending(let data) = chunks.model[keyPath: chunks.keyPath].content {
-                isDone = true
-                return data.isEmpty ? nil : data
-            }
             let store = try chunks.container.store(for: M.self)
             let (attribute, table) = try store.externalAttribute(chunks.keyPath)
-            let (index, id, known) = (next, chunks.model.id, state?.descriptor)
-            let (descriptor, chunk) = try chunks.container.performRead { txn -> (ExternalValueDescriptor, Data?) in
-                let descriptor = try known ?? store.storedDescriptor(of: attribute, id: id, in: txn.transaction.pointee)
+            let (index, model, keyPath, known) = (next, chunks.model, chunks.keyPath, state?.descriptor)
+            // A `nil` descriptor stands for a value not saved yet, of a model not stored: its bytes are one chunk.
+            let (descriptor, chunk) = try chunks.container.performRead {
+                txn -> (ExternalValueDescriptor?, Data?) in
+                let descriptor: ExternalValueDescriptor
+                if let known {
+                    descriptor = known
+                } else {
+                    switch try store.valueToRead(keyPath, of: model, in: txn.transaction.pointee) {
+                    case .pending(let data):
+                        return (nil, data)
+                    case .stored(_, let stored):
+                        descriptor = stored
+                    }
+                }
                 guard index < descriptor.chunkCount else { return (descriptor, nil) }
                 let chunk = try table.withChunk(
-                    index, of: descriptor, owner: id, field: (attribute.id, attribute.name), in: txn.transaction.pointee
+                    index, of: descriptor, owner: model.id, field: (attribute.id, attribute.name),
+                    in: txn.transaction.pointee
                 ) { Data($0) }
                 return (descriptor, chunk)
+            }
+            guard let descriptor else {
+                isDone = true
+                return chunk?.isEmpty == false ? chunk : nil
             }
             state = (attribute, descriptor)
             guard let chunk else {

@@ -4,7 +4,8 @@ import LMDB
 extension ModelTransaction {
     /// The bytes of an external value of the stored model with `model`'s ID, read in this transaction.
     ///
-    /// A value not saved yet (set with ``ExternalData/init(_:)`` on a model not saved since) is returned as it is.
+    /// The stored model's value is read, whatever `model` holds; when no model with the ID is stored, a value not
+    /// saved yet (set with ``ExternalData/init(_:)``) is returned as `model` holds it.
     ///
     /// - Parameters:
     ///   - keyPath: The attribute, declared in the entity's `externalStorage`.
@@ -13,13 +14,19 @@ extension ModelTransaction {
     /// - Throws: ``KVStoreError/modelNotFound`` when no model has the ID, ``KVStoreError/missingExternalData``
     ///   when chunks are missing, ``KVStoreError/invalidModel`` when the attribute is not external.
     public func data<M: Model>(for keyPath: WritableKeyPath<M, ExternalData>, of model: M) throws -> Data {
-        if case .pending(let data) = model[keyPath: keyPath].content { return data }
-        return try run {
+        try run {
             let store = try container.store(for: M.self)
-            let (attribute, _) = try store.externalAttribute(keyPath)
-            var data = Data()
-            try store.forEachChunk(of: attribute, id: model.id, in: transaction.pointee) { data.append(contentsOf: $0) }
-            return data
+            switch try store.valueToRead(keyPath, of: model, in: transaction.pointee) {
+            case .pending(let data):
+                return data
+            case .stored(let attribute, let descriptor):
+                var data = Data()
+                data.reserveCapacity(descriptor.byteCount)
+                try store.forEachChunk(of: attribute, descriptor: descriptor, id: model.id, in: transaction.pointee) {
+                    data.append(contentsOf: $0)
+                }
+                return data
+            }
         }
     }
 
@@ -33,15 +40,15 @@ extension ModelTransaction {
     public func write<M: Model>(_ keyPath: WritableKeyPath<M, ExternalData>, of model: M, to handle: FileHandle)
         throws
     {
-        if case .pending(let data) = model[keyPath: keyPath].content {
-            try handle.write(contentsOf: data)
-            return
-        }
         try run {
             let store = try container.store(for: M.self)
-            let (attribute, _) = try store.externalAttribute(keyPath)
-            try store.forEachChunk(of: attribute, id: model.id, in: transaction.pointee) { chunk in
-                try handle.write(contentsOf: chunk)
+            switch try store.valueToRead(keyPath, of: model, in: transaction.pointee) {
+            case .pending(let data):
+                try handle.write(contentsOf: data)
+            case .stored(let attribute, let descriptor):
+                try store.forEachChunk(of: attribute, descriptor: descriptor, id: model.id, in: transaction.pointee) {
+                    try handle.write(contentsOf: $0)
+                }
             }
         }
     }
