@@ -189,7 +189,9 @@ enum ExternalSample {
 
     @Test func aChunkOfTheWrongSizeIsAnError() throws {
         let result = try checkDamaged { environment, table, prefix in
-            try environment.write { txn in try txn.put([1, 2, 3], forKey: ExternalSample.chunkKey(prefix, 0), in: table) }
+            try environment.write { txn in
+                try txn.put([1, 2, 3], forKey: ExternalSample.chunkKey(prefix, 0), in: table)
+            }
         }
         #expect(result.status == 1)
         #expect(result.output.contains("chunk 0 holds 3 bytes instead of 262128"), "\(result.output)")

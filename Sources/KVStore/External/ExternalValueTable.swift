@@ -68,7 +68,9 @@ final class ExternalValueTable: Sendable {
     }
 
     /// Writes a value held in memory and returns its descriptor.
-    func write(_ data: Data, owner: UUID, field: UInt32, in txn: borrowing Transaction) throws
+    func write(
+        _ data: Data, owner: UUID, field: UInt32, in txn: borrowing Transaction
+    ) throws
         -> ExternalValueDescriptor
     {
         let descriptor = ExternalValueDescriptor(
@@ -185,7 +187,8 @@ final class ExternalValueTable: Sendable {
         var damage: String?
         try txn.scan(chunks, in: .prefix(Self.key(owner: owner, field: field.id, value: descriptor.valueID))) {
             key, value in
-            let index = key.count == Self.keyLength
+            let index =
+                key.count == Self.keyLength
                 ? Int(UInt32(bigEndian: key.loadUnaligned(fromByteOffset: 36, as: UInt32.self))) : -1
             if index != count {
                 damage = "chunk \(count) of \(descriptor.chunkCount) is missing"

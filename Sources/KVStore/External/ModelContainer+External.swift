@@ -19,7 +19,9 @@ extension ModelContainer {
     ///   - model: The model.
     ///   - handle: Where to write, from its current offset.
     /// - Throws: What ``ModelTransaction/write(_:of:to:)`` throws.
-    public func write<M: Model>(_ keyPath: WritableKeyPath<M, ExternalData>, of model: M, to handle: FileHandle)
+    public func write<M: Model>(
+        _ keyPath: WritableKeyPath<M, ExternalData>, of model: M, to handle: FileHandle
+    )
         throws
     {
         try read { txn in try txn.write(keyPath, of: model, to: handle) }

@@ -37,7 +37,9 @@ extension ModelTransaction {
     ///   - model: The model; only its ID counts once its value is stored.
     ///   - handle: Where to write, from its current offset.
     /// - Throws: The errors of ``data(for:of:)``, or the file's error.
-    public func write<M: Model>(_ keyPath: WritableKeyPath<M, ExternalData>, of model: M, to handle: FileHandle)
+    public func write<M: Model>(
+        _ keyPath: WritableKeyPath<M, ExternalData>, of model: M, to handle: FileHandle
+    )
         throws
     {
         try run {

@@ -64,7 +64,8 @@ extension IntegrityChecker {
         let tableName = Catalog.externalTableName(entity.name)
         guard try store.tableNames().contains(tableName) else {
             problem(
-                .error, "\(entity.name) keeps \(entity.external.map(\.name).joined(separator: ", ")) externally but "
+                .error,
+                "\(entity.name) keeps \(entity.external.map(\.name).joined(separator: ", ")) externally but "
                     + "has no table '\(tableName)'", entity: entity.name)
             return
         }
@@ -99,7 +100,8 @@ extension IntegrityChecker {
                         return false
                     }
                     if chunk.count != descriptor.size(ofChunk: index) {
-                        damage = "chunk \(index) holds \(chunk.count) bytes instead of \(descriptor.size(ofChunk: index))"
+                        damage =
+                            "chunk \(index) holds \(chunk.count) bytes instead of \(descriptor.size(ofChunk: index))"
                         return false
                     }
                     next += 1

@@ -45,7 +45,8 @@ struct ExtractCommand: Command {
         try withStore(path) { store in
             let entity = try store.entity(named: entity)
             guard let field = entity.external.first(where: { $0.name == attribute }) else {
-                let known = entity.external.isEmpty ? "it has none" : entity.external.map(\.name).joined(separator: ", ")
+                let known =
+                    entity.external.isEmpty ? "it has none" : entity.external.map(\.name).joined(separator: ", ")
                 throw ToolError("\(entity.name).\(attribute) is not an external attribute (\(known))")
             }
             let records = try store.recordTable(of: entity)
@@ -58,7 +59,8 @@ struct ExtractCommand: Command {
                 let size = try store.environment.read { txn in
                     try write(field, of: entity, records: records, chunks: chunks, to: handle, txn: txn)
                 }
-                console.print("Wrote \(Formatting.count(size, "byte")) of \(entity.name).\(attribute) of \(id) to \(file)")
+                console.print(
+                    "Wrote \(Formatting.count(size, "byte")) of \(entity.name).\(attribute) of \(id) to \(file)")
                 return 0
             } catch {
                 try? FileManager.default.removeItem(atPath: file)
