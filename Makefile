@@ -7,7 +7,7 @@ SWIFTFLAGS ?=
 # apt-get needs root; use sudo when not root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-tsan test-asan fuzz bench crashtest lint format clean
+.PHONY: all deps build test test-large test-tsan test-asan fuzz bench crashtest lint format clean
 
 all: build
 
@@ -26,6 +26,10 @@ build: deps
 ## test: the whole test suite
 test: deps
 	$(SWIFT) test $(SWIFTFLAGS)
+
+## test-large: the whole test suite with the long tests too (KVSTORE_LARGE_TESTS=1: the 1 GB external value)
+test-large: deps
+	KVSTORE_LARGE_TESTS=1 $(SWIFT) test $(SWIFTFLAGS)
 
 ## test-tsan: the concurrency, environment and observation tests under the thread sanitizer (separate build directory)
 test-tsan: deps

@@ -27,8 +27,8 @@ enum ExternalStaging {
 /// bounds the memory a value larger than memory needs. Until the last transaction, the value's chunks belong to no
 /// record: the staging table lists the value, and a later open of the store deletes it if this process died.
 final class StreamedValueWriter<M: Model> {
-    /// How many bytes one write transaction stores: 64 chunks, 16 MiB.
-    static var batchSize: Int { 64 * ExternalValueTable.chunkSize }
+    /// How many bytes one write transaction stores: as many whole chunks as fit in 16 MiB (64).
+    static var batchSize: Int { (16 << 20) / ExternalValueTable.chunkSize * ExternalValueTable.chunkSize }
 
     let container: ModelContainer
     let store: EntityStore<M>
