@@ -264,4 +264,32 @@ func withExternalContainerAsync(_ body: (ModelContainer) async throws -> Void) a
             #expect(short.description.contains("Chunk 2 of PhotoE.image of \(photo.id) holds 3 bytes instead of"))
         }
     }
+
+    @Test func aDamagedDescriptorThrowsInsteadOfReadingNonsense() throws {
+        struct Descriptor: Encodable {
+            var id = UUID()
+            var size = -1
+            var chunkSize = ExternalValueTable.chunkSize
+        }
+        struct Forged: Encodable {
+            var id: UUID
+            var title = "Forged"
+            var image = Descriptor()
+        }
+        try withExternalContainer { container in
+            let photo = PhotoE(title: "Real", image: ExternalData(patternBytes(10)))
+            try container.write { txn in try txn.insert(photo) }
+            let store = try container.store(for: PhotoE.self)
+            var fields = store.fields
+            var encoder = RecordEncoder()
+            let record = try encoder.encode(Forged(id: photo.id), fields: &fields)
+            #expect(fields == store.fields, "the forged record uses only interned names")
+            try container.environment.write { txn in
+                try withKey(photo.id) { key in try txn.put(record, forKey: Array(key), in: store.records) }
+            }
+            let error = try #require(throws: KVStoreError.self) { try container.data(for: \.image, of: photo) }
+            #expect(error == .corruptRecord)
+            #expect(error.id == photo.id)
+        }
+    }
 }

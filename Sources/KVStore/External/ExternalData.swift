@@ -114,9 +114,28 @@ struct ExternalValueDescriptor: Codable, Sendable, Hashable {
         case chunkSize
     }
 
+    init(valueID: UUID, byteCount: Int, chunkSize: Int) {
+        self.valueID = valueID
+        self.byteCount = byteCount
+        self.chunkSize = chunkSize
+    }
+
+    /// Decodes a descriptor, refusing sizes no store writes, so that damaged bytes throw rather than drive a read.
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        valueID = try container.decode(UUID.self, forKey: .valueID)
+        byteCount = try container.decode(Int.self, forKey: .byteCount)
+        chunkSize = try container.decode(Int.self, forKey: .chunkSize)
+        guard byteCount >= 0, chunkSize > 0 else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .byteCount, in: container,
+                debugDescription: "An external value of \(byteCount) bytes in chunks of \(chunkSize) bytes")
+        }
+    }
+
     /// How many chunks hold the value: none for an empty value.
     var chunkCount: Int {
-        chunkSize > 0 ? (byteCount + chunkSize - 1) / chunkSize : 0
+        chunkSize > 0 ? byteCount / chunkSize + (byteCount % chunkSize == 0 ? 0 : 1) : 0
     }
 
     /// The size of chunk `index`.

@@ -131,7 +131,8 @@ public struct ExternalDataChunks<M: Model>: AsyncSequence {
     /// Reads the next chunk in a read transaction of its own.
     public struct Iterator: AsyncIteratorProtocol {
         let chunks: ExternalDataChunks
-        private var state: (attribute: EntityStore<M>.StoredExternalAttribute, descriptor: ExternalValueDescriptor)?
+        /// The descriptor of the value being read, once the first chunk was.
+        private var descriptor: ExternalValueDescriptor?
         private var next = 0
         private var isDone = false
 
@@ -147,7 +148,7 @@ public struct ExternalDataChunks<M: Model>: AsyncSequence {
             if isDone { return nil }
             let store = try chunks.container.store(for: M.self)
             let (attribute, table) = try store.externalAttribute(chunks.keyPath)
-            let (index, model, keyPath, known) = (next, chunks.model, chunks.keyPath, state?.descriptor)
+            let (index, model, keyPath, known) = (next, chunks.model, chunks.keyPath, descriptor)
             // A `nil` descriptor stands for a value not saved yet, of a model not stored: its bytes are one chunk.
             let (descriptor, chunk) = try chunks.container.performRead {
                 txn -> (ExternalValueDescriptor?, Data?) in
@@ -173,7 +174,7 @@ public struct ExternalDataChunks<M: Model>: AsyncSequence {
                 isDone = true
                 return chunk?.isEmpty == false ? chunk : nil
             }
-            state = (attribute, descriptor)
+            self.descriptor = descriptor
             guard let chunk else {
                 isDone = true
                 return nil

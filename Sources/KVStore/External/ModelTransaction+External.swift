@@ -21,7 +21,8 @@ extension ModelTransaction {
                 return data
             case .stored(let attribute, let descriptor):
                 var data = Data()
-                data.reserveCapacity(descriptor.byteCount)
+                // Capped: the size comes from the store, and a damaged one must not reserve the impossible.
+                data.reserveCapacity(min(descriptor.byteCount, 1 << 30))
                 try store.forEachChunk(of: attribute, descriptor: descriptor, id: model.id, in: transaction.pointee) {
                     data.append(contentsOf: $0)
                 }

@@ -12,7 +12,7 @@ extension IntegrityChecker {
         let chunkSize: Int
 
         var chunkCount: Int {
-            chunkSize > 0 ? (byteCount + chunkSize - 1) / chunkSize : 0
+            chunkSize > 0 ? byteCount / chunkSize + (byteCount % chunkSize == 0 ? 0 : 1) : 0
         }
 
         func size(ofChunk index: Int) -> Int {
