@@ -49,6 +49,23 @@ import Testing
         }
     }
 
+    @Test func aContextStreamsValuesInAndOut() async throws {
+        try await withExternalContainerAsync { container in
+            let context = ModelContext(container)
+            let photo = PhotoE(title: "Streamed")
+            context.insert(photo)
+            try context.save()
+            let source = try TemporaryFile(contents: patternBytes(Self.chunk + 7))
+            let handle = try FileHandle(forReadingFrom: source.url)
+            let saved = try context.setData(for: \.image, of: photo, from: handle)
+            try handle.close()
+            #expect(saved.image.byteCount == Self.chunk + 7)
+            var read = Data()
+            for try await chunk in context.chunks(for: \.image, of: photo) { read.append(chunk) }
+            #expect(read == patternBytes(Self.chunk + 7))
+        }
+    }
+
     @Test func savingAnUnchangedValueWritesNoChunk() throws {
         try withExternalContainer { container in
             let photo = PhotoE(title: "Dunes", image: ExternalData(patternBytes(2 * Self.chunk)))
