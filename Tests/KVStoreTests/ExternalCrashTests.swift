@@ -83,3 +83,47 @@ struct KillingChunks: AsyncSequence, Sendable {
         #expect(try Self.problems(at: directory.path) == [])
     }
 }
+
+/// Chunks that open a second container on the store half-way, as another part of the program might.
+struct ReopeningChunks: AsyncSequence, Sendable {
+    typealias Element = Data
+    let path: String
+    let total: Int
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let source: ReopeningChunks
+        var offset = 0
+
+        mutating func next() async throws -> Data? {
+            guard offset < source.total else { return nil }
+            if offset == source.total / 2 {
+                // The second container shares the environment; opening it runs the clean-up of abandoned writes.
+                let second = try ExternalCrashTests.open(source.path)
+                #expect(try second.stagedCount(of: PhotoE.self) == 1)
+            }
+            let count = Swift.min(source.total / 4, source.total - offset)
+            defer { offset += count }
+            return patternBytes(offset..<offset + count)
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(source: self)
+    }
+}
+
+@Suite struct ExternalStagingTests {
+    @Test func openingTheStoreMidWriteKeepsTheWriteOfThisProcess() async throws {
+        let directory = StoreDirectory()
+        let container = try ExternalCrashTests.open(directory.path)
+        defer { try? container.close() }
+        let photo = PhotoE(title: "Streamed")
+        try await container.write { txn in try txn.insert(photo) }
+        let total = 4 * StreamedValueWriter<PhotoE>.batchSize
+        let saved = try await container.setData(
+            for: \.image, of: photo, from: ReopeningChunks(path: directory.path, total: total))
+        #expect(saved.image.byteCount == total)
+        #expect(try container.data(for: \.image, of: saved) == patternBytes(total))
+        #expect(try container.stagedCount(of: PhotoE.self) == 0)
+    }
+}
