@@ -126,4 +126,39 @@ struct ReopeningChunks: AsyncSequence, Sendable {
         #expect(try container.data(for: \.image, of: saved) == patternBytes(total))
         #expect(try container.stagedCount(of: PhotoE.self) == 0)
     }
+
+    @Test func openingDeletesOnlyTheStagedValuesOfDeadWriters() throws {
+        let directory = StoreDirectory()
+        let photo = PhotoE(title: "Owner")
+        var container = try ExternalCrashTests.open(directory.path)
+        try container.write { txn in try txn.insert(photo) }
+        let store = try container.store(for: PhotoE.self)
+        let table = try #require(store.externalTable)
+        let field = try #require(store.externalAttributes.first?.id)
+        // Process 1 is alive; a process ID above the kernel's largest is not.
+        let writers: [(value: UUID, pid: Int32)] = [(UUID.timeOrdered(), 1), (UUID.timeOrdered(), Int32.max - 1)]
+        try container.environment.write { txn in
+            for writer in writers {
+                let key = ExternalValueTable.key(owner: photo.id, field: field, value: writer.value)
+                try txn.put(
+                    withUnsafeBytes(of: UInt32(bitPattern: writer.pid).bigEndian, Array.init), forKey: key,
+                    in: table.staging)
+                try txn.put(
+                    [7], forKey: ExternalValueTable.key(owner: photo.id, field: field, value: writer.value, chunk: 0),
+                    in: table.chunks)
+            }
+        }
+        try container.close()
+        container = try ExternalCrashTests.open(directory.path)
+        defer { try? container.close() }
+        #expect(try container.stagedCount(of: PhotoE.self) == 1)
+        #expect(try container.chunkCount(of: PhotoE.self) == 1)
+        let reopened = try #require(try container.store(for: PhotoE.self).externalTable)
+        let kept = try container.environment.read { txn in
+            try txn.containsKey(
+                ExternalValueTable.key(owner: photo.id, field: field, value: writers[0].value, chunk: 0),
+                in: reopened.chunks)
+        }
+        #expect(kept)
+    }
 }

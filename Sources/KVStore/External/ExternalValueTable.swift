@@ -109,9 +109,13 @@ final class ExternalValueTable: Sendable {
     // MARK: - Staging
 
     /// Records that a streamed value is being written in several transactions: until ``finishStaging``, its chunks
-    /// belong to no record, and the next open of the store deletes them if the writer died.
+    /// belong to no record, and a later open of the store deletes them once the writing process is gone.
+    ///
+    /// The entry's value is the writer's process ID, 4 bytes big-endian.
     func beginStaging(owner: UUID, field: UInt32, value: UUID, in txn: borrowing Transaction) throws {
-        try txn.put([0], forKey: Self.key(owner: owner, field: field, value: value), in: staging)
+        var writer: [UInt8] = []
+        withUnsafeBytes(of: UInt32(bitPattern: getpid()).bigEndian) { writer.append(contentsOf: $0) }
+        try txn.put(writer, forKey: Self.key(owner: owner, field: field, value: value), in: staging)
     }
 
     /// Removes a streamed value from the staging table, in the transaction that gives it to its record or abandons it.
@@ -119,22 +123,25 @@ final class ExternalValueTable: Sendable {
         try txn.delete(forKey: Self.key(owner: owner, field: field, value: value), in: staging)
     }
 
-    /// Deletes the values of streamed writes that did not finish, except those `isInFlight` says this process is
-    /// still writing.
+    /// Deletes the values of streamed writes that did not finish, except those `isInFlight` says are still being
+    /// written, given the value's ID and the writer's process ID.
     ///
     /// - Returns: How many values were deleted.
     @discardableResult
-    func deleteAbandonedValues(in txn: borrowing Transaction, isInFlight: (UUID) -> Bool) throws -> Int {
-        var staged: [(owner: UUID, field: UInt32, value: UUID)] = []
-        try txn.scan(staging) { key, _ in
+    func deleteAbandonedValues(in txn: borrowing Transaction, isInFlight: (UUID, pid_t?) -> Bool) throws -> Int {
+        var staged: [(owner: UUID, field: UInt32, value: UUID, writer: pid_t?)] = []
+        try txn.scan(staging) { key, value in
             guard key.count == 36 else { return true }
             let field = UInt32(bigEndian: key.loadUnaligned(fromByteOffset: 16, as: UInt32.self))
+            let writer =
+                value.count == 4
+                ? pid_t(bitPattern: UInt32(bigEndian: value.loadUnaligned(as: UInt32.self))) : nil
             staged.append(
-                (UUID(bytes: key), field, UUID(bytes: UnsafeRawBufferPointer(rebasing: key[20..<36]))))
+                (UUID(bytes: key), field, UUID(bytes: UnsafeRawBufferPointer(rebasing: key[20..<36])), writer))
             return true
         }
         var deleted = 0
-        for entry in staged where !isInFlight(entry.value) {
+        for entry in staged where !isInFlight(entry.value, entry.writer) {
             try deleteValue(owner: entry.owner, field: entry.field, value: entry.value, in: txn)
             try finishStaging(owner: entry.owner, field: entry.field, value: entry.value, in: txn)
             deleted += 1

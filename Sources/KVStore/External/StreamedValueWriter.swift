@@ -11,6 +11,17 @@ enum ExternalStaging {
         inFlight.withLock { $0.contains(valueID) }
     }
 
+    /// Whether the value `valueID`, staged by the process `writer`, may still be written: by this process, if it
+    /// says so, or by another one that is alive. A staging entry without a process ID is abandoned.
+    ///
+    /// A process ID reused by a new process keeps an abandoned value until that process is gone too.
+    static func isInFlight(_ valueID: UUID, writer: pid_t?) -> Bool {
+        guard let writer else { return false }
+        if writer == getpid() { return isInFlight(valueID) }
+        // kill(2) with signal 0 only checks that the process exists; EPERM means it exists under another user.
+        return kill(writer, 0) == 0 || errno == EPERM
+    }
+
     static func begin(_ valueID: UUID) {
         _ = inFlight.withLock { $0.insert(valueID) }
     }

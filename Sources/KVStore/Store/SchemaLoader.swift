@@ -64,12 +64,13 @@ struct SchemaLoader {
     }
 
     /// Deletes the chunks of streamed writes that a process killed or failed part-way left behind, so that they
-    /// are never seen; a write this process still runs (through another container of the store) keeps its chunks.
+    /// are never seen; a write still under way, in this process (through another container of the store) or in
+    /// another live process, keeps its chunks.
     private func deleteAbandonedValues(_ table: ExternalValueTable) throws {
         let hasStaged = try environment.read { txn in try txn.count(of: table.staging) > 0 }
         guard hasStaged else { return }
         try environment.write { txn in
-            _ = try table.deleteAbandonedValues(in: txn) { ExternalStaging.isInFlight($0) }
+            _ = try table.deleteAbandonedValues(in: txn) { ExternalStaging.isInFlight($0, writer: $1) }
         }
     }
 
