@@ -27,10 +27,10 @@ build: deps
 test: deps
 	$(SWIFT) test $(SWIFTFLAGS)
 
-## test-large: the tests too slow for every run, such as the 1M-record migration with bounded memory
-## (KVSTORE_LARGE_TESTS=1 enables them; they are skipped otherwise)
+## test-large: the whole test suite with the long tests too (KVSTORE_LARGE_TESTS=1): the 1M-record migration and
+## the 1 GiB external value, each with bounded memory
 test-large: deps
-	KVSTORE_LARGE_TESTS=1 $(SWIFT) test $(SWIFTFLAGS) --filter MigrationMemoryTests
+	KVSTORE_LARGE_TESTS=1 $(SWIFT) test $(SWIFTFLAGS)
 
 ## test-tsan: the concurrency, environment and observation tests under the thread sanitizer (separate build directory)
 test-tsan: deps

@@ -113,4 +113,11 @@ public struct KVStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A ``SchemaMigrationPlan`` does not hold together: a version listed twice, a stage between versions it does
     /// not list, a custom migration of a model type that is not part of its stage's schemas.
     public static let invalidMigrationPlan = KVStoreError(kind: "invalidMigrationPlan")
+
+    /// An external value's chunks are missing or of the wrong size: the value was replaced or deleted while it was
+    /// read, or the store is damaged.
+    public static let missingExternalData = KVStoreError(kind: "missingExternalData")
+    /// An operation names a model that is not stored, such as reading or streaming an external value of a model
+    /// that was never saved or was deleted.
+    public static let modelNotFound = KVStoreError(kind: "modelNotFound")
 }

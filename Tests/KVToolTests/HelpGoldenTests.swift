@@ -25,6 +25,8 @@ import Testing
           list                    List an entity's records, as a table or as JSON Lines.
           get                     Print records by ID as pretty JSON, with their related
                                   records.
+          extract                 Write a record's external value to a file, chunk by
+                                  chunk.
           export                  Export records as JSON Lines, losslessly.
           import                  Import JSON Lines (as 'export' writes them) into an
                                   existing store.

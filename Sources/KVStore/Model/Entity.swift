@@ -42,6 +42,9 @@ public struct Entity<M: Model>: Sendable {
     /// Names are shared by the fields of the model and of its nested values, so a renamed name is renamed in both.
     public var renamedFields: [String: String]
 
+    /// The attributes whose values are kept apart from the record, in chunks.
+    public var externalStorage: [ExternalAttribute<M>]
+
     /// Creates an entity description.
     ///
     /// A relationship stored in a field of this model gets an index on that field unless one is declared.
@@ -52,9 +55,14 @@ public struct Entity<M: Model>: Sendable {
     ///   - relationships: Relationships to other models, with their delete rules.
     ///   - originalName: The entity's name in the previous schema version, when a migration renames it.
     ///   - renamedFields: Fields renamed since the previous schema version, new name to old name.
+    ///   - externalStorage: The ``ExternalData`` attributes whose bytes are kept apart from the record.
     public init(
-        name: String? = nil, indexes: [ModelIndex<M>] = [], relationships: [Relationship<M>] = [],
-        originalName: String? = nil, renamedFields: [String: String] = [:]
+        name: String? = nil,
+        indexes: [ModelIndex<M>] = [],
+        relationships: [Relationship<M>] = [],
+        originalName: String? = nil,
+        renamedFields: [String: String] = [:],
+        externalStorage: [ExternalAttribute<M>] = []
     ) {
         self.name = name ?? String(describing: M.self)
         self.originalName = originalName
@@ -66,6 +74,24 @@ public struct Entity<M: Model>: Sendable {
         }
         self.indexes = indexes
         self.relationships = relationships
+        self.externalStorage = externalStorage
+    }
+}
+
+/// An attribute of type ``ExternalData`` whose bytes are kept apart from the record, in chunks.
+public struct ExternalAttribute<M: Model>: Sendable {
+    /// The attribute's field name: its coding key.
+    public let name: String
+
+    let keyPath: WritableKeyPath<M, ExternalData> & Sendable
+
+    /// Declares `keyPath` external.
+    ///
+    /// - Parameters:
+    ///   - keyPath: The attribute, of type ``ExternalData``.
+    ///   - name: The field's coding key, when it differs from the property's name.
+    public static func attribute(_ keyPath: WritableKeyPath<M, ExternalData> & Sendable, name: String? = nil) -> Self {
+        ExternalAttribute(name: name ?? ModelIndex<M>.fieldName(of: keyPath), keyPath: keyPath)
     }
 }
 

@@ -10,6 +10,8 @@ import LMDB
 /// | `catalog` | `entity/<Entity>` | ``EntityCatalog`` as JSON: field names and ids, indexes |
 /// | `records/<Entity>` | 16-byte UUID | encoded record |
 /// | `index/<Entity>/<index>` | order-preserving key | 16-byte UUID (`dupSort`, `dupFixed`; plain when unique) |
+/// | `external/<Entity>` | owner UUID, field id, value UUID, chunk number (big-endian) | one chunk of an external value |
+/// | `staging/<Entity>` | owner UUID, field id, value UUID | empty: a streamed value whose write is not finished |
 ///
 /// Everything `kvtool` needs to read a store without the program's Swift types is here.
 package enum Catalog {
@@ -38,6 +40,16 @@ package enum Catalog {
     /// The name of an index's table.
     package static func indexTableName(_ entity: String, _ index: String) -> String {
         "index/\(entity)/\(index)"
+    }
+
+    /// The name of the table of an entity's external values, in chunks.
+    package static func externalTableName(_ entity: String) -> String {
+        "external/\(entity)"
+    }
+
+    /// The name of the table that lists an entity's streamed values whose write has not finished.
+    package static func stagingTableName(_ entity: String) -> String {
+        "staging/\(entity)"
     }
 
     /// The options of an index table: several models per key unless the index is unique.
@@ -102,16 +114,25 @@ package struct EntityCatalog: Codable, Sendable, Equatable {
     package var indexes: [IndexCatalog]
     /// The entity's relationships; stores written before relationships existed have none.
     package var relationships: [RelationshipCatalog]
+    /// The fields kept in external storage; stores written before external storage existed have none.
+    package var external: [ExternalFieldCatalog]
 
-    init(name: String, fields: FieldTable, indexes: [IndexCatalog], relationships: [RelationshipCatalog] = []) {
+    init(
+        name: String,
+        fields: FieldTable,
+        indexes: [IndexCatalog],
+        relationships: [RelationshipCatalog] = [],
+        external: [ExternalFieldCatalog] = []
+    ) {
         self.name = name
         self.fields = fields
         self.indexes = indexes
         self.relationships = relationships
+        self.external = external
     }
 
     private enum CodingKeys: String, CodingKey {
-        case name, fields, indexes, relationships
+        case name, fields, indexes, relationships, external
     }
 
     package init(from decoder: any Decoder) throws {
@@ -120,7 +141,28 @@ package struct EntityCatalog: Codable, Sendable, Equatable {
         fields = try container.decode(FieldTable.self, forKey: .fields)
         indexes = try container.decode([IndexCatalog].self, forKey: .indexes)
         relationships = try container.decodeIfPresent([RelationshipCatalog].self, forKey: .relationships) ?? []
+        external = try container.decodeIfPresent([ExternalFieldCatalog].self, forKey: .external) ?? []
     }
+
+    /// Writes the entry, leaving out `external` when the entity has no external fields, so that the entries of such
+    /// entities read as before.
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(fields, forKey: .fields)
+        try container.encode(indexes, forKey: .indexes)
+        try container.encode(relationships, forKey: .relationships)
+        if !external.isEmpty { try container.encode(external, forKey: .external) }
+    }
+}
+
+/// An external field's description in the catalog: its values are in the `external/<Entity>` table, in chunks, and
+/// the record holds a descriptor `{"id": value UUID, "size": bytes, "chunkSize": bytes}`.
+package struct ExternalFieldCatalog: Codable, Sendable, Equatable {
+    /// The field's name.
+    package var name: String
+    /// The field's id, the second part of its chunks' keys.
+    package var fieldID: UInt32
 }
 
 /// A relationship's description in the catalog.

@@ -51,6 +51,10 @@ final class EntityStore<M: Model>: AnyEntityStore {
     let hasUniqueIndex: Bool
     /// How the model writes and reads its fields when it is ``FieldCodable``; `nil` for `Codable` alone.
     let fieldCoding: FieldCoding<M>?
+    /// The chunk and staging tables of the entity's external values, if it declares any.
+    let externalTable: ExternalValueTable?
+    /// The external attributes with their field ids.
+    let externalAttributes: [StoredExternalAttribute]
     private let state: Locked<EntityWriterState>
 
     var modelType: any Model.Type { M.self }
@@ -61,6 +65,13 @@ final class EntityStore<M: Model>: AnyEntityStore {
         let table: Table
     }
 
+    /// An external attribute of the entity with its field id.
+    struct StoredExternalAttribute: Sendable {
+        let name: String
+        let id: UInt32
+        let keyPath: WritableKeyPath<M, ExternalData> & Sendable
+    }
+
     init(
         name: String,
         records: Table,
@@ -68,7 +79,9 @@ final class EntityStore<M: Model>: AnyEntityStore {
         relationships: [Relationship<M>],
         catalogTable: Table,
         fields: FieldTable,
-        usesFieldCodable: Bool = true
+        usesFieldCodable: Bool = true,
+        externalTable: ExternalValueTable? = nil,
+        externalAttributes: [StoredExternalAttribute] = []
     ) {
         self.name = name
         self.records = records
@@ -80,6 +93,8 @@ final class EntityStore<M: Model>: AnyEntityStore {
         self.indexTables = indexes.map { IndexTable(table: $0.table, isUnique: $0.description.isUnique) }
         self.hasUniqueIndex = indexes.contains { $0.description.isUnique }
         self.fieldCoding = usesFieldCodable ? FieldCoding.of(M.self) : nil
+        self.externalTable = externalTable
+        self.externalAttributes = externalAttributes
         self.state = Locked(EntityWriterState(fields: fields, persistedRevision: fields.revision))
     }
 
@@ -101,7 +116,8 @@ final class EntityStore<M: Model>: AnyEntityStore {
                 IndexCatalog(
                     name: $0.description.name, fields: $0.description.fields, isUnique: $0.description.isUnique,
                     isMultiEntry: $0.description.isMultiEntry, isReady: true)
-            }, relationships: relationships.map(\.catalog))
+            }, relationships: relationships.map(\.catalog),
+            external: externalAttributes.map { ExternalFieldCatalog(name: $0.name, fieldID: $0.id) })
     }
 
     // MARK: - Reading
@@ -155,6 +171,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
     func save(
         _ model: M, in txn: borrowing Transaction, changes: ChangeCollector?, references: WriteState? = nil
     ) throws {
+        let model = externalAttributes.isEmpty ? model : try storeExternalValues(of: model, in: txn)
         let id = model.id
         // Only writers take the lock, and LMDB runs one writer at a time; holding it for the whole save lets the
         // read of the old record reuse the writer's decoder.
@@ -280,7 +297,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
         }
     }
 
-    /// Deletes the model stored under `id` and its index entries.
+    /// Deletes the model stored under `id`, its index entries and its external values.
     ///
     /// - Parameter reader: Decodes the old record, whose index entries go; pass one to a series of deletes.
     /// - Returns: The deleted model, or `nil` when there was none.
@@ -294,6 +311,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
             _ = try updateIndexEntries(
                 old: indexKeys(of: old), new: Array(repeating: [], count: indexes.count), key: key, in: txn)
             try txn.delete(forKey: key, in: records)
+            try externalTable?.deleteAll(owner: id, in: txn)
             changes?.deleted(id, in: name)
             return old
         }

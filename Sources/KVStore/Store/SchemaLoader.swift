@@ -41,13 +41,39 @@ struct SchemaLoader {
         for old in stored?.indexes ?? [] where !entity.indexes.contains(where: { $0.name == old.name }) {
             try drop(entity: entity.name, index: old)
         }
+        var fields = stored?.fields ?? FieldTable()
+        var externalTable: ExternalValueTable?
+        var externalAttributes: [EntityStore<M>.StoredExternalAttribute] = []
+        if !entity.externalStorage.isEmpty {
+            externalTable = ExternalValueTable(
+                entity: entity.name,
+                chunks: try environment.openTable(named: Catalog.externalTableName(entity.name), create: true),
+                staging: try environment.openTable(named: Catalog.stagingTableName(entity.name), create: true))
+            // The field ids are the chunks' keys: intern them now, so that the catalog entry `build` writes below
+            // records them before any value is written.
+            externalAttributes = entity.externalStorage.map {
+                .init(name: $0.name, id: fields.id(for: $0.name), keyPath: $0.keyPath)
+            }
+        }
         let store = EntityStore<M>(
             name: entity.name, records: records, indexes: indexes, relationships: entity.relationships,
-            catalogTable: catalog,
-            fields: stored?.fields ?? FieldTable(), usesFieldCodable: usesFieldCodable)
+            catalogTable: catalog, fields: fields, usesFieldCodable: usesFieldCodable, externalTable: externalTable,
+            externalAttributes: externalAttributes)
         try checkCompatibility(store)
+        if let externalTable { try deleteAbandonedValues(externalTable) }
         try build(unbuilt, of: store)
         return store
+    }
+
+    /// Deletes the chunks of streamed writes that a process killed or failed part-way left behind, so that they
+    /// are never seen; a write still under way, in this process (through another container of the store) or in
+    /// another live process, keeps its chunks.
+    private func deleteAbandonedValues(_ table: ExternalValueTable) throws {
+        let hasStaged = try environment.read { txn in try txn.count(of: table.staging) > 0 }
+        guard hasStaged else { return }
+        try environment.write { txn in
+            _ = try table.deleteAbandonedValues(in: txn) { ExternalStaging.isInFlight($0, writer: $1) }
+        }
     }
 
     private func validate<M: Model>(_ entity: Entity<M>) throws {
@@ -61,6 +87,12 @@ struct SchemaLoader {
             throw KVStoreError(
                 .invalidModel, entity: entity.name, field: index.name,
                 message: "\(entity.name) declares the index \(index.name) twice")
+        }
+        var external: Set<String> = []
+        for attribute in entity.externalStorage where !external.insert(attribute.name).inserted {
+            throw KVStoreError(
+                .invalidModel, entity: entity.name, field: attribute.name,
+                message: "\(entity.name) declares \(attribute.name) external twice")
         }
     }
 

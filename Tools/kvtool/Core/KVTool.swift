@@ -24,7 +24,8 @@ public enum KVTool {
     static var commands: [any Command.Type] {
         [
             InfoCommand.self, SchemaCommand.self, CountCommand.self, ListCommand.self, GetCommand.self,
-            ExportCommand.self, ImportCommand.self, CheckCommand.self, CopyCommand.self, ReadersCommand.self,
+            ExtractCommand.self, ExportCommand.self, ImportCommand.self, CheckCommand.self, CopyCommand.self,
+            ReadersCommand.self,
             HelpCommand.self,
         ]
     }

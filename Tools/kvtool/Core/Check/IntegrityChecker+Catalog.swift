@@ -180,6 +180,10 @@ extension IntegrityChecker {
         switch (parts.first, parts.count) {
         case ("records", 2) where !names.contains(parts[1]):
             problem(.warning, "The table '\(table)' belongs to no entity of the catalog")
+        case ("external", 2), ("staging", 2):
+            if store.entities.first(where: { $0.name == parts[1] })?.external.isEmpty != false {
+                problem(.warning, "The table '\(table)' belongs to no entity with external values in the catalog")
+            }
         case ("index", 3):
             let entity = store.entities.first { $0.name == parts[1] }
             if entity?.indexes.contains(where: { $0.name == parts[2] }) != true {

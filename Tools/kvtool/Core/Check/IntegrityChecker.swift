@@ -45,7 +45,9 @@ struct Problem: Equatable {
 /// kinds fit the indexes and relationships, targets exist), then walks each record table in key order, a chunk per
 /// read transaction (each record decodes, holds its key as `id`, has its index entries, unique values hold, its
 /// references resolve), then each index table in key order (each entry points to a record that holds the indexed
-/// value). Lookups in the other direction are point reads, so no set of keys is ever held in memory.
+/// value), then the chunks of each entity's external values (each descriptor's chunks are there with the right sizes,
+/// and each chunk belongs to a descriptor). Lookups in the other direction are point reads, so no set of keys is ever
+/// held in memory.
 ///
 /// ```swift
 /// let checker = IntegrityChecker(store: store, chunkSize: 1000) { problem in print(problem.text) }
@@ -122,6 +124,7 @@ final class IntegrityChecker {
         for entity in try checkCatalog() {
             statistics.entities += 1
             try checkRecords(of: entity)
+            try checkExternalValues(of: entity)
             for index in entity.indexes { try checkIndex(index.catalog, table: index.table, of: entity) }
         }
         progress?.finish()

@@ -105,6 +105,12 @@ struct SchemaCommand: Command {
                 if relationship.allowsDangling { details.append("allows dangling") }
                 return [relationship.name, details.joined(separator: ", ")]
             })
+        // Listed only for entities that have external attributes, so the schema of others reads as before.
+        if !entity.external.isEmpty {
+            section(
+                "External storage",
+                entity.external.map { [$0.name, "chunks in \(Catalog.externalTableName(entity.name))"] })
+        }
         return text
     }
 
@@ -133,12 +139,16 @@ struct SchemaCommand: Command {
                 JSONMember("allowsDangling", .bool(relationship.allowsDangling)),
             ])
         }
-        return .object([
+        var members = [
             JSONMember("name", .string(entity.name)),
             JSONMember("records", records.map { .number(String($0)) } ?? .null),
             JSONMember("fields", .array(fields)), JSONMember("indexes", .array(indexes)),
             JSONMember("uniqueConstraints", .array(entity.indexes.filter(\.isUnique).map { strings($0.fields) })),
             JSONMember("relationships", .array(relationships)),
-        ])
+        ]
+        if !entity.external.isEmpty {
+            members.append(JSONMember("externalStorage", strings(entity.external.map(\.name))))
+        }
+        return .object(members)
     }
 }

@@ -1,0 +1,145 @@
+import Foundation
+
+/// A large value kept apart from its model's record, in chunks: the type of an attribute declared in
+/// ``Entity/init(name:indexes:relationships:externalStorage:)``, like SwiftData's `@Attribute(.externalStorage)`.
+///
+/// The record holds only a small descriptor (the value's size and where its chunks are), so records stay small and
+/// fetching a model does not read its large values. Set small content with ``init(_:)`` and save the model as usual;
+/// stream large content with ``ModelContainer/setData(for:of:from:)-(_,_,FileHandle)``. Read the bytes back with
+/// ``ModelContainer/data(for:of:)``, ``ModelContainer/write(_:of:to:)`` or ``ModelContainer/chunks(for:of:)``.
+///
+/// ```swift
+/// struct Photo: Model {
+///     var id = UUID.timeOrdered()
+///     var title: String
+///     var image = ExternalData()
+///
+///     static let entity = Entity<Photo>(externalStorage: [.attribute(\.image)])
+/// }
+///
+/// let photo = Photo(title: "Dunes", image: ExternalData(jpegBytes))
+/// try container.write { try $0.insert(photo) }
+/// let fetched = try container.read { try $0.model(for: photo.id, as: Photo.self) }
+/// fetched?.image.byteCount      // known without reading the bytes
+/// let bytes = try container.data(for: \.image, of: fetched!)
+/// ```
+///
+/// Saving a model whose value was fetched and left unchanged writes no chunk. Deleting a model deletes its values in
+/// the same transaction, whatever the path of the delete (a context, a batch delete, a cascade).
+public struct ExternalData: Sendable, Hashable {
+    /// What the value holds: bytes to write on the next save, or the descriptor of stored chunks.
+    enum Content: Sendable, Hashable {
+        case pending(Data)
+        case stored(ExternalValueDescriptor)
+    }
+
+    var content: Content
+
+    /// An empty value.
+    public init() {
+        content = .pending(Data())
+    }
+
+    /// A value with `data` as its content, written in chunks when its model is saved.
+    ///
+    /// The bytes are held in memory until then; for content larger than memory, save the model with an empty value
+    /// and stream the content with ``ModelContainer/setData(for:of:from:)-(_,_,FileHandle)``.
+    public init(_ data: Data) {
+        content = .pending(data)
+    }
+
+    init(stored descriptor: ExternalValueDescriptor) {
+        content = .stored(descriptor)
+    }
+
+    /// The size of the value in bytes, known without reading it.
+    public var byteCount: Int {
+        switch content {
+        case .pending(let data): data.count
+        case .stored(let descriptor): descriptor.byteCount
+        }
+    }
+
+    /// Whether the value is stored, as in a fetched model, rather than waiting for its model's save.
+    public var isStored: Bool {
+        if case .stored = content { return true }
+        return false
+    }
+
+    /// The descriptor of the stored chunks, or `nil` for a value not saved yet.
+    var descriptor: ExternalValueDescriptor? {
+        if case .stored(let descriptor) = content { return descriptor }
+        return nil
+    }
+}
+
+extension ExternalData: Codable {
+    /// Decodes the descriptor a record holds.
+    public init(from decoder: any Decoder) throws {
+        content = .stored(try ExternalValueDescriptor(from: decoder))
+    }
+
+    /// Encodes the descriptor of a stored value.
+    ///
+    /// - Throws: `EncodingError.invalidValue` for a value not saved yet: its bytes go to the store's chunks, never
+    ///   into an encoding.
+    public func encode(to encoder: any Encoder) throws {
+        guard let descriptor else {
+            throw EncodingError.invalidValue(
+                self,
+                EncodingError.Context(
+                    codingPath: encoder.codingPath,
+                    debugDescription: "ExternalData holds \(byteCount) bytes not saved yet: declare the attribute in "
+                        + "its entity's externalStorage, so that saving the model writes them in chunks"))
+        }
+        try descriptor.encode(to: encoder)
+    }
+}
+
+/// What a record holds of an external value: which chunks hold it and how big it is.
+///
+/// The chunks of a value are keyed by its owner's ID, the field's id and ``valueID``: a value written again gets a
+/// new ``valueID``, so a reader streaming the old one never mixes chunks of two values.
+struct ExternalValueDescriptor: Codable, Sendable, Hashable {
+    /// The value's identity among the values the field ever held.
+    var valueID: UUID
+    /// The value's size in bytes.
+    var byteCount: Int
+    /// The size of every chunk but the last, which holds the rest.
+    var chunkSize: Int
+
+    private enum CodingKeys: String, CodingKey {
+        case valueID = "id"
+        case byteCount = "size"
+        case chunkSize
+    }
+
+    init(valueID: UUID, byteCount: Int, chunkSize: Int) {
+        self.valueID = valueID
+        self.byteCount = byteCount
+        self.chunkSize = chunkSize
+    }
+
+    /// Decodes a descriptor, refusing sizes no store writes, so that damaged bytes throw rather than drive a read.
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        valueID = try container.decode(UUID.self, forKey: .valueID)
+        byteCount = try container.decode(Int.self, forKey: .byteCount)
+        chunkSize = try container.decode(Int.self, forKey: .chunkSize)
+        guard byteCount >= 0, chunkSize > 0 else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .byteCount, in: container,
+                debugDescription: "An external value of \(byteCount) bytes in chunks of \(chunkSize) bytes")
+        }
+    }
+
+    /// How many chunks hold the value: none for an empty value.
+    var chunkCount: Int {
+        chunkSize > 0 ? byteCount / chunkSize + (byteCount % chunkSize == 0 ? 0 : 1) : 0
+    }
+
+    /// The size of chunk `index`.
+    func size(ofChunk index: Int) -> Int {
+        index < chunkCount - 1 ? chunkSize : byteCount - (chunkCount - 1) * chunkSize
+    }
+}

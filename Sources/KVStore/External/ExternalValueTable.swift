@@ -1,0 +1,220 @@
+import Foundation
+import LMDB
+
+/// An entity's external values: the chunk table, the staging table of streamed writes under way, and the
+/// operations on them, whatever the model type.
+///
+/// A chunk's key is the owner's 16-byte ID, the field's id (4 bytes), the value's 16-byte ID and the chunk's number
+/// (4 bytes), all big-endian, so the chunks of a value, of a field and of a model are each one contiguous range.
+final class ExternalValueTable: Sendable {
+    /// The size of every chunk but a value's last.
+    ///
+    /// Each chunk is one overflow run of exactly 64 pages of 4 KiB: an overflow run has a 16-byte page header, so
+    /// 256 KiB less 16 bytes fills it to the byte. Chunks below LMDB's 2 KB overflow threshold would need 130 times
+    /// as many B-tree entries for a value; the README's "External storage" section has the measurements.
+    static let chunkSize = 64 * 4096 - 16
+
+    /// The length of a chunk key.
+    static let keyLength = 40
+
+    let entity: String
+    let chunks: Table
+    let staging: Table
+
+    init(entity: String, chunks: Table, staging: Table) {
+        self.entity = entity
+        self.chunks = chunks
+        self.staging = staging
+    }
+
+    // MARK: - Keys
+
+    /// The key of chunk `index` of a value, or the prefix of its value, field or owner when later parts are `nil`.
+    static func key(owner: UUID, field: UInt32? = nil, value: UUID? = nil, chunk: Int? = nil) -> [UInt8] {
+        var key: [UInt8] = []
+        key.reserveCapacity(keyLength)
+        withUnsafeBytes(of: owner.uuid) { key.append(contentsOf: $0) }
+        if let field { withUnsafeBytes(of: field.bigEndian) { key.append(contentsOf: $0) } }
+        if let value { withUnsafeBytes(of: value.uuid) { key.append(contentsOf: $0) } }
+        if let chunk { withUnsafeBytes(of: UInt32(truncatingIfNeeded: chunk).bigEndian) { key.append(contentsOf: $0) } }
+        return key
+    }
+
+    // MARK: - Writing
+
+    /// Writes `bytes` as the chunks of a value, the first one numbered `firstChunk`.
+    func writeChunks(
+        _ bytes: UnsafeRawBufferPointer,
+        owner: UUID,
+        field: UInt32,
+        value: UUID,
+        firstChunk: Int,
+        in txn: borrowing Transaction
+    ) throws {
+        var offset = 0
+        var index = firstChunk
+        while offset < bytes.count {
+            let end = min(offset + Self.chunkSize, bytes.count)
+            let chunk = UnsafeRawBufferPointer(rebasing: bytes[offset..<end])
+            try txn.put(
+                reservingCount: chunk.count, forKey: Self.key(owner: owner, field: field, value: value, chunk: index),
+                in: chunks
+            ) { target in
+                target.copyMemory(from: chunk)
+            }
+            offset = end
+            index += 1
+        }
+    }
+
+    /// Writes a value held in memory and returns its descriptor.
+    func write(
+        _ data: Data, owner: UUID, field: UInt32, in txn: borrowing Transaction
+    ) throws
+        -> ExternalValueDescriptor
+    {
+        let descriptor = ExternalValueDescriptor(
+            valueID: UUID.timeOrdered(), byteCount: data.count, chunkSize: Self.chunkSize)
+        try data.withUnsafeBytes { bytes in
+            try writeChunks(bytes, owner: owner, field: field, value: descriptor.valueID, firstChunk: 0, in: txn)
+        }
+        return descriptor
+    }
+
+    // MARK: - Deleting
+
+    /// Deletes every entry of `table` whose key starts with `prefix`.
+    ///
+    /// The keys are collected first and then deleted, rather than deleted through the cursor that walks them.
+    private func deleteRange(_ prefix: [UInt8], in table: Table, txn: borrowing Transaction) throws {
+        var keys: [[UInt8]] = []
+        try txn.scan(table, in: .prefix(prefix)) { key, _ in
+            keys.append(Array(key))
+            return true
+        }
+        for key in keys { try txn.delete(forKey: key, in: table) }
+    }
+
+    /// Deletes the chunks of one value.
+    func deleteValue(owner: UUID, field: UInt32, value: UUID, in txn: borrowing Transaction) throws {
+        try deleteRange(Self.key(owner: owner, field: field, value: value), in: chunks, txn: txn)
+    }
+
+    /// Deletes every external value of a model, and the staged ones of writes to it that never finished.
+    func deleteAll(owner: UUID, in txn: borrowing Transaction) throws {
+        try deleteRange(Self.key(owner: owner), in: chunks, txn: txn)
+        try deleteRange(Self.key(owner: owner), in: staging, txn: txn)
+    }
+
+    // MARK: - Staging
+
+    /// Records that a streamed value is being written in several transactions: until ``finishStaging``, its chunks
+    /// belong to no record, and a later open of the store deletes them once the writing process is gone.
+    ///
+    /// The entry's value is the writer's process ID, 4 bytes big-endian.
+    func beginStaging(owner: UUID, field: UInt32, value: UUID, in txn: borrowing Transaction) throws {
+        var writer: [UInt8] = []
+        withUnsafeBytes(of: UInt32(bitPattern: getpid()).bigEndian) { writer.append(contentsOf: $0) }
+        try txn.put(writer, forKey: Self.key(owner: owner, field: field, value: value), in: staging)
+    }
+
+    /// Removes a streamed value from the staging table, in the transaction that gives it to its record or abandons it.
+    func finishStaging(owner: UUID, field: UInt32, value: UUID, in txn: borrowing Transaction) throws {
+        try txn.delete(forKey: Self.key(owner: owner, field: field, value: value), in: staging)
+    }
+
+    /// Deletes the values of streamed writes that did not finish, except those `isInFlight` says are still being
+    /// written, given the value's ID and the writer's process ID.
+    ///
+    /// - Returns: How many values were deleted.
+    @discardableResult
+    func deleteAbandonedValues(in txn: borrowing Transaction, isInFlight: (UUID, pid_t?) -> Bool) throws -> Int {
+        var staged: [(owner: UUID, field: UInt32, value: UUID, writer: pid_t?)] = []
+        try txn.scan(staging) { key, value in
+            guard key.count == 36 else { return true }
+            let field = UInt32(bigEndian: key.loadUnaligned(fromByteOffset: 16, as: UInt32.self))
+            let writer =
+                value.count == 4
+                ? pid_t(bitPattern: UInt32(bigEndian: value.loadUnaligned(as: UInt32.self))) : nil
+            staged.append(
+                (UUID(bytes: key), field, UUID(bytes: UnsafeRawBufferPointer(rebasing: key[20..<36])), writer))
+            return true
+        }
+        var deleted = 0
+        for entry in staged where !isInFlight(entry.value, entry.writer) {
+            try deleteValue(owner: entry.owner, field: entry.field, value: entry.value, in: txn)
+            try finishStaging(owner: entry.owner, field: entry.field, value: entry.value, in: txn)
+            deleted += 1
+        }
+        return deleted
+    }
+
+    // MARK: - Reading
+
+    /// Calls `body` with the bytes of chunk `index` of a value, checking that it is there and of the right size.
+    ///
+    /// - Warning: The bytes are LMDB's memory map, valid only inside `body`.
+    /// - Throws: ``KVStoreError/missingExternalData`` naming the entity, field and ID when the chunk is missing or
+    ///   of the wrong size.
+    func withChunk<R>(
+        _ index: Int,
+        of descriptor: ExternalValueDescriptor,
+        owner: UUID,
+        field: (id: UInt32, name: String),
+        in txn: borrowing Transaction,
+        _ body: (UnsafeRawBufferPointer) throws -> R
+    ) throws -> R {
+        let key = Self.key(owner: owner, field: field.id, value: descriptor.valueID, chunk: index)
+        let expected = descriptor.size(ofChunk: index)
+        return try txn.withUnsafeBytes(forKey: key, in: chunks) { bytes in
+            guard let bytes else {
+                throw KVStoreError(
+                    .missingExternalData, entity: entity, id: owner, field: field.name,
+                    message: "Chunk \(index) of \(descriptor.chunkCount) of \(entity).\(field.name) of \(owner) is "
+                        + "missing: the value was replaced or deleted since it was read, or the store is damaged")
+            }
+            guard bytes.count == expected else {
+                throw KVStoreError(
+                    .missingExternalData, entity: entity, id: owner, field: field.name,
+                    message: "Chunk \(index) of \(entity).\(field.name) of \(owner) holds \(bytes.count) bytes "
+                        + "instead of \(expected): the store is damaged")
+            }
+            return try body(bytes)
+        }
+    }
+
+    /// Checks that every chunk of a value is stored with the right size, and no other under its value ID.
+    func verify(
+        _ descriptor: ExternalValueDescriptor,
+        owner: UUID,
+        field: (id: UInt32, name: String),
+        in txn: borrowing Transaction
+    ) throws {
+        var count = 0
+        var damage: String?
+        try txn.scan(chunks, in: .prefix(Self.key(owner: owner, field: field.id, value: descriptor.valueID))) {
+            key, value in
+            let index =
+                key.count == Self.keyLength
+                ? Int(UInt32(bigEndian: key.loadUnaligned(fromByteOffset: 36, as: UInt32.self))) : -1
+            if index != count {
+                damage = "chunk \(count) of \(descriptor.chunkCount) is missing"
+                return false
+            }
+            if index >= descriptor.chunkCount || value.count != descriptor.size(ofChunk: index) {
+                damage = "chunk \(index) does not fit a value of \(descriptor.byteCount) bytes"
+                return false
+            }
+            count += 1
+            return true
+        }
+        if damage == nil, count != descriptor.chunkCount {
+            damage = "\(descriptor.chunkCount - count) of its \(descriptor.chunkCount) chunks are missing"
+        }
+        if let damage {
+            throw KVStoreError(
+                .missingExternalData, entity: entity, id: owner, field: field.name,
+                message: "The value of \(entity).\(field.name) of \(owner) is not fully stored: \(damage)")
+        }
+    }
+}

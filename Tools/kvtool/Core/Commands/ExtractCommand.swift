@@ -1,0 +1,99 @@
+import Foundation
+import KVStore
+import LMDB
+
+/// `kvtool extract <path> <entity> <id> <attribute> <file>`: one external value, streamed to a file.
+struct ExtractCommand: Command {
+    static let spec = CommandSpec(
+        name: "extract", abstract: "Write a record's external value to a file, chunk by chunk.",
+        discussion: """
+            The attribute must be one the entity keeps in external storage ('kvtool schema' lists them; 'get' shows \
+            each value's size). The chunks are read in one read transaction and written as they are read, so the \
+            value may be larger than memory. The file is created, or replaced; if a chunk is missing or of the \
+            wrong size, the file is removed and the command fails.
+            """,
+        arguments: [
+            CommonOptions.path, CommonOptions.entity, .one("id", help: "The ID of the record (a UUID)."),
+            .one("attribute", help: "The external attribute, as the catalog names it."),
+            .one("file", help: "The file to write."),
+        ], options: [])
+
+    /// The store's directory.
+    let path: String
+    /// The entity of the record.
+    let entity: String
+    /// The record's ID.
+    let id: UUID
+    /// The external attribute.
+    let attribute: String
+    /// The file to write.
+    let file: String
+
+    /// Reads the parsed arguments, checking the values that need no store.
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        path = arguments.argument("path")
+        entity = arguments.argument("entity")
+        let text = arguments.argument("id")
+        guard let id = RecordKey.uuid(parsing: text) else { throw UsageError("Malformed UUID '\(text)'") }
+        self.id = id
+        attribute = arguments.argument("attribute")
+        file = arguments.argument("file")
+    }
+
+    /// Runs the command and returns its exit status.
+    func run(_ console: Console) throws -> Int32 {
+        try withStore(path) { store in
+            let entity = try store.entity(named: entity)
+            guard let field = entity.external.first(where: { $0.name == attribute }) else {
+                let known =
+                    entity.external.isEmpty ? "it has none" : entity.external.map(\.name).joined(separator: ", ")
+                throw ToolError("\(entity.name).\(attribute) is not an external attribute (\(known))")
+            }
+            let records = try store.recordTable(of: entity)
+            let chunks = try store.environment.openTable(named: Catalog.externalTableName(entity.name))
+            guard FileManager.default.createFile(atPath: file, contents: nil),
+                let handle = FileHandle(forWritingAtPath: file)
+            else { throw ToolError("Cannot create the file '\(file)'") }
+            do {
+                defer { try? handle.close() }
+                let size = try store.environment.read { txn in
+                    try write(field, of: entity, records: records, chunks: chunks, to: handle, txn: txn)
+                }
+                console.print(
+                    "Wrote \(Formatting.count(size, "byte")) of \(entity.name).\(attribute) of \(id) to \(file)")
+                return 0
+            } catch {
+                try? FileManager.default.removeItem(atPath: file)
+                throw error
+            }
+        }
+    }
+
+    /// Writes the value's chunks to `handle`, checking each one, and returns the value's size.
+    private func write(
+        _ field: ExternalFieldCatalog, of entity: EntityCatalog, records: Table, chunks: Table, to handle: FileHandle,
+        txn: borrowing Transaction
+    ) throws -> Int {
+        guard let record = try RecordKey.record(id, of: entity, in: records, txn: txn) else {
+            throw ToolError("\(entity.name) has no record with ID \(id)")
+        }
+        guard let descriptor = IntegrityChecker.ExternalDescriptor(IndexEntries.value(of: attribute, in: record))
+        else {
+            throw ToolError("\(entity.name) \(id) holds no value for \(attribute); run 'kvtool check \(path)'")
+        }
+        let prefix = IntegrityChecker.chunkPrefix(owner: id, field: field.fieldID, value: descriptor.valueID)
+        for index in 0..<descriptor.chunkCount {
+            var key = prefix
+            withUnsafeBytes(of: UInt32(index).bigEndian) { key.append(contentsOf: $0) }
+            try txn.withUnsafeBytes(forKey: key, in: chunks) { bytes in
+                guard let bytes, bytes.count == descriptor.size(ofChunk: index) else {
+                    throw ToolError(
+                        "Chunk \(index) of \(descriptor.chunkCount) of \(entity.name).\(attribute) of \(id) is "
+                            + (bytes == nil ? "missing" : "of the wrong size") + "; run 'kvtool check \(path)'")
+                }
+                try handle.write(contentsOf: bytes)
+            }
+        }
+        return descriptor.byteCount
+    }
+}
