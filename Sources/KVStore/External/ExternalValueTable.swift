@@ -106,6 +106,17 @@ final class ExternalValueTable: Sendable {
         try deleteRange(Self.key(owner: owner), in: staging, txn: txn)
     }
 
+    /// Deletes the values of one field of a model, finished or staged.
+    func deleteField(owner: UUID, field: UInt32, in txn: borrowing Transaction) throws {
+        try deleteRange(Self.key(owner: owner, field: field), in: chunks, txn: txn)
+        try deleteRange(Self.key(owner: owner, field: field), in: staging, txn: txn)
+    }
+
+    /// Whether the entity has no chunk at all.
+    func isEmpty(in txn: borrowing Transaction) throws -> Bool {
+        try txn.count(of: chunks) == 0
+    }
+
     // MARK: - Staging
 
     /// Records that a streamed value is being written in several transactions: until ``finishStaging``, its chunks

@@ -36,6 +36,11 @@ final class MigrationEntityWriter {
         }
     }
 
+    /// Keeps in the catalog entry only the external fields named `names`: the new model's.
+    func keepExternalFields(_ names: Set<String>) {
+        entry.external.removeAll { !names.contains($0.name) }
+    }
+
     /// Writes the catalog entry.
     func writeEntry(in txn: borrowing Transaction, catalog: Table) throws {
         try Catalog.write(entry, key: Catalog.entityKey(name), in: txn, table: catalog)
@@ -64,6 +69,8 @@ final class MigrationChunk {
     let after: [UInt8]?
     let limit: Int
     private let tables: [String: Table]
+    /// The source entity's external values, when it has any.
+    private let sourceExternal: ExternalValueTable?
     /// The entities of the stage's new schema, which closures may insert into.
     private let insertable: Set<String>
     private let catalog: Table
@@ -71,8 +78,10 @@ final class MigrationChunk {
 
     init(
         stage: String, source: String, target: String, after: [UInt8]?, limit: Int, tables: [String: Table],
-        insertable: Set<String>, catalog: Table, in txn: borrowing Transaction
+        externalTables: [String: ExternalValueTable], insertable: Set<String>, catalog: Table,
+        in txn: borrowing Transaction
     ) throws {
+        self.sourceExternal = externalTables[source]
         self.stage = stage
         self.after = after
         self.limit = limit
@@ -139,6 +148,12 @@ final class MigrationChunk {
         }
         var touched: [MigrationEntityWriter] = [source, target]
         var dropped = 0
+        // External values go with their record: a dropped record's are deleted, and, in place, those of the fields
+        // the new model no longer keeps external. (A step that moves records with external values to another entity
+        // is refused before the stage starts.)
+        let keptExternal = Set(New.entity.externalStorage.map(\.name))
+        let droppedFields = source.entry.external.filter { !keptExternal.contains($0.name) }.map(\.fieldID)
+        if isInPlace { source.keepExternalFields(keptExternal) }
         for (key, old) in olds {
             var inserts = MigrationInserts()
             let new: New?
@@ -159,7 +174,12 @@ final class MigrationChunk {
                 }
                 try target.put(new, in: txn)
             }
-            if new == nil { dropped += 1 }
+            if new == nil {
+                dropped += 1
+                try sourceExternal?.deleteAll(owner: old.id, in: txn)
+            } else if isInPlace {
+                for field in droppedFields { try sourceExternal?.deleteField(owner: old.id, field: field, in: txn) }
+            }
             if new == nil || !isInPlace { _ = try txn.delete(forKey: key, in: source.records) }
             for model in inserts.models {
                 let writer = try insert(model, from: old.id, in: txn)

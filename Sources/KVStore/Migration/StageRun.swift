@@ -69,10 +69,19 @@ struct StageRun {
         for step in steps where tables[step.source] == nil {
             tables[step.source] = try migrator.openExisting(Catalog.recordTableName(step.source), options: [])
         }
+        var externalTables: [String: ExternalValueTable] = [:]
+        for step in steps {
+            if let chunks = try migrator.openExisting(Catalog.externalTableName(step.source), options: []),
+                let staging = try migrator.openExisting(Catalog.stagingTableName(step.source), options: [])
+            {
+                externalTables[step.source] = ExternalValueTable(entity: step.source, chunks: chunks, staging: staging)
+            }
+        }
         var state: MigrationState
         if let resuming, resuming.from == from, resuming.to == to {
             state = resuming
         } else {
+            try checkExternalValuesStay(steps: steps, externalTables: externalTables)
             try checkLightweightEntities(steps: steps, tables: tables)
             state = MigrationState(
                 target: target, from: from, to: to, kind: stage.kindName, step: 0, entity: steps.first?.source,
@@ -97,7 +106,9 @@ struct StageRun {
             while state.step == stepIndex {
                 let count: Int
                 (state, count) = try environment.write { [state] txn in
-                    try chunk(step, state: state, tables: tables, toNames: Set(toNames), in: txn)
+                    try chunk(
+                        step, state: state, tables: tables, externalTables: externalTables, toNames: Set(toNames),
+                        in: txn)
                 }
                 migrated += count
                 if count > 0 {
@@ -114,12 +125,13 @@ struct StageRun {
     /// Migrates one chunk of a step and records the progress; the step ends with the chunk that reaches the end of
     /// its source.
     private func chunk(
-        _ step: EntityStep, state: MigrationState, tables: [String: Table], toNames: Set<String>,
-        in txn: borrowing Transaction
+        _ step: EntityStep, state: MigrationState, tables: [String: Table],
+        externalTables: [String: ExternalValueTable], toNames: Set<String>, in txn: borrowing Transaction
     ) throws -> (MigrationState, Int) {
         let chunk = try MigrationChunk(
             stage: label, source: step.source, target: step.target, after: state.after.flatMap(Hex.bytes),
-            limit: chunkSize, tables: tables, insertable: toNames, catalog: catalog, in: txn)
+            limit: chunkSize, tables: tables, externalTables: externalTables, insertable: toNames, catalog: catalog,
+            in: txn)
         let outcome: MigrationChunk.Outcome
         if let transform = step.transform {
             outcome = try transform.migrateChunk(chunk, in: txn)
@@ -193,6 +205,22 @@ struct StageRun {
         return fields
     }
 
+    /// Refuses, before anything is written, a step that would move records with external values to another entity:
+    /// their chunks are keyed by entity and field, and copying them (gigabytes, perhaps) is not something a stage
+    /// does yet.
+    private func checkExternalValuesStay(steps: [EntityStep], externalTables: [String: ExternalValueTable]) throws {
+        for step in steps where step.source != step.target {
+            guard let external = externalTables[step.source],
+                try environment.read({ txn in try !external.isEmpty(in: txn) })
+            else { continue }
+            throw KVStoreError(
+                .invalidMigrationPlan, entity: step.source,
+                message: "The migration \(label) would move the \(step.source) records to \(step.target), but they "
+                    + "have external values, which a migration cannot move to another entity yet; keep the entity's "
+                    + "name (a custom stage may transform its records in place). Nothing was migrated")
+        }
+    }
+
     /// Decodes the first and the last stored record of each entity the stage migrates without a closure with the
     /// new schema's model, before anything is written: a change a lightweight stage cannot make fails here, with
     /// the entity and field named, and the store is left as it was.
@@ -253,6 +281,9 @@ struct StageRun {
         for entry in entries {
             if let table = try migrator.openExisting(Catalog.recordTableName(entry.name), options: []) {
                 drops.append(table)
+            }
+            for name in [Catalog.externalTableName(entry.name), Catalog.stagingTableName(entry.name)] {
+                if let table = try migrator.openExisting(name, options: []) { drops.append(table) }
             }
             for index in entry.indexes {
                 let name = Catalog.indexTableName(entry.name, index.name)
