@@ -124,16 +124,24 @@ package enum IndexKey {
     /// - Returns: Whether the key was truncated.
     @discardableResult
     package static func finalize(_ key: inout [UInt8]) -> Bool {
-        guard key.count > maximumLength else { return false }
-        let hash = fnv1a64(key)
-        key.removeSubrange((maximumLength - 9)...)
-        key.append(truncationMarker)
-        appendBigEndian(hash, to: &key)
+        finalize(&key, from: 0)
+    }
+
+    /// ``finalize(_:)`` for the key that starts at `start` and runs to the end of `bytes`.
+    ///
+    /// - Returns: Whether the key was truncated.
+    @discardableResult
+    static func finalize(_ bytes: inout [UInt8], from start: Int) -> Bool {
+        guard bytes.count - start > maximumLength else { return false }
+        let hash = fnv1a64(bytes[start...])
+        bytes.removeSubrange((start + maximumLength - 9)...)
+        bytes.append(truncationMarker)
+        appendBigEndian(hash, to: &bytes)
         return true
     }
 
     /// The 64-bit FNV-1a hash of `bytes`.
-    static func fnv1a64(_ bytes: [UInt8]) -> UInt64 {
+    static func fnv1a64(_ bytes: some Sequence<UInt8>) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in bytes {
             hash ^= UInt64(byte)

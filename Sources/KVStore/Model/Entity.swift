@@ -95,6 +95,9 @@ public struct ExternalAttribute<M: Model>: Sendable {
     }
 }
 
+/// Appends the index keys of the model at an address to a set, as the keys of the index at a position.
+typealias IndexKeyAppender = @Sendable (UnsafeRawPointer, Int, inout IndexKeySet) -> Void
+
 /// An index or unique constraint on one or more attributes of a model.
 ///
 /// Make one with ``index(_:name:)``, ``unique(_:name:)`` or their compound forms. The index's
@@ -115,8 +118,19 @@ public struct ModelIndex<M: Model>: Sendable {
 
     let keyPaths: [PartialKeyPath<M> & Sendable]
 
-    /// The index keys of a model, finalized (long keys cut to a prefix plus a hash).
-    let keys: @Sendable (M) -> [[UInt8]]
+    /// Appends the index keys of the model at the given address to a set, as the keys of the index at the given
+    /// position, finalized (long keys cut to a prefix plus a hash).
+    ///
+    /// The model is passed by address, so that an entity's key functions are all of one type that does not depend
+    /// on `M`, which code generic over the model iterates without looking up type metadata.
+    let appendKeys: IndexKeyAppender
+
+    /// The index keys of a model, finalized.
+    func keys(_ model: M) -> [[UInt8]] {
+        var set = IndexKeySet()
+        withUnsafePointer(to: model) { appendKeys(UnsafeRawPointer($0), 0, &set) }
+        return set.keys(of: 0)
+    }
 
     /// One encoder per attribute, for the query planner: a boxed value to its key component.
     let componentEncoders: [@Sendable (Any) -> [UInt8]?]
@@ -151,11 +165,19 @@ public struct ModelIndex<M: Model>: Sendable {
         let read = reader(keyPath)
         return ModelIndex(
             name: field, fields: [field], isUnique: false, isMultiEntry: true, keyPaths: [keyPath],
-            keys: { model in
+            appendKeys: { model, position, set in
+                let elements = read(model)
+                // A few elements are compared with the keys before them; many are deduplicated through a set.
+                guard elements.count > 16 else {
+                    for element in elements {
+                        set.append(index: position, unique: true) { element.appendIndexKey(to: &$0) }
+                    }
+                    return
+                }
                 var seen = Set<[UInt8]>()
-                return read(model).compactMap { element in
+                for element in elements {
                     let key = finalized { element.appendIndexKey(to: &$0) }
-                    return seen.insert(key).inserted ? key : nil
+                    if seen.insert(key).inserted { set.append(index: position) { $0.append(contentsOf: key) } }
                 }
             },
             componentEncoders: [encoder(V.self)])
@@ -186,7 +208,7 @@ public struct ModelIndex<M: Model>: Sendable {
         let read = reader(keyPath)
         return ModelIndex(
             name: field, fields: [field], isUnique: unique, isMultiEntry: false, keyPaths: [keyPath],
-            keys: { model in [finalized { read(model).appendIndexKey(to: &$0) }] },
+            appendKeys: { model, position, set in set.append(index: position) { read(model).appendIndexKey(to: &$0) } },
             componentEncoders: [encoder(V.self)])
     }
 
@@ -200,29 +222,25 @@ public struct ModelIndex<M: Model>: Sendable {
         return ModelIndex(
             name: fields.joined(separator: "+"), fields: fields, isUnique: unique, isMultiEntry: false,
             keyPaths: [first, second],
-            keys: { model in
-                [
-                    finalized {
-                        readFirst(model).appendIndexKey(to: &$0)
-                        readSecond(model).appendIndexKey(to: &$0)
-                    }
-                ]
+            appendKeys: { model, position, set in
+                set.append(index: position) {
+                    readFirst(model).appendIndexKey(to: &$0)
+                    readSecond(model).appendIndexKey(to: &$0)
+                }
             },
             componentEncoders: [encoder(V1.self), encoder(V2.self)])
     }
 
-    /// A function that reads the attribute at `keyPath`.
+    /// A function that reads the attribute at `keyPath` of the model at an address.
     ///
     /// Every save computes its model's index keys, and applying a key path goes through the runtime's key path
     /// interpreter. A key path to a stored property of the model's own storage has a fixed offset, so it is read
     /// there directly; any other key path (a computed property, a property of a class) is applied as usual.
-    private static func reader<V>(_ keyPath: KeyPath<M, V> & Sendable) -> @Sendable (M) -> V {
-        guard let offset = MemoryLayout<M>.offset(of: keyPath) else { return { $0[keyPath: keyPath] } }
-        return { model in
-            withUnsafePointer(to: model) { pointer in
-                UnsafeRawPointer(pointer).advanced(by: offset).assumingMemoryBound(to: V.self).pointee
-            }
+    private static func reader<V>(_ keyPath: KeyPath<M, V> & Sendable) -> @Sendable (UnsafeRawPointer) -> V {
+        guard let offset = MemoryLayout<M>.offset(of: keyPath) else {
+            return { $0.assumingMemoryBound(to: M.self).pointee[keyPath: keyPath] }
         }
+        return { $0.advanced(by: offset).assumingMemoryBound(to: V.self).pointee }
     }
 
     /// Builds a key and cuts it to LMDB's limit.

@@ -163,13 +163,14 @@ extension EntityStore {
     /// 16 bytes of a referenced ID), so the model is not read through key paths a second time.
     ///
     /// - Parameter indexKeys: The model's keys, one list per index of ``indexes``.
-    func collectReferences(of id: UUID, indexKeys: [[[UInt8]]], into writes: WriteState) {
+    func collectReferences(of id: UUID, indexKeys: IndexKeySet, into writes: WriteState) {
         for reference in referenceIndexes {
-            for key in indexKeys[reference.index] where key.count == 17 && key[0] == IndexKey.present {
-                let target = key.withUnsafeBytes { UUID(bytes: UnsafeRawBufferPointer(rebasing: $0[1...])) }
+            indexKeys.forEachKey(of: reference.index) { key in
+                guard key.count == 17, key[0] == IndexKey.present else { return }
                 writes.references.append(
                     PendingReference(
-                        entity: name, id: id, field: reference.field, target: reference.target, targetID: target))
+                        entity: name, id: id, field: reference.field, target: reference.target,
+                        targetID: UUID(bytes: UnsafeRawBufferPointer(rebasing: key[1...]))))
             }
         }
     }

@@ -49,6 +49,8 @@ final class EntityStore<M: Model>: AnyEntityStore {
     let indexTables: [IndexTable]
     /// Whether a save must check a unique constraint before it writes the record.
     let hasUniqueIndex: Bool
+    /// Each index's key function, by position.
+    private let keyAppenders: [IndexKeyAppender]
     /// How the model writes and reads its fields when it is ``FieldCodable``; `nil` for `Codable` alone.
     let fieldCoding: FieldCoding<M>?
     /// The chunk and staging tables of the entity's external values, if it declares any.
@@ -92,6 +94,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
         self.catalogTable = catalogTable
         self.indexTables = indexes.map { IndexTable(table: $0.table, isUnique: $0.description.isUnique) }
         self.hasUniqueIndex = indexes.contains { $0.description.isUnique }
+        self.keyAppenders = indexes.map(\.description.appendKeys)
         self.fieldCoding = usesFieldCodable ? FieldCoding.of(M.self) : nil
         self.externalTable = externalTable
         self.externalAttributes = externalAttributes
@@ -177,7 +180,12 @@ final class EntityStore<M: Model>: AnyEntityStore {
         // read of the old record reuse the writer's decoder.
         return try withKey(id) { key in
             try state.withLock { state in
-                let newKeys = indexKeys(of: model)
+                // The writer's key sets, taken out of the state while `write` reads the rest of it.
+                var keys = IndexKeySets()
+                swap(&keys, &state.keys)
+                defer { swap(&keys, &state.keys) }
+                keys.new.removeAll()
+                indexKeys(of: model, into: &keys.new)
                 do {
                     if let fieldCoding {
                         try state.encoder.encodeFields(fields: &state.fields, into: &state.buffer) { fields in
@@ -191,10 +199,10 @@ final class EntityStore<M: Model>: AnyEntityStore {
                         .encodingFailed, entity: name, id: id, message: "The \(name) \(id) does not encode",
                         underlying: error)
                 }
-                let oldKeys = try state.buffer.withUnsafeBytes { record in
-                    try write(record, of: model, key: key, id: id, newKeys: newKeys, state: state, in: txn)
+                let replaced = try state.buffer.withUnsafeBytes { record in
+                    try write(record, of: model, key: key, id: id, keys: &keys, state: state, in: txn)
                 }
-                changes?.saved(id, in: name, replacing: oldKeys != nil)
+                changes?.saved(id, in: name, replacing: replaced)
                 // The entry goes into the transaction once per new revision of the field table, not once per save.
                 let written = state.written?.transaction == txn.id ? state.written?.revision : nil
                 if state.fields.revision != (written ?? state.persistedRevision) {
@@ -203,57 +211,60 @@ final class EntityStore<M: Model>: AnyEntityStore {
                     state.written = (txn.id, state.fields.revision)
                 }
                 if let references, !referenceIndexes.isEmpty {
-                    collectReferences(of: id, indexKeys: newKeys, into: references)
+                    collectReferences(of: id, indexKeys: keys.new, into: references)
                 }
             }
         }
     }
 
-    /// Writes an encoded record and moves its index entries from the old record's keys to `newKeys`.
+    /// Writes an encoded record and moves its index entries from the old record's keys to `keys.new`, computing
+    /// the old ones in `keys.old`.
     ///
     /// With no unique index, the record is put first: the put finds the old record in the same descent of the
     /// tree, so a new model costs no separate lookup. With a unique index, the index entries go first, so that a
     /// violation throws before the record is written.
     ///
-    /// - Returns: The old record's index keys, or `nil` when there was no record.
+    /// - Returns: Whether the record replaced one.
     private func write(
         _ record: UnsafeRawBufferPointer,
         of model: M,
         key: UnsafeRawBufferPointer,
         id: UUID,
-        newKeys: [[[UInt8]]],
+        keys: inout IndexKeySets,
         state: borrowing EntityWriterState,
         in txn: borrowing Transaction
-    ) throws -> [[[UInt8]]]? {
-        var oldKeys: [[[UInt8]]]?
+    ) throws -> Bool {
+        keys.old.removeAll()
+        var replaced = false
         if hasUniqueIndex {
             if let bytes = try txn.unsafeBytes(forKey: key, in: records) {
-                oldKeys = indexKeys(of: try decode(bytes, id: id, fields: state.fields, decoder: state.decoder))
+                replaced = true
+                indexKeys(of: try decode(bytes, id: id, fields: state.fields, decoder: state.decoder), into: &keys.old)
             }
-            if let conflict = try updateIndexEntries(old: oldKeys, new: newKeys, key: key, in: txn) {
+            if let conflict = try updateIndexEntries(old: keys.old, new: keys.new, key: key, in: txn) {
                 throw uniqueViolation(indexes[conflict.index].description, model: model, owner: conflict.owner)
             }
             try txn.put(record, forKey: key, in: records)
-            return oldKeys
+            return replaced
         }
         if let bytes = try txn.unsafePutIfAbsent(record, forKey: key, in: records) {
+            replaced = true
             // The old record's bytes are valid until the next write: decode them before overwriting.
-            oldKeys = []
             if !indexes.isEmpty {
-                oldKeys = indexKeys(of: try decode(bytes, id: id, fields: state.fields, decoder: state.decoder))
+                indexKeys(of: try decode(bytes, id: id, fields: state.fields, decoder: state.decoder), into: &keys.old)
             }
             try txn.put(record, forKey: key, in: records)
         }
-        _ = try updateIndexEntries(old: oldKeys, new: newKeys, key: key, in: txn)
-        return oldKeys
+        _ = try updateIndexEntries(old: keys.old, new: keys.new, key: key, in: txn)
+        return replaced
     }
 
-    /// The index keys of `model`, one list per index of ``indexes``.
-    private func indexKeys(of model: M) -> [[[UInt8]]] {
-        var keys: [[[UInt8]]] = []
-        keys.reserveCapacity(indexes.count)
-        for index in indexes { keys.append(index.description.keys(model)) }
-        return keys
+    /// Appends the index keys of `model` to `keys`, as the keys of each index of ``indexes`` by position.
+    private func indexKeys(of model: M, into keys: inout IndexKeySet) {
+        withUnsafePointer(to: model) { model in
+            let model = UnsafeRawPointer(model)
+            for (position, append) in keyAppenders.enumerated() { append(model, position, &keys) }
+        }
     }
 
     /// Records that a write transaction committed: if it wrote the entity's catalog entry, that revision of the
@@ -308,8 +319,9 @@ final class EntityStore<M: Model>: AnyEntityStore {
         try withKey(id) { key in
             let old = try model(for: id, in: txn, reader: reader ?? self.reader)
             guard let old else { return nil }
-            _ = try updateIndexEntries(
-                old: indexKeys(of: old), new: Array(repeating: [], count: indexes.count), key: key, in: txn)
+            var oldKeys = IndexKeySet()
+            indexKeys(of: old, into: &oldKeys)
+            _ = try updateIndexEntries(old: oldKeys, new: IndexKeySet(), key: key, in: txn)
             try txn.delete(forKey: key, in: records)
             try externalTable?.deleteAll(owner: id, in: txn)
             changes?.deleted(id, in: name)
@@ -323,38 +335,35 @@ final class EntityStore<M: Model>: AnyEntityStore {
     /// - Returns: The index whose unique constraint `new` breaks and the ID bytes of the model that holds the value,
     ///   or `nil`; on a conflict the caller throws, which aborts the transaction.
     private func updateIndexEntries(
-        old: [[[UInt8]]]?,
-        new: [[[UInt8]]],
+        old: IndexKeySet,
+        new: IndexKeySet,
         key: UnsafeRawBufferPointer,
         in txn: borrowing Transaction
     ) throws -> (index: Int, owner: [UInt8])? {
         for position in 0..<indexTables.count {
             let index = indexTables[position]
-            let oldKeys = old?[position] ?? []
-            let newKeys = new[position]
-            for indexKey in oldKeys where !newKeys.contains(indexKey) {
+            try old.forEachKey(of: position) { indexKey in
+                guard !new.contains(indexKey, of: position) else { return }
                 if index.isUnique {
                     // Only remove the entry if it is this model's.
                     let isOwn = try txn.withUnsafeBytes(forKey: indexKey, in: index.table) { $0?.elementsEqual(key) }
                     if isOwn == true { try txn.delete(forKey: indexKey, in: index.table) }
                 } else {
-                    _ = try indexKey.withUnsafeBytes { try txn.delete(key, forKey: $0, in: index.table) }
+                    _ = try txn.delete(key, forKey: indexKey, in: index.table)
                 }
             }
-            for indexKey in newKeys where !oldKeys.contains(indexKey) {
-                if index.isUnique {
-                    do {
-                        try indexKey.withUnsafeBytes {
-                            try txn.put(key, forKey: $0, in: index.table, options: .noOverwrite)
-                        }
-                    } catch LMDBError.keyExists {
-                        let owner = try txn.value(forKey: indexKey, in: index.table) ?? []
-                        if !owner.elementsEqual(key) { return (position, owner) }
-                    }
-                } else {
-                    try indexKey.withUnsafeBytes { try txn.put(key, forKey: $0, in: index.table) }
+            var owner: [UInt8]?
+            try new.forEachKey(of: position) { indexKey in
+                guard owner == nil, !old.contains(indexKey, of: position) else { return }
+                guard index.isUnique else { return try txn.put(key, forKey: indexKey, in: index.table) }
+                do {
+                    try txn.put(key, forKey: indexKey, in: index.table, options: .noOverwrite)
+                } catch LMDBError.keyExists {
+                    let existing = try txn.value(forKey: indexKey, in: index.table) ?? []
+                    if !existing.elementsEqual(key) { owner = existing }
                 }
             }
+            if let owner { return (position, owner) }
         }
         return nil
     }
@@ -444,8 +453,16 @@ private struct EntityWriterState {
     var written: (transaction: Int, revision: Int)?
     var encoder = RecordEncoder()
     var buffer: [UInt8] = []
+    /// The index keys of the model being saved and of the one it replaces.
+    var keys = IndexKeySets()
     /// Decodes the record a save replaces.
     let decoder = RecordDecoder()
+}
+
+/// The index keys of a model being saved and of the model it replaces, reused from save to save.
+struct IndexKeySets {
+    var new = IndexKeySet()
+    var old = IndexKeySet()
 }
 
 /// What decoding a batch of records needs: the entity's field table, and one decoder reused for every record.
