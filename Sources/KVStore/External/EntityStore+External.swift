@@ -17,8 +17,9 @@ extension EntityStore {
         return (attribute, table)
     }
 
-    /// Writes the external values of `model` that are not stored yet, deletes the values they replace, and returns
-    /// the model with descriptors in their place, ready to encode.
+    /// Writes the external values of `model` that are not stored yet, deletes the values they replace and those of
+    /// fields the model no longer declares external, and returns the model with descriptors in their place, ready
+    /// to encode.
     ///
     /// A value fetched and left unchanged is not written again.
     ///
@@ -43,6 +44,10 @@ extension EntityStore {
             if let oldDescriptor, oldDescriptor.valueID != descriptor.valueID {
                 try table.deleteValue(owner: model.id, field: attribute.id, value: oldDescriptor.valueID, in: txn)
             }
+        }
+        // The new record no longer holds the descriptors of fields the model stopped declaring external.
+        for field in retiredExternalFields where old != nil {
+            try table.deleteField(owner: model.id, field: field.fieldID, in: txn)
         }
         return model
     }

@@ -57,6 +57,9 @@ final class EntityStore<M: Model>: AnyEntityStore {
     let externalTable: ExternalValueTable?
     /// The external attributes with their field ids.
     let externalAttributes: [StoredExternalAttribute]
+    /// External fields of earlier versions of the model: their values stay until their model is saved, which deletes
+    /// them, or deleted.
+    let retiredExternalFields: [ExternalFieldCatalog]
     private let state: Locked<EntityWriterState>
 
     var modelType: any Model.Type { M.self }
@@ -83,7 +86,8 @@ final class EntityStore<M: Model>: AnyEntityStore {
         fields: FieldTable,
         usesFieldCodable: Bool = true,
         externalTable: ExternalValueTable? = nil,
-        externalAttributes: [StoredExternalAttribute] = []
+        externalAttributes: [StoredExternalAttribute] = [],
+        retiredExternalFields: [ExternalFieldCatalog] = []
     ) {
         self.name = name
         self.records = records
@@ -98,6 +102,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
         self.fieldCoding = usesFieldCodable ? FieldCoding.of(M.self) : nil
         self.externalTable = externalTable
         self.externalAttributes = externalAttributes
+        self.retiredExternalFields = retiredExternalFields
         self.state = Locked(EntityWriterState(fields: fields, persistedRevision: fields.revision))
     }
 
@@ -120,7 +125,8 @@ final class EntityStore<M: Model>: AnyEntityStore {
                     name: $0.description.name, fields: $0.description.fields, isUnique: $0.description.isUnique,
                     isMultiEntry: $0.description.isMultiEntry, isReady: true)
             }, relationships: relationships.map(\.catalog),
-            external: externalAttributes.map { ExternalFieldCatalog(name: $0.name, fieldID: $0.id) })
+            external: externalAttributes.map { ExternalFieldCatalog(name: $0.name, fieldID: $0.id) }
+                + retiredExternalFields)
     }
 
     // MARK: - Reading
@@ -174,7 +180,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
     func save(
         _ model: M, in txn: borrowing Transaction, changes: ChangeCollector?, references: WriteState? = nil
     ) throws {
-        let model = externalAttributes.isEmpty ? model : try storeExternalValues(of: model, in: txn)
+        let model = externalTable == nil ? model : try storeExternalValues(of: model, in: txn)
         let id = model.id
         // Only writers take the lock, and LMDB runs one writer at a time; holding it for the whole save lets the
         // read of the old record reuse the writer's decoder.

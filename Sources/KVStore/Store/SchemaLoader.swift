@@ -44,7 +44,11 @@ struct SchemaLoader {
         var fields = stored?.fields ?? FieldTable()
         var externalTable: ExternalValueTable?
         var externalAttributes: [EntityStore<M>.StoredExternalAttribute] = []
-        if !entity.externalStorage.isEmpty {
+        // External fields the model no longer declares keep their values until their model is saved or deleted.
+        let retiredExternal = (stored?.external ?? []).filter { field in
+            !entity.externalStorage.contains { $0.name == field.name }
+        }
+        if !entity.externalStorage.isEmpty || !retiredExternal.isEmpty {
             externalTable = ExternalValueTable(
                 entity: entity.name,
                 chunks: try environment.openTable(named: Catalog.externalTableName(entity.name), create: true),
@@ -58,7 +62,7 @@ struct SchemaLoader {
         let store = EntityStore<M>(
             name: entity.name, records: records, indexes: indexes, relationships: entity.relationships,
             catalogTable: catalog, fields: fields, usesFieldCodable: usesFieldCodable, externalTable: externalTable,
-            externalAttributes: externalAttributes)
+            externalAttributes: externalAttributes, retiredExternalFields: retiredExternal)
         try checkCompatibility(store)
         if let externalTable { try deleteAbandonedValues(externalTable) }
         try build(unbuilt, of: store)
