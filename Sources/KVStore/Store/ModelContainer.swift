@@ -161,10 +161,10 @@ public final class ModelContainer: Sendable {
     /// The number of table slots to reserve in the environment for `types`.
     ///
     /// Each entity needs one table for its records, one per index and two for external values (chunks and staging)
-    /// when it declares any, and the store one for its catalog; slots for
-    /// indexes a schema change drops come from the headroom. LMDB allocates and clears a slot array of this size
-    /// when each read transaction begins, so it is kept small instead of set to a generous constant: with 1,024
-    /// slots a one-record read transaction took about 1 µs longer (kvbench's N+1 fetch: 4.3 µs instead of 3.1 µs).
+    /// when it declares any, and the store one for its catalog; slots for indexes a schema change drops come from the
+    /// headroom. LMDB allocates and clears a slot array of this size when each read transaction begins, so it is
+    /// kept small instead of set to a generous constant: with 1,024 slots a one-record read transaction took about
+    /// 1 µs longer (kvbench's N+1 fetch: 4.3 µs instead of 3.1 µs). Fewer than 128 gains nothing measurable.
     static func tableSlots(for types: [any Model.Type]) -> Int {
         func tables<M: Model>(_ type: M.Type) -> Int {
             1 + M.entity.indexes.count + (M.entity.externalStorage.isEmpty ? 0 : 2)
