@@ -91,25 +91,6 @@ enum NotesMigrationPlan: SchemaMigrationPlan {
     }
 
     @Test func readmeShowsTheMigrationExamplesAsTested() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-        for (name, indent) in [("migration models", 0), ("migration example", 8)] {
-            let marker = try #require(readme.range(of: "<!-- example: \(name) -->\n```swift\n"))
-            let end = try #require(readme.range(of: "```", range: marker.upperBound..<readme.endIndex))
-            let shown = String(readme[marker.upperBound..<end.lowerBound])
-            let begin = try #require(source.range(of: "// README: begin \(name)\n"))
-            let stop = try #require(
-                source.range(
-                    of: String(repeating: " ", count: indent) + "// README: end \(name)",
-                    range: begin.upperBound..<source.endIndex))
-            let tested = source[begin.upperBound..<stop.lowerBound].split(
-                separator: "\n", omittingEmptySubsequences: false
-            )
-            .map { $0.hasPrefix(String(repeating: " ", count: indent)) ? $0.dropFirst(indent) : $0 }
-            .joined(separator: "\n")
-            #expect(shown == tested, "README block '\(name)' differs from the test")
-        }
+        try expectReadmeShows([("migration models", 0), ("migration example", 8)])
     }
 }

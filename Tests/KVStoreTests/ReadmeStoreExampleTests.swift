@@ -196,27 +196,9 @@ extension Reading: FieldCodable {
     }
 
     @Test func readmeShowsTheExamplesAsTested() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-        let blocks = [
+        try expectReadmeShows([
             ("models", 0), ("store example", 8), ("relationship models", 0), ("relationship example", 8),
             ("background example", 8), ("field coding", 0),
-        ]
-        for (name, indent) in blocks {
-            let marker = try #require(readme.range(of: "<!-- example: \(name) -->\n```swift\n"))
-            let end = try #require(readme.range(of: "```", range: marker.upperBound..<readme.endIndex))
-            let shown = String(readme[marker.upperBound..<end.lowerBound])
-            let begin = try #require(source.range(of: "// README: begin \(name)\n"))
-            let finish = try #require(
-                source.range(of: String(repeating: " ", count: indent) + "// README: end \(name)"))
-            let prefix = String(repeating: " ", count: indent)
-            let tested = source[begin.upperBound..<finish.lowerBound]
-                .split(separator: "\n", omittingEmptySubsequences: false)
-                .map { $0.hasPrefix(prefix) ? $0.dropFirst(indent) : $0 }
-                .joined(separator: "\n")
-            #expect(shown == tested, "README block '\(name)' differs from the test")
-        }
+        ])
     }
 }

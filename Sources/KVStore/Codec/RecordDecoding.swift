@@ -100,23 +100,9 @@ final class RecordDecoding: Decoder {
     /// The decoder keeps its buffers for the next record, and no reference to `bytes`.
     func decodeRecord<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, fields: FieldTable) throws -> T
     {
-        reader = ByteReader(bytes)
-        self.fields = fields
-        isBusy = true
-        defer {
-            isBusy = false
-            reader = ByteReader(UnsafeRawBufferPointer(start: nil, count: 0))
-            codingPath.removeAll(keepingCapacity: true)
-            entryCount = 0
-            explicitPaths.removeAll(keepingCapacity: true)
-            valueOffset = -1
-            depth = 0
-            knownEnd = (-1, -1)
-            levelEnd = -1
-        }
-        var offset = 0
-        let version = try reader.readByte(at: &offset)
-        guard version == RecordFormat.version else { throw RecordFormatError(.badVersion(version), at: 0) }
+        beginRecord(bytes, fields: fields)
+        defer { endRecord() }
+        let offset = try valueOffsetAfterVersion()
         let value = try decodeValue(T.self, at: offset)
         let end = try endOfValue(at: offset, depth: 0)
         guard end == reader.count else { throw RecordFormatError(.trailingBytes, at: end) }
@@ -130,30 +116,44 @@ final class RecordDecoding: Decoder {
         fields: FieldTable,
         _ body: (FieldReader) throws -> R
     ) throws -> R {
-        reader = ByteReader(bytes)
-        self.fields = fields
-        isBusy = true
-        defer {
-            isBusy = false
-            reader = ByteReader(UnsafeRawBufferPointer(start: nil, count: 0))
-            codingPath.removeAll(keepingCapacity: true)
-            entryCount = 0
-            explicitPaths.removeAll(keepingCapacity: true)
-            valueOffset = -1
-            depth = 0
-            knownEnd = (-1, -1)
-            levelEnd = -1
-            fieldCursor.end()
-        }
-        var offset = 0
-        let version = try reader.readByte(at: &offset)
-        guard version == RecordFormat.version else { throw RecordFormatError(.badVersion(version), at: 0) }
+        beginRecord(bytes, fields: fields)
+        defer { endRecord() }
+        let offset = try valueOffsetAfterVersion()
         valueOffset = offset
         let record = try beginFields(at: offset)
         let value = try body(FieldReader(decoding: self, record: record))
         let end = try endOfFields(at: offset)
         guard end == reader.count else { throw RecordFormatError(.trailingBytes, at: end) }
         return value
+    }
+
+    /// Starts decoding the record in `bytes` with `fields`; call ``endRecord()`` when done, even after an error.
+    private func beginRecord(_ bytes: UnsafeRawBufferPointer, fields: FieldTable) {
+        reader = ByteReader(bytes)
+        self.fields = fields
+        isBusy = true
+    }
+
+    /// Checks the record's version byte and returns the offset of its value.
+    private func valueOffsetAfterVersion() throws -> Int {
+        var offset = 0
+        let version = try reader.readByte(at: &offset)
+        guard version == RecordFormat.version else { throw RecordFormatError(.badVersion(version), at: 0) }
+        return offset
+    }
+
+    /// Lets go of the record's bytes and resets the state for the next record, keeping the buffers.
+    private func endRecord() {
+        isBusy = false
+        reader = ByteReader(UnsafeRawBufferPointer(start: nil, count: 0))
+        codingPath.removeAll(keepingCapacity: true)
+        entryCount = 0
+        explicitPaths.removeAll(keepingCapacity: true)
+        valueOffset = -1
+        depth = 0
+        knownEnd = (-1, -1)
+        levelEnd = -1
+        fieldCursor.end()
     }
 
     // MARK: Values
