@@ -49,6 +49,27 @@ import Testing
         #expect(table.revision == loaded.revision + 2)
     }
 
+    @Test func onlyAnUnchangedCopyIsIdentical() throws {
+        var table = FieldTable()
+        _ = table.id(for: "a")
+        let copy = table
+        #expect(copy.isIdentical(to: table))
+        // An equal table built on its own, and copies that changed, are not.
+        var rebuilt = FieldTable()
+        _ = rebuilt.id(for: "a")
+        #expect(rebuilt == table && !rebuilt.isIdentical(to: table))
+        table.observe(.int, for: 1)
+        #expect(!copy.isIdentical(to: table))
+        var renamed = copy
+        let didRename = renamed.rename("a", to: "b")
+        #expect(didRename)
+        #expect(!renamed.isIdentical(to: copy))
+        var decoded = try JSONDecoder().decode(FieldTable.self, from: JSONEncoder().encode(copy))
+        #expect(!decoded.isIdentical(to: copy))
+        _ = decoded.id(for: "c")
+        #expect(!decoded.isIdentical(to: copy))
+    }
+
     @Test func theTableRoundTripsThroughCodable() throws {
         var table = FieldTable()
         _ = table.id(for: "x")

@@ -346,6 +346,12 @@ private func withSamples<M: Model, R>(
             #expect(error.entity == "Sample")
             #expect(error.id == samples[1].id)
             #expect(error.description.contains(misreading.field))
+            // In a batch too, after the records before it decoded.
+            let batchError = try #require(throws: KVStoreError.self) {
+                try container.read { txn throws in try txn.models(for: samples.map(\.id), as: MisreadSample.self) }
+            }
+            #expect(batchError == .corruptRecord)
+            #expect(batchError.id == samples[1].id)
             // The other records read.
             let others = try container.read { txn throws in
                 try txn.models(for: [samples[0].id, samples[2].id], as: MisreadSample.self)
@@ -511,5 +517,127 @@ private func readFields<R>(_ bytes: [UInt8], fields: FieldTable, _ body: (FieldR
             }
         }
         #expect(title == "title")
+    }
+}
+
+/// A value of every kind a ``FieldReader`` reads directly, stored through `Codable`.
+struct PrimitiveSample: Codable, Equatable {
+    var flag = true
+    var ratio = 0.25
+    var count = -300
+    var small: UInt8 = 200
+    var when = Date(timeIntervalSinceReferenceDate: 1_000)
+    var id = UUID.timeOrdered()
+    var name = "a name longer than a small string"
+    var whole = 7
+    var nothing: String? = nil
+
+    enum CodingKeys: String, CodingKey {
+        case flag, ratio, count, small, when, id, name, whole, nothing
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(flag, forKey: .flag)
+        try container.encode(ratio, forKey: .ratio)
+        try container.encode(count, forKey: .count)
+        try container.encode(small, forKey: .small)
+        try container.encode(when, forKey: .when)
+        try container.encode(id, forKey: .id)
+        try container.encode(name, forKey: .name)
+        try container.encode(whole, forKey: .whole)
+        try container.encodeNil(forKey: .nothing)
+    }
+
+    /// Reads every field through the reader's typed methods, in stored order, `whole` as a Double.
+    init(fields: FieldReader) throws {
+        flag = try fields.decode(Bool.self, forKey: "flag")
+        ratio = try fields.decode(Double.self, forKey: "ratio")
+        count = try fields.decode(Int.self, forKey: "count")
+        small = try fields.decode(UInt8.self, forKey: "small")
+        when = try fields.decode(Date.self, forKey: "when")
+        id = try fields.decode(UUID.self, forKey: "id")
+        name = try fields.decode(String.self, forKey: "name")
+        whole = Int(try fields.decode(Double.self, forKey: "whole"))
+        nothing = try fields.decodeIfPresent(String.self, forKey: "nothing")
+    }
+
+    init() {}
+}
+
+/// The typed reads of ``FieldReader``, which take a shortcut for fields read in stored order, give what the general
+/// path gives, and fall back to it for everything the shortcut does not take.
+@Suite struct FieldReaderTypedReadTests {
+    let sample = PrimitiveSample()
+
+    /// The sample's record, after `padding` other names in the field table.
+    func record(padding: Int) throws -> (bytes: [UInt8], fields: FieldTable) {
+        var fields = FieldTable()
+        for index in 0..<padding { _ = fields.id(for: "padding\(index)") }
+        return (try encodeTestRecord(sample, fields: &fields), fields)
+    }
+
+    @Test(arguments: [0, 200])
+    func readsEveryKindInStoredOrder(padding: Int) throws {
+        // With 200 names before them, the field ids take two bytes, which only the general path reads.
+        let (bytes, fields) = try record(padding: padding)
+        #expect(try readFields(bytes, fields: fields) { try PrimitiveSample(fields: $0) } == sample)
+    }
+
+    @Test func readsEveryKindInReverseOrder() throws {
+        let (bytes, fields) = try record(padding: 0)
+        let read = try readFields(bytes, fields: fields) { fields in
+            (
+                try fields.decodeIfPresent(String.self, forKey: "nothing"),
+                try fields.decode(Int.self, forKey: "whole"), try fields.decode(String.self, forKey: "name"),
+                try fields.decode(UUID.self, forKey: "id"), try fields.decode(Date.self, forKey: "when"),
+                try fields.decode(UInt8.self, forKey: "small"), try fields.decode(Int.self, forKey: "count"),
+                try fields.decode(Double.self, forKey: "ratio"), try fields.decode(Bool.self, forKey: "flag")
+            )
+        }
+        #expect(read.0 == nil && read.1 == sample.whole && read.2 == sample.name && read.3 == sample.id)
+        #expect(read.4 == sample.when && read.5 == sample.small && read.6 == sample.count)
+        #expect(read.7 == sample.ratio && read.8 == sample.flag)
+    }
+
+    @Test func aValueThatDoesNotFitThrowsAndTheNextFieldStillReads() throws {
+        let (bytes, fields) = try record(padding: 0)
+        try readFields(bytes, fields: fields) { fields throws in
+            #expect(try fields.decode(Bool.self, forKey: "flag"))
+            #expect(throws: DecodingError.self) { try fields.decode(Int.self, forKey: "ratio") }
+            #expect(try fields.decode(Double.self, forKey: "ratio") == sample.ratio)
+            // -300 fits in no UInt8 or Int8; 200 fits in a UInt8 and not in an Int8.
+            #expect(throws: DecodingError.self) { try fields.decode(UInt8.self, forKey: "count") }
+            #expect(throws: DecodingError.self) { try fields.decode(Int8.self, forKey: "count") }
+            #expect(try fields.decode(Int16.self, forKey: "count") == -300)
+            #expect(throws: DecodingError.self) { try fields.decode(Int8.self, forKey: "small") }
+            #expect(try fields.decodeIfPresent(UInt8.self, forKey: "small") == 200)
+            #expect(throws: DecodingError.self) { try fields.decode(String.self, forKey: "when") }
+            #expect(try fields.decodeIfPresent(Date.self, forKey: "when") == sample.when)
+            #expect(throws: DecodingError.self) { try fields.decode(Bool.self, forKey: "id") }
+            #expect(try fields.decodeIfPresent(UUID.self, forKey: "id") == sample.id)
+            #expect(throws: DecodingError.self) { try fields.decode(UUID.self, forKey: "name") }
+            #expect(try fields.decodeIfPresent(String.self, forKey: "name") == sample.name)
+            #expect(try fields.decodeIfPresent(Double.self, forKey: "whole") == 7)
+            #expect(throws: DecodingError.self) { try fields.decode(String.self, forKey: "nothing") }
+            #expect(try fields.decodeIfPresent(Bool.self, forKey: "nothing") == nil)
+        }
+    }
+
+    @Test func aDamagedValueIsACorruptRecordWhereverItIsRead() throws {
+        let (bytes, fields) = try record(padding: 0)
+        let name = try #require(
+            bytes.indices.first { bytes[$0...].starts(with: Array(sample.name.utf8)) })
+        // Invalid UTF-8 in the name, a name longer than the record, and a record cut inside the date.
+        var invalid = bytes
+        invalid[name] = 0xFF
+        var overlong = bytes
+        overlong[name - 1] = 0x7F
+        let cut = Array(bytes.prefix(name - 25))
+        for damaged in [invalid, overlong, cut] {
+            #expect(throws: RecordFormatError.self) {
+                try readFields(damaged, fields: fields) { try PrimitiveSample(fields: $0) }
+            }
+        }
     }
 }

@@ -44,6 +44,24 @@ package struct FieldTable: Sendable, Equatable {
         return id
     }
 
+    /// Whether `other` is a copy of this table that neither has changed since: the same storage for the names and
+    /// kinds, and the same revision.
+    ///
+    /// A cheap check, without comparing names, that lets a decoder keep the table it holds instead of assigning an
+    /// equal one, and paying for its reference counting, for every record. Storage is shared only between copies:
+    /// a table that changes while another copy holds its storage gets storage of its own, so a `true` answer means
+    /// equal contents. (The ids follow the names: every change to them changes the names too.)
+    package func isIdentical(to other: FieldTable) -> Bool {
+        guard revision == other.revision, names.count == other.names.count else { return false }
+        let sameNames = names.withUnsafeBufferPointer { lhs in
+            other.names.withUnsafeBufferPointer { rhs in lhs.baseAddress == rhs.baseAddress }
+        }
+        let sameKinds = kinds.withUnsafeBufferPointer { lhs in
+            other.kinds.withUnsafeBufferPointer { rhs in lhs.baseAddress == rhs.baseAddress }
+        }
+        return sameNames && sameKinds
+    }
+
     /// Returns the id of `name`, or nil if it was never interned.
     package func existingID(for name: String) -> UInt32? {
         ids[name]

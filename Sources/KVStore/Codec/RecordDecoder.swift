@@ -47,7 +47,9 @@ struct RecordDecoder {
         fields: FieldTable,
         _ body: (FieldReader) throws -> R
     ) throws -> R {
-        let decoding = decoding.isBusy ? RecordDecoding() : decoding
+        // As in `decode(_:from:fields:)`; without a local copy of the reused instance, which would cost reference
+        // counting per record.
+        if decoding.isBusy { return try RecordDecoding().decodeFieldRecord(from: bytes, fields: fields, body) }
         return try decoding.decodeFieldRecord(from: bytes, fields: fields, body)
     }
 }

@@ -20,7 +20,11 @@ struct FieldCursor {
     /// Whether the last field found is the entry at `next`, which reading its value moves past.
     var foundNext = false
     /// The entry table of the fields, once a field was asked for out of order.
-    var container: RecordKeyedDecodingContainer<RecordCodingKey>?
+    var container: RecordKeyedDecodingContainer<RecordCodingKey>? {
+        didSet { usesTable = container != nil }
+    }
+    /// Whether ``container`` is set: fields are then looked up in the table, not found in stored order.
+    private(set) var usesTable = false
 
     /// Forgets the record, so that a reader kept past its call throws.
     mutating func end() {
@@ -60,7 +64,7 @@ extension RecordDecoding {
                     codingPath: [RecordCodingKey(stringValue: name)],
                     debugDescription: "A FieldReader was used after the init(fields:) it was handed to returned."))
         }
-        if fieldCursor.container == nil {
+        if !fieldCursor.usesTable {
             if fieldCursor.remaining > 0 {
                 var position = fieldCursor.next
                 if fields.id(try reader.readVarint(at: &position), isNamed: name) {
@@ -104,12 +108,112 @@ extension RecordDecoding {
     /// Returns where the record's object, at `offset`, ends: past the entries not read when every field was read
     /// in stored order, or as the entry table found it.
     func endOfFields(at offset: Int) throws -> Int {
-        guard fieldCursor.container == nil else { return try endOfValue(at: offset, depth: 0) }
+        guard !fieldCursor.usesTable else { return try endOfValue(at: offset, depth: 0) }
         var position = fieldCursor.next
         for _ in 0..<fieldCursor.remaining {
             _ = try reader.readVarint(at: &position)
             position = try reader.endOfValue(at: position, depth: 1)
         }
         return position
+    }
+}
+
+// MARK: - Fast paths
+
+/// The reads of ``FieldReader`` for a record whose fields are read in stored order, each of one kind.
+///
+/// Each checks that the next entry in stored order is the field asked for, with a one-byte field id, and that its
+/// value has the expected tag and fits in the record; it then reads the value and moves past the entry. In any other
+/// case (a field out of order or missing, another kind, null, a reader kept past its call, bytes that do not fit) it
+/// returns nil having read nothing, and the reader takes the general path, which finds the field wherever it is or
+/// throws the error that case deserves. A record written by the model's own `write(to:)` never leaves these paths.
+extension RecordDecoding {
+    /// The offset of the tag of the next entry's value when the entry is the field `name` of `record` and at least
+    /// `size` bytes of value (its tag included) follow; nil otherwise.
+    @inline(__always)
+    private func nextValue(_ name: String, record: Int, size: Int) -> Int? {
+        guard record == fieldCursor.record, !fieldCursor.usesTable, fieldCursor.remaining > 0 else { return nil }
+        let buffer = reader.buffer
+        let position = fieldCursor.next
+        guard position >= 0, size < buffer.count - position else { return nil }
+        let id = buffer[position]
+        guard id < 0x80, fields.id(UInt64(id), isNamed: name) else { return nil }
+        return position + 1
+    }
+
+    /// Moves past the entry whose value ends at `end`.
+    @inline(__always)
+    private func didReadNext(endingAt end: Int) {
+        fieldCursor.next = end
+        fieldCursor.remaining -= 1
+        fieldCursor.foundNext = false
+    }
+
+    /// The next entry's value, when it is the Boolean field `name`.
+    func nextBool(_ name: String, record: Int) -> Bool? {
+        guard let offset = nextValue(name, record: record, size: 1) else { return nil }
+        let tag = reader.buffer[offset]
+        guard tag == ValueKind.true.rawValue || tag == ValueKind.false.rawValue else { return nil }
+        didReadNext(endingAt: offset + 1)
+        return tag == ValueKind.true.rawValue
+    }
+
+    /// The bit pattern of the next entry's value, when it is the field `name` with the 8-byte payload of `kind`.
+    @inline(__always)
+    private func nextBits(_ name: String, record: Int, kind: ValueKind) -> UInt64? {
+        guard let offset = nextValue(name, record: record, size: 9), reader.buffer[offset] == kind.rawValue else {
+            return nil
+        }
+        let bits = reader.buffer.loadUnaligned(fromByteOffset: offset + 1, as: UInt64.self)
+        didReadNext(endingAt: offset + 9)
+        return UInt64(littleEndian: bits)
+    }
+
+    /// The next entry's value, when it is the double field `name`.
+    func nextDouble(_ name: String, record: Int) -> Double? {
+        nextBits(name, record: record, kind: .double).map(Double.init(bitPattern:))
+    }
+
+    /// The next entry's value, when it is the date field `name`.
+    func nextDate(_ name: String, record: Int) -> Date? {
+        nextBits(name, record: record, kind: .date).map {
+            Date(timeIntervalSinceReferenceDate: Double(bitPattern: $0))
+        }
+    }
+
+    /// The next entry's value, when it is the UUID field `name`.
+    func nextUUID(_ name: String, record: Int) -> UUID? {
+        guard let offset = nextValue(name, record: record, size: 17), reader.buffer[offset] == ValueKind.uuid.rawValue
+        else { return nil }
+        let uuid = UUID(uuid: reader.buffer.loadUnaligned(fromByteOffset: offset + 1, as: uuid_t.self))
+        didReadNext(endingAt: offset + 17)
+        return uuid
+    }
+
+    /// The next entry's value, when it is the integer field `name` and fits in `I`.
+    func nextInteger<I: FixedWidthInteger>(_ type: I.Type, _ name: String, record: Int) -> I? {
+        guard let offset = nextValue(name, record: record, size: 2) else { return nil }
+        let tag = reader.buffer[offset]
+        var end = offset + 1
+        guard tag == ValueKind.int.rawValue || tag == ValueKind.uint.rawValue,
+            let payload = try? reader.readVarint(at: &end)
+        else { return nil }
+        let value = tag == ValueKind.int.rawValue ? I(exactly: RecordFormat.unzigzag(payload)) : I(exactly: payload)
+        guard let value else { return nil }
+        didReadNext(endingAt: end)
+        return value
+    }
+
+    /// The next entry's value, when it is the string field `name`.
+    ///
+    /// - Throws: ``RecordFormatError`` for a length past the record's end or invalid UTF-8, as the general path
+    ///   would.
+    func nextString(_ name: String, record: Int) throws -> String? {
+        guard let offset = nextValue(name, record: record, size: 2), reader.buffer[offset] == ValueKind.string.rawValue
+        else { return nil }
+        var end = offset + 1
+        let text = try reader.readText(at: &end)
+        didReadNext(endingAt: end)
+        return text
     }
 }

@@ -130,7 +130,8 @@ final class RecordDecoding: Decoder {
     /// Starts decoding the record in `bytes` with `fields`; call ``endRecord()`` when done, even after an error.
     private func beginRecord(_ bytes: UnsafeRawBufferPointer, fields: FieldTable) {
         reader = ByteReader(bytes)
-        self.fields = fields
+        // A batch decodes every record with the same table: keeping it saves reference counting per record.
+        if !self.fields.isIdentical(to: fields) { self.fields = fields }
         isBusy = true
     }
 

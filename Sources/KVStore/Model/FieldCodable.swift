@@ -188,6 +188,7 @@ public struct FieldReader {
 
     /// Reads a string.
     public func decode(_ type: String.Type, forKey key: String) throws -> String {
+        if let value = try decoding.nextString(key, record: record) { return value }
         var offset = try require(key)
         let value = try decoding.decodeString(at: &offset, path: path(key))
         decoding.didReadField(endingAt: offset)
@@ -196,6 +197,7 @@ public struct FieldReader {
 
     /// Reads a Boolean.
     public func decode(_ type: Bool.Type, forKey key: String) throws -> Bool {
+        if let value = decoding.nextBool(key, record: record) { return value }
         var offset = try require(key)
         let value = try decoding.decodeBool(at: &offset, path: path(key))
         decoding.didReadField(endingAt: offset)
@@ -204,6 +206,7 @@ public struct FieldReader {
 
     /// Reads a Double; a stored float or integer that it represents exactly is read too, as Codable does.
     public func decode(_ type: Double.Type, forKey key: String) throws -> Double {
+        if let value = decoding.nextDouble(key, record: record) { return value }
         var offset = try require(key)
         let value = try decoding.decodeDouble(at: &offset, path: path(key))
         decoding.didReadField(endingAt: offset)
@@ -220,6 +223,7 @@ public struct FieldReader {
 
     /// Reads an integer of any width, throwing when the stored value does not fit.
     public func decode<I: FixedWidthInteger & Decodable>(_ type: I.Type, forKey key: String) throws -> I {
+        if let value = decoding.nextInteger(I.self, key, record: record) { return value }
         var offset = try require(key)
         let value = try decoding.decodeInteger(I.self, at: &offset, path: path(key))
         decoding.didReadField(endingAt: offset)
@@ -228,6 +232,7 @@ public struct FieldReader {
 
     /// Reads a date.
     public func decode(_ type: Date.Type, forKey key: String) throws -> Date {
+        if let value = decoding.nextDate(key, record: record) { return value }
         var offset = try require(key)
         let value = try decoding.decodeDate(at: &offset, path: path(key))
         decoding.didReadField(endingAt: offset)
@@ -236,6 +241,7 @@ public struct FieldReader {
 
     /// Reads a UUID.
     public func decode(_ type: UUID.Type, forKey key: String) throws -> UUID {
+        if let value = decoding.nextUUID(key, record: record) { return value }
         var offset = try require(key)
         let value = try decoding.decodeUUID(at: &offset, path: path(key))
         decoding.didReadField(endingAt: offset)
@@ -257,6 +263,7 @@ public struct FieldReader {
 
     /// Reads a string, or `nil` when the key is missing or null.
     public func decodeIfPresent(_ type: String.Type, forKey key: String) throws -> String? {
+        if let value = try decoding.nextString(key, record: record) { return value }
         guard var offset = try present(key) else { return nil }
         let value = try decoding.decodeString(at: &offset, path: path(key))
         decoding.didReadField(endingAt: offset)
@@ -265,6 +272,7 @@ public struct FieldReader {
 
     /// Reads a Boolean, or `nil` when the key is missing or null.
     public func decodeIfPresent(_ type: Bool.Type, forKey key: String) throws -> Bool? {
+        if let value = decoding.nextBool(key, record: record) { return value }
         guard var offset = try present(key) else { return nil }
         let value = try decoding.decodeBool(at: &offset, path: path(key))
         decoding.didReadField(endingAt: offset)
@@ -273,6 +281,7 @@ public struct FieldReader {
 
     /// Reads a Double, or `nil` when the key is missing or null.
     public func decodeIfPresent(_ type: Double.Type, forKey key: String) throws -> Double? {
+        if let value = decoding.nextDouble(key, record: record) { return value }
         guard var offset = try present(key) else { return nil }
         let value = try decoding.decodeDouble(at: &offset, path: path(key))
         decoding.didReadField(endingAt: offset)
@@ -281,6 +290,7 @@ public struct FieldReader {
 
     /// Reads an integer of any width, or `nil` when the key is missing or null.
     public func decodeIfPresent<I: FixedWidthInteger & Decodable>(_ type: I.Type, forKey key: String) throws -> I? {
+        if let value = decoding.nextInteger(I.self, key, record: record) { return value }
         guard var offset = try present(key) else { return nil }
         let value = try decoding.decodeInteger(I.self, at: &offset, path: path(key))
         decoding.didReadField(endingAt: offset)
@@ -289,6 +299,7 @@ public struct FieldReader {
 
     /// Reads a date, or `nil` when the key is missing or null.
     public func decodeIfPresent(_ type: Date.Type, forKey key: String) throws -> Date? {
+        if let value = decoding.nextDate(key, record: record) { return value }
         guard var offset = try present(key) else { return nil }
         let value = try decoding.decodeDate(at: &offset, path: path(key))
         decoding.didReadField(endingAt: offset)
@@ -297,6 +308,7 @@ public struct FieldReader {
 
     /// Reads a UUID, or `nil` when the key is missing or null.
     public func decodeIfPresent(_ type: UUID.Type, forKey key: String) throws -> UUID? {
+        if let value = decoding.nextUUID(key, record: record) { return value }
         guard var offset = try present(key) else { return nil }
         let value = try decoding.decodeUUID(at: &offset, path: path(key))
         decoding.didReadField(endingAt: offset)

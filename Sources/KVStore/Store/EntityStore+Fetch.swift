@@ -159,36 +159,67 @@ extension EntityStore {
     /// key order, which keeps them close together in the B+tree.
     func models(for ids: [UUID], in txn: borrowing Transaction) throws -> [M?] {
         let reader = self.reader
-        var results = [M?](repeating: nil, count: ids.count)
-        try results.withUnsafeMutableBufferPointer { results in
-            for position in keyOrder(of: ids) {
-                let id = ids[position]
-                guard let bytes = try withKey(id, { key in try txn.unsafeBytes(forKey: key, in: records) }) else {
-                    continue
+        let order = keyOrder(of: ids)
+        // Each result is initialized once, where it belongs, rather than assigned over a `nil`: assigning a generic
+        // optional costs a check and a destroy of the old value per model.
+        return try [M?](unsafeUninitializedCapacity: ids.count) { results, initializedCount in
+            guard let base = results.baseAddress else { return }
+            var done = 0
+            do {
+                for position in order {
+                    let id = ids[position]
+                    let bytes = try withKey(id) { key in try txn.unsafeBytes(forKey: key, in: records) }
+                    (base + position).initialize(to: try bytes.map { try decode($0, id: id, reader: reader) })
+                    done += 1
                 }
-                results[position] = try decode(bytes, id: id, reader: reader)
+            } catch {
+                for position in order[..<done] { (base + position).deinitialize(count: 1) }
+                throw error
             }
+            initializedCount = ids.count
         }
-        return results
     }
 }
 
 /// The positions of `ids` in the order of their record keys, so that lookups walk the tree from left to right.
+///
+/// A batch of up to 65,536 IDs is sorted as plain integers, which is several times faster than sorting pairs: an
+/// ID's first eight bytes, big-endian, with the bits its position needs in place of the lowest ones. IDs that differ
+/// only in the bits given up may come in either order, which costs the lookups nothing: at least 48 leading bits are
+/// kept, the whole timestamp of a time-ordered ID, so such IDs were made within the same millisecond and are
+/// neighbours in the tree. Larger batches are sorted on the whole ID.
 func keyOrder(of ids: [UUID]) -> [Int] {
-    // A UUID's bytes read as two big-endian integers compare as the bytes do.
+    let positionBits = Int.bitWidth - max(ids.count - 1, 1).leadingZeroBitCount
+    guard positionBits <= 16 else { return exactKeyOrder(of: ids) }
+    let positionMask = UInt64(1) << UInt64(positionBits) - 1
+    var keys = [UInt64]()
+    keys.reserveCapacity(ids.count)
+    for (position, id) in ids.enumerated() {
+        keys.append(id.leadingKeyBits & ~positionMask | UInt64(position))
+    }
+    keys.sort()
+    return keys.map { Int($0 & positionMask) }
+}
+
+/// The positions of `ids` in the exact order of their record keys.
+func exactKeyOrder(of ids: [UUID]) -> [Int] {
     var keys: [(high: UInt64, low: UInt64, position: Int)] = []
     keys.reserveCapacity(ids.count)
     for (position, id) in ids.enumerated() {
-        let (high, low) = withUnsafeBytes(of: id.uuid) { bytes in
-            (
-                UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
-                UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-            )
+        let low = withUnsafeBytes(of: id.uuid) {
+            UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
         }
-        keys.append((high, low, position))
+        keys.append((id.leadingKeyBits, low, position))
     }
     keys.sort { ($0.high, $0.low) < ($1.high, $1.low) }
     return keys.map(\.position)
+}
+
+extension UUID {
+    /// The first eight bytes of the ID read as a big-endian integer, which compares as LMDB compares the bytes.
+    fileprivate var leadingKeyBits: UInt64 {
+        withUnsafeBytes(of: uuid) { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
+    }
 }
 
 private func appendOnce(_ id: UUID, to ids: inout [UUID], seen: inout Set<UUID>) {

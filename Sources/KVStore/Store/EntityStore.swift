@@ -145,8 +145,9 @@ final class EntityStore<M: Model>: AnyEntityStore {
     /// Decodes a record with `decoder`, through the model's ``FieldCodable`` conformance when it has one and through
     /// `Decodable` otherwise; errors are left as they are.
     func decodeRecord(_ bytes: UnsafeRawBufferPointer, fields: FieldTable, decoder: RecordDecoder) throws -> M {
-        if let fieldCoding { return try decoder.decodeFields(from: bytes, fields: fields, fieldCoding.read) }
-        return try decoder.decode(M.self, from: bytes, fields: fields)
+        guard fieldCoding != nil else { return try decoder.decode(M.self, from: bytes, fields: fields) }
+        // Read in place: binding the coding to a constant would copy it, and retain its closures, for every record.
+        return try decoder.decodeFields(from: bytes, fields: fields, fieldCoding.unsafelyUnwrapped.read)
     }
 
     /// Decodes a record with `decoder`, turning any failure into ``KVStoreError/corruptRecord``.
@@ -434,12 +435,14 @@ struct FieldCoding<M>: Sendable {
         return make(coding)
     }
 
-    /// The field coding of `M`, which is `F`: the cast above found it, so `unsafeBitCast` converts a value to its
-    /// own type, without the run-time cast `as!` would make for every model.
+    /// The field coding of `M`, which is `F`: the cast above found it, so `unsafeBitCast` converts a value, or a
+    /// function, to its own type, without the run-time cast `as!` would make for every model. The reading function
+    /// is cast whole, so that the model it makes is returned as it is rather than copied into another value.
     private static func make<F: FieldCodable>(_: F.Type) -> FieldCoding {
-        FieldCoding(
+        let read: @Sendable (FieldReader) throws -> F = { fields in try F(fields: fields) }
+        return FieldCoding(
             write: { model, fields in try unsafeBitCast(model, to: F.self).write(to: fields) },
-            read: { fields in unsafeBitCast(try F(fields: fields), to: M.self) })
+            read: unsafeBitCast(read, to: (@Sendable (FieldReader) throws -> M).self))
     }
 }
 

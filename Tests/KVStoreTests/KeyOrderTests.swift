@@ -1,0 +1,39 @@
+import Foundation
+import Testing
+
+@testable import KVStore
+
+/// The order in which a batch fetch looks its IDs up.
+@Suite struct KeyOrderTests {
+    /// The first `count` bytes of an ID as an integer, which compares as the key's bytes do.
+    static func leading(_ id: UUID, bytes count: Int) -> UInt64 {
+        withUnsafeBytes(of: id.uuid) { $0.prefix(count).reduce(0) { $0 << 8 | UInt64($1) } }
+    }
+
+    @Test(arguments: [0, 1, 2, 1_000, 65_536])
+    func aBatchIsOrderedByItsKeysLeadingBytes(count: Int) {
+        // Random IDs, and time-ordered ones shuffled, as a batch of fetched IDs usually is.
+        for ids in [(0..<count).map { _ in UUID() }, (0..<count).map { _ in UUID.timeOrdered() }.shuffled()] {
+            let order = keyOrder(of: ids)
+            #expect(order.sorted() == Array(ids.indices))
+            // At least the first six bytes, the timestamp of a time-ordered ID, are in order.
+            let leading = order.map { Self.leading(ids[$0], bytes: 6) }
+            #expect(zip(leading, leading.dropFirst()).allSatisfy { $0 <= $1 })
+        }
+    }
+
+    @Test func aLargerBatchIsOrderedByTheWholeKey() {
+        let ids = (0..<65_537).map { _ in UUID() }
+        let order = keyOrder(of: ids)
+        #expect(order.sorted() == Array(ids.indices))
+        let keys = order.map { ids[$0].uuidString }
+        #expect(keys == keys.sorted())
+    }
+
+    @Test func repeatedIDsKeepEveryPosition() {
+        let id = UUID.timeOrdered()
+        let ids = [id, UUID.timeOrdered(), id, id]
+        let order = keyOrder(of: ids)
+        #expect(order.sorted() == [0, 1, 2, 3])
+    }
+}
