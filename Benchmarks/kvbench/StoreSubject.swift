@@ -110,12 +110,13 @@ final class StoreSubject: ScenarioSubject {
 extension TaskRecord: FieldCodable {
     /// Reads a task's fields directly, as `init(from:)` would through Codable.
     init(fields: FieldReader) throws {
-        id = try fields.decode(UUID.self, forKey: "id")
-        title = try fields.decode(String.self, forKey: "title")
-        isDone = try fields.decode(Bool.self, forKey: "isDone")
-        createdAt = try fields.decode(Date.self, forKey: "createdAt")
-        dueAt = try fields.decode(Date.self, forKey: "dueAt")
-        projectID = try fields.decodeIfPresent(UUID.self, forKey: "projectID")
+        self.init(
+            id: try fields.decode(UUID.self, forKey: "id"),
+            title: try fields.decode(String.self, forKey: "title"),
+            isDone: try fields.decode(Bool.self, forKey: "isDone"),
+            createdAt: try fields.decode(Date.self, forKey: "createdAt"),
+            dueAt: try fields.decode(Date.self, forKey: "dueAt"),
+            projectID: try fields.decodeIfPresent(UUID.self, forKey: "projectID"))
     }
 
     /// Writes a task's fields directly, in the order of its coding keys.

@@ -35,5 +35,7 @@ import Testing
         let ids = [id, UUID.timeOrdered(), id, id]
         let order = keyOrder(of: ids)
         #expect(order.sorted() == [0, 1, 2, 3])
+        // A batch of one ID repeated has no byte to sort by.
+        #expect(keyOrder(of: Array(repeating: id, count: 1_000)).sorted() == Array(0..<1_000))
     }
 }

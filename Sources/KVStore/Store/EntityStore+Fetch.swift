@@ -197,8 +197,37 @@ func keyOrder(of ids: [UUID]) -> [Int] {
     for (position, id) in ids.enumerated() {
         keys.append(id.leadingKeyBits & ~positionMask | UInt64(position))
     }
-    keys.sort()
+    radixSort(&keys)
     return keys.map { Int($0 & positionMask) }
+}
+
+/// Sorts `keys` least significant byte first, with one counting pass per byte in which they differ: for the
+/// integers of ``keyOrder(of:)``, whose leading bytes are mostly equal, three or four passes, several times faster
+/// than a comparison sort.
+private func radixSort(_ keys: inout [UInt64]) {
+    guard let first = keys.first else { return }
+    var differing: UInt64 = 0
+    for key in keys { differing |= key ^ first }
+    var scratch = [UInt64](repeating: 0, count: keys.count)
+    var next = [Int](repeating: 0, count: 256)
+    for shift in stride(from: UInt64(0), to: 64, by: 8) where differing >> shift & 0xFF != 0 {
+        keys.withUnsafeBufferPointer { source in
+            scratch.withUnsafeMutableBufferPointer { destination in
+                next.withUnsafeMutableBufferPointer { next in
+                    next.update(repeating: 0)
+                    for key in source { next[Int(key >> shift & 0xFF)] += 1 }
+                    var start = 0
+                    for digit in 0..<256 { (next[digit], start) = (start, start + next[digit]) }
+                    for key in source {
+                        let digit = Int(key >> shift & 0xFF)
+                        destination[next[digit]] = key
+                        next[digit] += 1
+                    }
+                }
+            }
+        }
+        swap(&keys, &scratch)
+    }
 }
 
 /// The positions of `ids` in the exact order of their record keys.

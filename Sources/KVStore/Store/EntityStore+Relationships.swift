@@ -62,12 +62,15 @@ extension EntityStore {
     func children(of ids: [UUID], field: String, in txn: borrowing Transaction) throws -> [UUID: [M]] {
         let reader = self.reader
         var result: [UUID: [M]] = [:]
-        // The index lists each ID's referrers in key order.
-        for (parent, childIDs) in try referrers(to: ids, field: field, in: txn) {
+        result.reserveCapacity(ids.count)
+        try forEachReferrers(to: ids, field: field, in: txn) { parent, childIDs in
             var children: [M] = []
             children.reserveCapacity(childIDs.count)
             for id in childIDs {
-                if let child = try model(for: id, in: txn, reader: reader) { children.append(child) }
+                guard let bytes = try withKey(id, { key in try txn.unsafeBytes(forKey: key, in: records) }) else {
+                    continue
+                }
+                children.append(try decode(bytes, id: id, reader: reader))
             }
             result[parent] = children
         }
@@ -79,32 +82,47 @@ extension EntityStore {
     ///
     /// - Returns: The referring models' IDs by referenced ID; IDs nothing refers to are absent.
     func referrers(to ids: [UUID], field: String, in txn: borrowing Transaction) throws -> [UUID: [UUID]] {
+        var found: [UUID: [UUID]] = [:]
+        try forEachReferrers(to: ids, field: field, in: txn) { id, referring in found[id] = referring }
+        return found
+    }
+
+    /// Calls `body` with each of `ids`, in key order, and the IDs of the models whose `field` holds it, read through
+    /// the index on `field` with one cursor; IDs nothing refers to are skipped.
+    private func forEachReferrers(
+        to ids: [UUID],
+        field: String,
+        in txn: borrowing Transaction,
+        _ body: (UUID, [UUID]) throws -> Void
+    ) throws {
         guard let index = indexes.first(where: { $0.description.fields == [field] }) else {
             throw KVStoreError(
                 .invalidRelationship, entity: name, field: field,
                 message: "\(name) has no index on \(field), which a relationship needs")
         }
-        var found: [UUID: [UUID]] = [:]
+        let isUnique = index.description.isUnique
+        var key: [UInt8] = []
         try txn.withCursor(on: index.table) { cursor in
-            for id in ids.sorted(by: { $0.isOrdered(before: $1) }) {
-                var key: [UInt8] = []
+            for position in keyOrder(of: ids) {
+                let id = ids[position]
+                key.removeAll(keepingCapacity: true)
                 Optional(id).appendIndexKey(to: &key)
                 var referring: [UUID] = []
-                if index.description.isUnique {
+                if isUnique {
                     if try cursor.seek(to: key) {
                         _ = try cursor.withCurrent { _, value in referring.append(UUID(bytes: value)) }
                     }
                 } else {
                     try cursor.forEachDuplicatePage(ofKey: key) { page in
+                        referring.reserveCapacity(referring.count + page.count / 16)
                         for offset in stride(from: 0, to: page.count - 15, by: 16) {
                             referring.append(UUID(bytes: UnsafeRawBufferPointer(rebasing: page[offset..<offset + 16])))
                         }
                     }
                 }
-                if !referring.isEmpty { found[id] = referring }
+                if !referring.isEmpty { try body(id, referring) }
             }
         }
-        return found
     }
 
     /// The IDs that the models with `ids` hold in the stored relationship `name`.
