@@ -100,6 +100,26 @@ public struct Cursor: ~Copyable {
         try withBytes(key) { key in try seek(atOrAfter: key) }
     }
 
+    /// Moves to `key` and returns its value without a copy, or `nil` when the key is absent; the cursor's position
+    /// is then undefined. In a `dupSort` table the value is the key's first.
+    ///
+    /// Keys looked up in ascending order through one cursor cost less than a `Transaction.unsafeBytes(forKey:in:)`
+    /// each: when a key belongs on the leaf page the cursor is on, LMDB searches that page alone instead of
+    /// descending the tree from its root.
+    ///
+    /// - Warning: The bytes are LMDB's memory map. They stay valid only until the transaction ends or writes
+    ///   anything.
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_SET_KEY`.
+    public func unsafeValue(forKey key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+        try validateKey(key, table, "mdb_cursor_get")
+        var keyValue = mdbValue(key)
+        var value = MDB_val()
+        guard try position(MDB_SET_KEY, &keyValue, &value) else { return nil }
+        return buffer(value)
+    }
+
     // MARK: - Duplicates
 
     /// In a `dupSort` table, moves to `value` of `key`. Returns whether the pair is present.

@@ -30,6 +30,17 @@ import Testing
         #expect(keys == keys.sorted())
     }
 
+    @Test func theExactOrderPutsEqualIDsTogether() {
+        // A hundred IDs made within a millisecond or two, twenty times each, as the projects of a chunk of tasks.
+        let distinct = (0..<100).map { _ in UUID.timeOrdered() }
+        let ids = (0..<20).flatMap { _ in distinct }.shuffled()
+        let order = exactKeyOrder(of: ids)
+        #expect(order.sorted() == Array(ids.indices))
+        let runs = order.map { ids[$0] }.chunked(by: ==)
+        #expect(runs.count == distinct.count)
+        #expect(runs.map(\.first) == distinct.sorted { $0.uuidString < $1.uuidString })
+    }
+
     @Test func repeatedIDsKeepEveryPosition() {
         let id = UUID.timeOrdered()
         let ids = [id, UUID.timeOrdered(), id, id]
@@ -37,5 +48,20 @@ import Testing
         #expect(order.sorted() == [0, 1, 2, 3])
         // A batch of one ID repeated has no byte to sort by.
         #expect(keyOrder(of: Array(repeating: id, count: 1_000)).sorted() == Array(0..<1_000))
+    }
+}
+
+extension Array {
+    /// The runs of consecutive elements that `belong` says go together.
+    fileprivate func chunked(by belong: (Element, Element) -> Bool) -> [[Element]] {
+        var runs: [[Element]] = []
+        for element in self {
+            if let last = runs.last?.last, belong(last, element) {
+                runs[runs.count - 1].append(element)
+            } else {
+                runs.append([element])
+            }
+        }
+        return runs
     }
 }

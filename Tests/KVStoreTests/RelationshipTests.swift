@@ -221,6 +221,36 @@ import Testing
         }
     }
 
+    @Test func amongManyReferencesTheFirstMissingOneWrittenIsReported() throws {
+        try withContainer(ProjectC.self, TaskC.self, SubtaskC.self, TagC.self) { container throws in
+            let context = ModelContext(container)
+            let projects = (0..<3).map { ProjectC(name: "p\($0)") }
+            let tags = (0..<3).map { TagC(label: "t\($0)") }
+            for project in projects { context.insert(project) }
+            for tag in tags { context.insert(tag) }
+            try context.save()
+            // Many references to a few models, to two entities, with two missing ones in the middle.
+            let (ghostTag, ghostProject) = (UUID.timeOrdered(), UUID.timeOrdered())
+            var tasks = (0..<40).map {
+                TaskC(title: "t\($0)", projectID: projects[$0 % 3].id, tagIDs: [tags[$0 % 3].id])
+            }
+            tasks.insert(TaskC(title: "tagged", projectID: projects[0].id, tagIDs: [tags[1].id, ghostTag]), at: 17)
+            tasks.insert(TaskC(title: "lost", projectID: ghostProject), at: 30)
+            for task in tasks { context.insert(task) }
+            let error = try #require(throws: KVStoreError.self) { try context.save() }
+            #expect(error == .missingReference)
+            #expect(error.id == tasks[17].id)
+            #expect(error.field == "tagIDs")
+            #expect(error.description.contains(ghostTag.uuidString))
+            #expect(try count(TaskC.self, context) == 0)
+            // Without them, the references resolve.
+            context.rollback()
+            for task in tasks where task.title != "tagged" && task.title != "lost" { context.insert(task) }
+            try context.save()
+            #expect(try count(TaskC.self, context) == 40)
+        }
+    }
+
     @Test func aDanglingReferenceIsAllowedWhenDeclared() throws {
         try withContainer(Note.self, Bookmark.self) { container throws in
             let context = ModelContext(container)

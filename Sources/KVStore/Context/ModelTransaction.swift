@@ -81,6 +81,9 @@ public struct ModelTransaction: ~Copyable {
     }
 
     /// Checks that every reference written in the transaction names a stored model.
+    ///
+    /// The referenced IDs are looked up in one batch per target entity, in key order through one cursor, each
+    /// distinct ID once; the first missing one in the order they were written is reported.
     func verifyReferences() throws {
         guard let writes, !writes.references.isEmpty else { return }
         var stores: [String: any AnyEntityStore] = [:]
@@ -90,27 +93,30 @@ public struct ModelTransaction: ~Copyable {
             stores[name] = store
             return store
         }
-        // Many models usually reference the same few (ten tasks, one project): look each target up once. References
-        // come in runs of one target entity (a save's models of one type), so the current run's IDs are at hand.
-        var found: [String: Set<UUID>] = [:]
-        var run = (target: "", found: Set<UUID>())
-        for reference in writes.references {
-            // A model deleted later in the transaction no longer holds its references.
-            if writes.hasDeletes, try !store(reference.entity).exists(reference.id, in: transaction.pointee) {
-                continue
+        let references = writes.references
+        // The positions of the references to each target entity; a transaction references few entities.
+        var targets: [(entity: String, positions: [Int])] = []
+        for (position, reference) in references.enumerated() {
+            if let index = targets.firstIndex(where: { $0.entity == reference.target }) {
+                targets[index].positions.append(position)
+            } else {
+                targets.append((reference.target, [position]))
             }
-            if reference.target != run.target {
-                found[run.target] = run.found
-                run = (reference.target, found.removeValue(forKey: reference.target) ?? [])
+        }
+        var missing: [Int] = []
+        for (entity, positions) in targets {
+            let ids = positions.map { references[$0].targetID }
+            missing += try store(entity).missing(ids, in: transaction.pointee).map { positions[$0] }
+        }
+        for position in missing.sorted() {
+            let reference = references[position]
+            if writes.hasDeletes {
+                // A model deleted later in the transaction no longer holds its references, and a nullify rule of a
+                // later delete may have removed the reference: what counts is the model as it stands at the end.
+                let referrer = try store(reference.entity)
+                if try !referrer.exists(reference.id, in: transaction.pointee) { continue }
+                if try !holds(reference, in: referrer) { continue }
             }
-            if run.found.contains(reference.targetID) { continue }
-            if try store(reference.target).exists(reference.targetID, in: transaction.pointee) {
-                run.found.insert(reference.targetID)
-                continue
-            }
-            // A nullify rule of a later delete may have removed the reference: what counts is the model as it stands
-            // at the end of the transaction.
-            if writes.hasDeletes, try !holds(reference, in: try store(reference.entity)) { continue }
             throw KVStoreError(
                 .missingReference, entity: reference.entity, id: reference.id, field: reference.field,
                 message: "\(reference.entity) \(reference.id): \(reference.field) references \(reference.target) "
@@ -174,7 +180,10 @@ extension ModelTransaction: Sendable {}
 /// What a write transaction collects as it goes.
 final class WriteState {
     /// References to check before the commit.
-    var references: [PendingReference] = []
+    ///
+    /// `@exclusivity(unchecked)`: one write transaction, on one thread, appends here once per save, and a run-time
+    /// check of each append costs as much as the append; no code reads the list while appending to it.
+    @exclusivity(unchecked) var references: [PendingReference] = []
     /// Whether the transaction deleted anything, which can leave earlier references without their model.
     var hasDeletes = false
     /// What the transaction changes, when the container is observed.

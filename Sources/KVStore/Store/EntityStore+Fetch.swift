@@ -181,67 +181,77 @@ extension EntityStore {
     }
 }
 
-/// The positions of `ids` in the order of their record keys, so that lookups walk the tree from left to right.
+/// The positions of `ids` in the order of their record keys, near enough that lookups walk the tree from left to
+/// right.
 ///
-/// A batch of up to 65,536 IDs is sorted as plain integers, which is several times faster than sorting pairs: an
-/// ID's first eight bytes, big-endian, with the bits its position needs in place of the lowest ones. IDs that differ
-/// only in the bits given up may come in either order, which costs the lookups nothing: at least 48 leading bits are
-/// kept, the whole timestamp of a time-ordered ID, so such IDs were made within the same millisecond and are
-/// neighbours in the tree. Larger batches are sorted on the whole ID.
+/// A batch of up to 65,536 IDs is sorted as plain integers, the fastest way: an ID's first eight bytes, big-endian
+/// (which compare as LMDB compares the keys), with the bits its position needs in place of the lowest ones. IDs that
+/// differ only in the bits given up may come in either order, which costs the lookups nothing: at least 48 leading
+/// bits are kept, the whole timestamp of a time-ordered ID, so such IDs were made within the same millisecond and are
+/// neighbours in the tree. Larger batches are sorted by ``exactKeyOrder(of:)``.
 func keyOrder(of ids: [UUID]) -> [Int] {
     let positionBits = Int.bitWidth - max(ids.count - 1, 1).leadingZeroBitCount
     guard positionBits <= 16 else { return exactKeyOrder(of: ids) }
     let positionMask = UInt64(1) << UInt64(positionBits) - 1
-    var keys = [UInt64]()
-    keys.reserveCapacity(ids.count)
-    for (position, id) in ids.enumerated() {
-        keys.append(id.leadingKeyBits & ~positionMask | UInt64(position))
-    }
+    var keys = ids.enumerated().map { position, id in id.leadingKeyBits & ~positionMask | UInt64(position) }
     radixSort(&keys)
     return keys.map { Int($0 & positionMask) }
 }
 
-/// Sorts `keys` least significant byte first, with one counting pass per byte in which they differ: for the
-/// integers of ``keyOrder(of:)``, whose leading bytes are mostly equal, three or four passes, several times faster
-/// than a comparison sort.
-private func radixSort(_ keys: inout [UInt64]) {
-    guard let first = keys.first else { return }
+/// The positions of `ids` in the order of their first eight bytes, with equal IDs together in the order of their
+/// positions: what a lookup of each distinct ID once needs. Distinct IDs that share their first eight bytes (which
+/// time-ordered and random IDs practically never do) may come in either order.
+func exactKeyOrder(of ids: [UUID]) -> [Int] {
+    var entries = ids.enumerated().map { position, id in KeyedPosition(key: id.leadingKeyBits, position: position) }
+    radixSort(&entries)
+    return entries.map(\.position)
+}
+
+/// A value sorted by ``radixSort(_:)``.
+private protocol RadixSortable {
+    /// The integer the value sorts by.
+    var radixKey: UInt64 { get }
+}
+
+extension UInt64: RadixSortable {
+    fileprivate var radixKey: UInt64 { self }
+}
+
+/// A position in a batch of IDs and the integer its ID sorts by.
+private struct KeyedPosition: RadixSortable {
+    var key: UInt64
+    var position: Int
+
+    var radixKey: UInt64 { key }
+}
+
+/// Sorts `values` by key, stably, least significant byte first, with one counting pass per byte in which the keys
+/// differ: for the leading bytes of the IDs of a batch, which are mostly equal, three or four passes, several times
+/// faster than a comparison sort.
+private func radixSort<Value: RadixSortable>(_ values: inout [Value]) {
+    guard let first = values.first?.radixKey else { return }
     var differing: UInt64 = 0
-    for key in keys { differing |= key ^ first }
-    var scratch = [UInt64](repeating: 0, count: keys.count)
+    for value in values { differing |= value.radixKey ^ first }
+    var scratch = values
     var next = [Int](repeating: 0, count: 256)
     for shift in stride(from: UInt64(0), to: 64, by: 8) where differing >> shift & 0xFF != 0 {
-        keys.withUnsafeBufferPointer { source in
+        values.withUnsafeBufferPointer { source in
             scratch.withUnsafeMutableBufferPointer { destination in
                 next.withUnsafeMutableBufferPointer { next in
                     next.update(repeating: 0)
-                    for key in source { next[Int(key >> shift & 0xFF)] += 1 }
+                    for value in source { next[Int(value.radixKey >> shift & 0xFF)] += 1 }
                     var start = 0
                     for digit in 0..<256 { (next[digit], start) = (start, start + next[digit]) }
-                    for key in source {
-                        let digit = Int(key >> shift & 0xFF)
-                        destination[next[digit]] = key
+                    for value in source {
+                        let digit = Int(value.radixKey >> shift & 0xFF)
+                        destination[next[digit]] = value
                         next[digit] += 1
                     }
                 }
             }
         }
-        swap(&keys, &scratch)
+        swap(&values, &scratch)
     }
-}
-
-/// The positions of `ids` in the exact order of their record keys.
-func exactKeyOrder(of ids: [UUID]) -> [Int] {
-    var keys: [(high: UInt64, low: UInt64, position: Int)] = []
-    keys.reserveCapacity(ids.count)
-    for (position, id) in ids.enumerated() {
-        let low = withUnsafeBytes(of: id.uuid) {
-            UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-        }
-        keys.append((id.leadingKeyBits, low, position))
-    }
-    keys.sort { ($0.high, $0.low) < ($1.high, $1.low) }
-    return keys.map(\.position)
 }
 
 extension UUID {

@@ -55,6 +55,29 @@ extension EntityStore {
         try withKey(id) { key in try txn.containsKey(key, in: records) }
     }
 
+    /// The positions in `ids` of the IDs no stored model has, in ascending order.
+    ///
+    /// The IDs are looked up in key order through one cursor, which LMDB serves from the leaf page it is on when it
+    /// can; an ID repeated (ten tasks of one project) is looked up once.
+    func missing(_ ids: [UUID], in txn: borrowing Transaction) throws -> [Int] {
+        var missing: [Int] = []
+        try txn.withCursor(on: records) { cursor in
+            var last: (id: UUID, found: Bool)?
+            for position in exactKeyOrder(of: ids) {
+                let id = ids[position]
+                let found: Bool
+                if let last, last.id == id {
+                    found = last.found
+                } else {
+                    found = try withKey(id) { key in try cursor.unsafeValue(forKey: key) } != nil
+                    last = (id, found)
+                }
+                if !found { missing.append(position) }
+            }
+        }
+        return missing.sorted()
+    }
+
     /// The models whose `field` holds each of `ids`, in key order, read through the index on `field`: one index read
     /// per ID, then the records. A model holding several of the IDs (many-to-many) is listed under each.
     ///

@@ -11,6 +11,8 @@ protocol AnyEntityStore: AnyObject, Sendable {
     var relationships: [RelationshipInfo] { get }
     /// Whether a model with `id` is stored.
     func exists(_ id: UUID, in txn: borrowing Transaction) throws -> Bool
+    /// The positions in `ids` of the IDs no stored model has, in ascending order.
+    func missing(_ ids: [UUID], in txn: borrowing Transaction) throws -> [Int]
     /// The models whose `field` holds each of `ids`, by referenced ID.
     func referrers(to ids: [UUID], field: String, in txn: borrowing Transaction) throws -> [UUID: [UUID]]
     /// The IDs the models with `ids` hold in a stored relationship.
@@ -181,33 +183,47 @@ final class EntityStore<M: Model>: AnyEntityStore {
     func save(
         _ model: M, in txn: borrowing Transaction, changes: ChangeCollector?, references: WriteState? = nil
     ) throws {
-        let model = externalTable == nil ? model : try storeExternalValues(of: model, in: txn)
+        // A model without external values is saved as it is, not copied.
+        guard externalTable != nil else {
+            return try saveRecord(model, in: txn, changes: changes, references: references)
+        }
+        try saveRecord(try storeExternalValues(of: model, in: txn), in: txn, changes: changes, references: references)
+    }
+
+    /// Saves `model`, whose external values are stored, as ``save(_:in:changes:references:)`` describes.
+    private func saveRecord(
+        _ model: M, in txn: borrowing Transaction, changes: ChangeCollector?, references: WriteState?
+    ) throws {
         let id = model.id
         // Only writers take the lock, and LMDB runs one writer at a time; holding it for the whole save lets the
         // read of the old record reuse the writer's decoder.
         return try withKey(id) { key in
             try state.withLock { state in
-                // The writer's key sets, taken out of the state while `write` reads the rest of it.
+                // The writer's key sets and record buffer, taken out of the state while `write` reads the rest of
+                // it (reading the state while one of its parts is in use would copy all of it).
                 var keys = IndexKeySets()
                 swap(&keys, &state.keys)
                 defer { swap(&keys, &state.keys) }
+                var buffer: [UInt8] = []
+                swap(&buffer, &state.buffer)
+                defer { swap(&buffer, &state.buffer) }
                 keys.new.removeAll()
                 indexKeys(of: model, into: &keys.new)
                 do {
-                    if let fieldCoding {
-                        try state.encoder.encodeFields(fields: &state.fields, into: &state.buffer) { fields in
-                            try fieldCoding.write(model, fields)
+                    if fieldCoding != nil {
+                        try state.encoder.encodeFields(fields: &state.fields, into: &buffer) { fields in
+                            try fieldCoding.unsafelyUnwrapped.write(model, fields)
                         }
                     } else {
-                        try state.encoder.encode(model, fields: &state.fields, into: &state.buffer)
+                        try state.encoder.encode(model, fields: &state.fields, into: &buffer)
                     }
                 } catch {
                     throw KVStoreError(
                         .encodingFailed, entity: name, id: id, message: "The \(name) \(id) does not encode",
                         underlying: error)
                 }
-                let replaced = try state.buffer.withUnsafeBytes { record in
-                    try write(record, of: model, key: key, id: id, keys: &keys, state: state, in: txn)
+                let replaced = try buffer.withUnsafeBytes { record in
+                    try write(record, of: model, key: key, id: id, keys: &keys, state: &state, in: txn)
                 }
                 changes?.saved(id, in: name, replacing: replaced)
                 // The entry goes into the transaction once per new revision of the field table, not once per save.
@@ -231,6 +247,8 @@ final class EntityStore<M: Model>: AnyEntityStore {
     /// tree, so a new model costs no separate lookup. With a unique index, the index entries go first, so that a
     /// violation throws before the record is written.
     ///
+    /// - Parameter state: The writer's state, whose decoder reads the old record; `inout` only because a borrow of
+    ///   the closure-captured state would copy it.
     /// - Returns: Whether the record replaced one.
     private func write(
         _ record: UnsafeRawBufferPointer,
@@ -238,7 +256,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
         key: UnsafeRawBufferPointer,
         id: UUID,
         keys: inout IndexKeySets,
-        state: borrowing EntityWriterState,
+        state: inout EntityWriterState,
         in txn: borrowing Transaction
     ) throws -> Bool {
         keys.old.removeAll()
@@ -435,13 +453,14 @@ struct FieldCoding<M>: Sendable {
         return make(coding)
     }
 
-    /// The field coding of `M`, which is `F`: the cast above found it, so `unsafeBitCast` converts a value, or a
-    /// function, to its own type, without the run-time cast `as!` would make for every model. The reading function
-    /// is cast whole, so that the model it makes is returned as it is rather than copied into another value.
+    /// The field coding of `M`, which is `F`: the cast above found it, so `unsafeBitCast` converts functions of `F`
+    /// to functions of their own type, without the run-time cast `as!` would make for every model. Casting the
+    /// functions whole, rather than each model, passes models in and out as they are instead of copying them.
     private static func make<F: FieldCodable>(_: F.Type) -> FieldCoding {
+        let write: @Sendable (F, FieldWriter) throws -> Void = { model, fields in try model.write(to: fields) }
         let read: @Sendable (FieldReader) throws -> F = { fields in try F(fields: fields) }
         return FieldCoding(
-            write: { model, fields in try unsafeBitCast(model, to: F.self).write(to: fields) },
+            write: unsafeBitCast(write, to: (@Sendable (M, FieldWriter) throws -> Void).self),
             read: unsafeBitCast(read, to: (@Sendable (FieldReader) throws -> M).self))
     }
 }

@@ -15,7 +15,9 @@ package final class Locked<Value>: @unchecked Sendable {
     // Do not lock a zero-sized value (`Locked<Void>`): ThreadSanitizer then reports its accesses at the object's own
     // address and takes them for races; lock a counter instead.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
+    /// `@exclusivity(unchecked)`: the mutex already makes every access exclusive, and a run-time check of each one
+    /// costs more than the lock. (A `withLock` nested in its own body would deadlock before any check could fire.)
+    @exclusivity(unchecked) private var value: Value
 
     /// Creates a lock around `value`.
     package init(_ value: Value) {
