@@ -109,7 +109,7 @@ final class StoreSubject: ScenarioSubject {
 
 extension TaskRecord: FieldCodable {
     /// Reads a task's fields directly, as `init(from:)` would through Codable.
-    init(fields: FieldReader) throws {
+    init(fields: borrowing FieldReader) throws {
         self.init(
             id: try fields.decode(UUID.self, forKey: "id"),
             title: try fields.decode(String.self, forKey: "title"),
@@ -132,9 +132,9 @@ extension TaskRecord: FieldCodable {
 
 extension ProjectRecord: FieldCodable {
     /// Reads a project's fields directly.
-    init(fields: FieldReader) throws {
-        id = try fields.decode(UUID.self, forKey: "id")
-        name = try fields.decode(String.self, forKey: "name")
+    init(fields: borrowing FieldReader) throws {
+        self.init(
+            id: try fields.decode(UUID.self, forKey: "id"), name: try fields.decode(String.self, forKey: "name"))
     }
 
     /// Writes a project's fields directly.

@@ -54,12 +54,13 @@ struct Reading: Model {
 }
 
 extension Reading: FieldCodable {
-    init(fields: FieldReader) throws {
-        id = try fields.decode(UUID.self, forKey: "id")
-        sensor = try fields.decode(String.self, forKey: "sensor")
-        celsius = try fields.decode(Double.self, forKey: "celsius")
-        takenAt = try fields.decode(Date.self, forKey: "takenAt")
-        note = try fields.decodeIfPresent(String.self, forKey: "note")
+    init(fields: borrowing FieldReader) throws {
+        self.init(
+            id: try fields.decode(UUID.self, forKey: "id"),
+            sensor: try fields.decode(String.self, forKey: "sensor"),
+            celsius: try fields.decode(Double.self, forKey: "celsius"),
+            takenAt: try fields.decode(Date.self, forKey: "takenAt"),
+            note: try fields.decodeIfPresent(String.self, forKey: "note"))
     }
 
     func write(to fields: FieldWriter) throws {

@@ -147,9 +147,10 @@ final class RecordDecoding: Decoder {
     private func endRecord() {
         isBusy = false
         reader = ByteReader(UnsafeRawBufferPointer(start: nil, count: 0))
-        codingPath.removeAll(keepingCapacity: true)
+        // Records read through a FieldReader leave both empty: skip the calls.
+        if !codingPath.isEmpty { codingPath.removeAll(keepingCapacity: true) }
         entryCount = 0
-        explicitPaths.removeAll(keepingCapacity: true)
+        if !explicitPaths.isEmpty { explicitPaths.removeAll(keepingCapacity: true) }
         valueOffset = -1
         depth = 0
         knownEnd = (-1, -1)

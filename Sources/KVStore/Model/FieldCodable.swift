@@ -13,11 +13,12 @@ import Foundation
 ///
 /// ```swift
 /// extension Task: FieldCodable {
-///     init(fields: FieldReader) throws {
-///         id = try fields.decode(UUID.self, forKey: "id")
-///         title = try fields.decode(String.self, forKey: "title")
-///         isDone = try fields.decode(Bool.self, forKey: "isDone")
-///         projectID = try fields.decodeIfPresent(UUID.self, forKey: "projectID")
+///     init(fields: borrowing FieldReader) throws {
+///         self.init(
+///             id: try fields.decode(UUID.self, forKey: "id"),
+///             title: try fields.decode(String.self, forKey: "title"),
+///             isDone: try fields.decode(Bool.self, forKey: "isDone"),
+///             projectID: try fields.decodeIfPresent(UUID.self, forKey: "projectID"))
 ///     }
 ///
 ///     func write(to fields: FieldWriter) throws {
@@ -32,12 +33,18 @@ import Foundation
 /// Write and read the fields in the order of the type's coding keys, which is the order a synthesized `encode(to:)`
 /// writes them: writing, it is the order the store interned their names in, and reading, the order they are stored in,
 /// so each name is found with one comparison. Any other order works, at the cost of a lookup.
+///
+/// Taking the reader `borrowing` and making the model in one call to its memberwise initializer, as above, is the
+/// fastest form: the reader is lent without reference counting, and Swift builds the model in place (a throwing
+/// initializer that assigns the fields one by one copies the model once more). `init(fields: FieldReader)` also
+/// satisfies the requirement.
 public protocol FieldCodable: SendableMetatype {
     /// Reads a model from the fields of its record.
     ///
-    /// - Parameter fields: The record's top-level fields; use it only inside this initializer.
+    /// - Parameter fields: The record's top-level fields, lent for the call: a borrowed reader cannot be kept by
+    ///   mistake, and one kept anyway throws when used.
     /// - Throws: What ``FieldReader``'s methods throw for a missing key or a value of another type.
-    init(fields: FieldReader) throws
+    init(fields: borrowing FieldReader) throws
 
     /// Writes the model's fields to its record.
     ///

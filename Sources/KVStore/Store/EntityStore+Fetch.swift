@@ -168,8 +168,11 @@ extension EntityStore {
             do {
                 for position in order {
                     let id = ids[position]
-                    let bytes = try withKey(id) { key in try txn.unsafeBytes(forKey: key, in: records) }
-                    (base + position).initialize(to: try bytes.map { try decode($0, id: id, reader: reader) })
+                    if let bytes = try withKey(id, { key in try txn.unsafeBytes(forKey: key, in: records) }) {
+                        (base + position).initialize(to: try decode(bytes, id: id, reader: reader))
+                    } else {
+                        (base + position).initialize(to: nil)
+                    }
                     done += 1
                 }
             } catch {

@@ -233,8 +233,9 @@ final class EntityStore<M: Model>: AnyEntityStore {
                         catalogEntry(fields: state.fields), key: Catalog.entityKey(name), in: txn, table: catalogTable)
                     state.written = (txn.id, state.fields.revision)
                 }
-                if let references, !referenceIndexes.isEmpty {
-                    collectReferences(of: id, indexKeys: keys.new, into: references)
+                // Passed in place: binding the list to a constant would retain and release it for every save.
+                if references != nil, !referenceIndexes.isEmpty {
+                    collectReferences(of: id, indexKeys: keys.new, into: references.unsafelyUnwrapped)
                 }
             }
         }
