@@ -21,15 +21,13 @@ extension RecordEncoding {
     /// Appends a Double as its little-endian bit pattern.
     @inline(__always)
     func write(_ value: Double) {
-        bytes.append(ValueKind.double.rawValue)
-        bytes.appendLittleEndian(value.bitPattern, count: 8)
+        bytes.appendTagged(.double, littleEndian: value.bitPattern, count: 8)
     }
 
     /// Appends a Float as its little-endian bit pattern.
     @inline(__always)
     func write(_ value: Float) {
-        bytes.append(ValueKind.float.rawValue)
-        bytes.appendLittleEndian(UInt64(value.bitPattern), count: 4)
+        bytes.appendTagged(.float, littleEndian: UInt64(value.bitPattern), count: 4)
     }
 
     /// Returns the tag and varint payload for an integer of any width.

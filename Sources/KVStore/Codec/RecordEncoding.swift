@@ -213,12 +213,9 @@ final class RecordEncoding: Encoder {
         // unlike `as?`, it needs no run-time cast or Optional metadata.
         if T.self == Date.self {
             let date = unsafeBitCast(value, to: Date.self)
-            bytes.append(ValueKind.date.rawValue)
-            bytes.appendLittleEndian(date.timeIntervalSinceReferenceDate.bitPattern, count: 8)
+            bytes.appendTagged(.date, littleEndian: date.timeIntervalSinceReferenceDate.bitPattern, count: 8)
         } else if T.self == UUID.self {
-            let uuid = unsafeBitCast(value, to: UUID.self)
-            bytes.append(ValueKind.uuid.rawValue)
-            withUnsafeBytes(of: uuid.uuid) { bytes.append(contentsOf: $0) }
+            bytes.appendTagged(.uuid, uuid: unsafeBitCast(value, to: UUID.self))
         } else if T.self == URL.self {
             bytes.appendTagged(.url, text: unsafeBitCast(value, to: URL.self).absoluteString)
         } else if T.self == Decimal.self {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Constants of the binary record format, and the helpers that write its
 /// primitive encodings.
 ///
@@ -50,13 +52,26 @@ extension Array where Element == UInt8 {
         appendVarint(value)
     }
 
-    /// Appends the low `count` bytes of `value`, least significant first.
+    /// Appends a tag byte, then the low `count` (at most 8) bytes of `value`, least significant first, in one
+    /// append: a fixed-size value costs one capacity check, not one per byte.
     @inline(__always)
-    mutating func appendLittleEndian(_ value: UInt64, count: Int) {
-        var value = value
-        for _ in 0..<count {
-            append(UInt8(truncatingIfNeeded: value))
-            value >>= 8
+    mutating func appendTagged(_ kind: ValueKind, littleEndian value: UInt64, count: Int) {
+        var buffer: (UInt64, UInt64) = (0, 0)
+        Swift.withUnsafeMutableBytes(of: &buffer) { buffer in
+            buffer[0] = kind.rawValue
+            buffer.storeBytes(of: value.littleEndian, toByteOffset: 1, as: UInt64.self)
+            append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<(1 + count)]))
+        }
+    }
+
+    /// Appends a tag byte, then the 16 bytes of `uuid`, in one append.
+    @inline(__always)
+    mutating func appendTagged(_ kind: ValueKind, uuid: UUID) {
+        var buffer: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        Swift.withUnsafeMutableBytes(of: &buffer) { buffer in
+            buffer[0] = kind.rawValue
+            buffer.storeBytes(of: uuid.uuid, toByteOffset: 1, as: uuid_t.self)
+            append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<17]))
         }
     }
 

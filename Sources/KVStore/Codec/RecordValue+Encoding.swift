@@ -28,21 +28,17 @@ extension RecordValue {
         case .uint(let value):
             bytes.appendTagged(.uint, varint: value)
         case .float(let value):
-            bytes.append(ValueKind.float.rawValue)
-            bytes.appendLittleEndian(UInt64(value.bitPattern), count: 4)
+            bytes.appendTagged(.float, littleEndian: UInt64(value.bitPattern), count: 4)
         case .double(let value):
-            bytes.append(ValueKind.double.rawValue)
-            bytes.appendLittleEndian(value.bitPattern, count: 8)
+            bytes.appendTagged(.double, littleEndian: value.bitPattern, count: 8)
         case .string(let text):
             bytes.appendTagged(.string, text: text)
         case .data(let data):
             bytes.appendTagged(.data, bytes: data)
         case .date(let date):
-            bytes.append(ValueKind.date.rawValue)
-            bytes.appendLittleEndian(date.timeIntervalSinceReferenceDate.bitPattern, count: 8)
+            bytes.appendTagged(.date, littleEndian: date.timeIntervalSinceReferenceDate.bitPattern, count: 8)
         case .uuid(let uuid):
-            bytes.append(ValueKind.uuid.rawValue)
-            withUnsafeBytes(of: uuid.uuid) { bytes.append(contentsOf: $0) }
+            bytes.appendTagged(.uuid, uuid: uuid)
         case .url(let text):
             bytes.appendTagged(.url, text: text)
         case .decimal(let text):
