@@ -1,30 +1,36 @@
 import Foundation
 
-/// Generates the tasks of the scale series a chunk at a time, each in a random one of `projectCount` projects, so
-/// that a process holds one chunk whatever the size of the store.
+/// Generates the projects, then the tasks, of the scale series a chunk at a time, each task in a random one of the
+/// projects, so that a process holds one chunk and the projects' IDs whatever the size of the store.
 struct ChunkGenerator {
     private var factory: RecordFactory
-    /// The projects the tasks belong to; stores hold them before the first chunk, since a task's project must exist.
-    let projects: [ProjectRecord]
+    /// How many projects there are.
+    let projectCount: Int
+    /// The IDs of the projects made so far; tasks are made once they all are, since a task's project must exist.
+    private var projectIDs: [UUID] = []
 
     /// Creates the generator; equal arguments give equal chunks.
     init(order: IDOrder, projectCount: Int) {
         factory = RecordFactory(order: order, seed: ScenarioContext.seed &+ 60)
-        var projects: [ProjectRecord] = []
-        projects.reserveCapacity(projectCount)
-        for _ in 0..<projectCount {
-            projects.append(factory.makeProject())
-        }
-        self.projects = projects
+        self.projectCount = projectCount
+        projectIDs.reserveCapacity(projectCount)
     }
 
-    /// The next `count` tasks.
+    /// The next `count` projects.
+    mutating func nextProjects(_ count: Int) -> [ProjectRecord] {
+        precondition(projectIDs.count + count <= projectCount, "more projects than the generator was made for")
+        let projects = (0..<count).map { _ in factory.makeProject() }
+        projectIDs.append(contentsOf: projects.map(\.id))
+        return projects
+    }
+
+    /// The next `count` tasks, once every project was made.
     mutating func next(_ count: Int) -> [TaskRecord] {
+        precondition(projectIDs.count == projectCount, "tasks before all their projects")
         var tasks: [TaskRecord] = []
         tasks.reserveCapacity(count)
         for _ in 0..<count {
-            let project = projects[factory.randomInt(below: projects.count)]
-            tasks.append(factory.makeTask(projectID: project.id))
+            tasks.append(factory.makeTask(projectID: projectIDs[factory.randomInt(below: projectIDs.count)]))
         }
         return tasks
     }

@@ -30,7 +30,8 @@ enum KVBench {
 
     private static func run<Subject: ScenarioSubject>(_ options: Options, subject: Subject.Type) throws {
         let start = Clock.nanoseconds()
-        let sizes = ScenarioSizes(options.size)
+        var sizes = ScenarioSizes(options.size)
+        if let chunkSize = options.chunkSize { sizes.chunkSize = chunkSize }
         let machine = Machine.current()
         if !machine.optimizedBuild {
             printError("kvbench: warning: this is a debug build; build with -c release to measure anything")

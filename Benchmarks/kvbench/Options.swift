@@ -14,6 +14,8 @@ struct Options: Sendable {
     var durability: Durability = .noSync
     /// How KVStore codes the models' records.
     var coding: RecordCoding = .fields
+    /// The tasks per write transaction of chunked inserts, when not the size's default.
+    var chunkSize: Int?
     /// Where to write the results as JSON, if anywhere.
     var jsonPath: String?
     /// Where to write the chart as SVG, if anywhere.
@@ -27,7 +29,7 @@ struct Options: Sendable {
         same run, and prints the ratio.
 
         USAGE: kvbench [--scenario <names>] [--size <size>] [--repeat <n>] [--sync | --no-sync]
-                       [--coding <coding>] [--json <file>] [--svg <file>]
+                       [--coding <coding>] [--chunk-size <n>] [--json <file>] [--svg <file>]
 
         OPTIONS:
           --scenario <names>  Comma-separated scenarios to run (default: all of them):
@@ -39,6 +41,8 @@ struct Options: Sendable {
           --no-sync           Commits without waiting for the disk (MDB_NOSYNC), to measure CPU work (default)
           --coding <coding>   How KVStore codes the models: fields (their FieldCodable conformance) or codable
                               (Codable alone); the records are the same bytes either way (default: fields)
+          --chunk-size <n>    Tasks per write transaction of the chunked inserts, 100 to 100,000
+                              (default: 10,000, as ModelContext's chunked insert)
           --json <file>       Write every result, with the machine and settings, as JSON
           --svg <file>        Write a chart of the ratios and of the scale series as SVG
           -h, --help          Show help information.
@@ -110,6 +114,12 @@ struct Options: Sendable {
                     throw UsageError("Bad coding '\(text)'; expected fields or codable")
                 }
                 options.coding = coding
+            case "--chunk-size":
+                let text = try value()
+                guard let size = Int(text), (100...100_000).contains(size) else {
+                    throw UsageError("Bad chunk size '\(text)'; expected a whole number from 100 to 100000")
+                }
+                options.chunkSize = size
             case "--json":
                 options.jsonPath = try nonEmpty(value(), for: name)
             case "--svg":

@@ -49,7 +49,7 @@ struct Report: Encodable {
         return """
             \(machine.summary)
             settings: size \(settings.size.rawValue), \(settings.repeats) measured runs after 1 warm-up, \
-            durability \(mode)
+            chunks of \(settings.sizes.chunkSize) tasks, durability \(mode)
             subject:  \(settings.subject), models coded through \(settings.coding == .fields ? "FieldCodable" : "Codable"); \
             baseline: \(settings.baseline), same run, runs interleaved; \
             task records of \(String(format: "%.0f", settings.averageTaskBytes)) bytes on average

@@ -62,11 +62,15 @@ struct ScalePoint: Codable, Sendable {
             name: side == .subject ? Subject.name : RawLMDB.name, latencyUnit: "chunk", objectsPerRun: count,
             operationsPerRun: chunks.count
         ) { recorder in
+            // Projects too are made and stored a chunk at a time: only their IDs stay in memory.
             var generator = ChunkGenerator(order: order, projectCount: Swift.max(1, count / Dataset.tasksPerProject))
+            let projectChunks = Dataset.chunks(of: generator.projectCount, size: chunkSize)
             switch side {
             case .subject:
                 return try workspace.withSubject(Subject.self, settings: settings) { subject in
-                    try subject.insert(projects: generator.projects[...])
+                    for chunk in projectChunks {
+                        try subject.insert(projects: generator.nextProjects(chunk.count)[...])
+                    }
                     for chunk in chunks {
                         let tasks = generator.next(chunk.count)
                         try recorder.timedOperation { try subject.insert(tasks: tasks[...]) }
@@ -75,8 +79,10 @@ struct ScalePoint: Codable, Sendable {
                 }
             case .baseline:
                 return try workspace.withBaseline(settings: settings) { raw in
-                    let projects = try EncodedRecords(projects: generator.projects[...])
-                    try raw.insert(projects, range: 0..<projects.count, into: raw.projects)
+                    for chunk in projectChunks {
+                        let projects = try EncodedRecords(projects: generator.nextProjects(chunk.count)[...])
+                        try raw.insert(projects, range: 0..<projects.count, into: raw.projects)
+                    }
                     for chunk in chunks {
                         let bytes = try EncodedRecords(tasks: generator.next(chunk.count)[...])
                         try recorder.timedOperation { try raw.insert(bytes, range: 0..<bytes.count, into: raw.tasks) }
