@@ -65,3 +65,22 @@ extension Array {
         return runs
     }
 }
+
+/// Reading a UUID from bytes, as record keys, index keys and records store it.
+@Suite struct UUIDBytesTests {
+    @Test func aUUIDReadsFromItsBytesAtAnyAlignment() throws {
+        let id = UUID()
+        var bytes: [UInt8] = [0xAA]
+        withUnsafeBytes(of: id.uuid) { bytes.append(contentsOf: $0) }
+        bytes += [0xBB, 0xCC]
+        try bytes.withUnsafeBytes { bytes throws in
+            // At offset 1, unaligned; with bytes after it, which are ignored.
+            #expect(UUID(loading: try #require(bytes.baseAddress) + 1) == id)
+            #expect(UUID(bytes: UnsafeRawBufferPointer(rebasing: bytes[1...])) == id)
+            // Fewer than 16 bytes are zero-filled.
+            let short = UUID(bytes: UnsafeRawBufferPointer(rebasing: bytes[1..<4]))
+            #expect(short.uuidString.hasPrefix(id.uuidString.prefix(6)))
+            #expect(short.uuidString.hasSuffix("0000-000000000000"))
+        }
+    }
+}

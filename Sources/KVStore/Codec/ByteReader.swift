@@ -139,9 +139,9 @@ struct ByteReader {
     /// Reads the 16 bytes of a UUID at `offset`.
     func readUUID(at offset: inout Int) throws(RecordFormatError) -> UUID {
         guard offset >= 0, 16 <= buffer.count - offset else { throw RecordFormatError(.truncated, at: offset) }
-        let bytes = buffer.loadUnaligned(fromByteOffset: offset, as: uuid_t.self)
+        let uuid = UUID(loading: buffer.baseAddress.unsafelyUnwrapped + offset)
         offset += 16
-        return UUID(uuid: bytes)
+        return uuid
     }
 
     /// Returns the offset just past the value whose tag is at `offset`, without decoding it.

@@ -185,7 +185,7 @@ extension RecordDecoding {
     func nextUUID(_ name: String, record: Int) -> UUID? {
         guard let offset = nextValue(name, record: record, size: 17), reader.buffer[offset] == ValueKind.uuid.rawValue
         else { return nil }
-        let uuid = UUID(uuid: reader.buffer.loadUnaligned(fromByteOffset: offset + 1, as: uuid_t.self))
+        let uuid = UUID(loading: reader.buffer.baseAddress.unsafelyUnwrapped + offset + 1)
         didReadNext(endingAt: offset + 17)
         return uuid
     }
