@@ -17,8 +17,8 @@ struct IndexKeySet {
 
     /// Removes every key, keeping the buffers.
     mutating func removeAll() {
-        bytes.removeAll(keepingCapacity: true)
-        ends.removeAll(keepingCapacity: true)
+        bytes.clear()
+        ends.clear()
     }
 
     /// Appends a key of the index at position `index`, which `build` writes, cut to LMDB's key limit.

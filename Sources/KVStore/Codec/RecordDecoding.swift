@@ -147,10 +147,9 @@ final class RecordDecoding: Decoder {
     private func endRecord() {
         isBusy = false
         reader = ByteReader(UnsafeRawBufferPointer(start: nil, count: 0))
-        // Records read through a FieldReader leave both empty: skip the calls.
-        if !codingPath.isEmpty { codingPath.removeAll(keepingCapacity: true) }
+        codingPath.clear()
         entryCount = 0
-        if !explicitPaths.isEmpty { explicitPaths.removeAll(keepingCapacity: true) }
+        explicitPaths.clear()
         valueOffset = -1
         depth = 0
         knownEnd = (-1, -1)

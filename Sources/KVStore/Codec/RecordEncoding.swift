@@ -106,8 +106,8 @@ final class RecordEncoding: Encoder {
     /// On error the buffer is cut back to where it was.
     func encodeRecord<T: Encodable>(_ value: T) throws {
         let start = bytes.count
-        openFrames.removeAll(keepingCapacity: true)
-        codingPath.removeAll(keepingCapacity: true)
+        openFrames.clear()
+        codingPath.clear()
         level = Level(id: 0, stackDepth: 0)
         rootFrameID = 0
         pendingKind = nil
@@ -126,8 +126,8 @@ final class RecordEncoding: Encoder {
     /// On error the buffer is cut back to where it was.
     func encodeFieldRecord(_ body: (FieldWriter) throws -> Void) throws {
         let start = bytes.count
-        openFrames.removeAll(keepingCapacity: true)
-        codingPath.removeAll(keepingCapacity: true)
+        openFrames.clear()
+        codingPath.clear()
         level = Level(id: nextLevelID, stackDepth: 0)
         nextLevelID += 1
         rootFrameID = 0

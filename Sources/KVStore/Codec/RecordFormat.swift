@@ -94,3 +94,13 @@ extension Array where Element == UInt8 {
         append(contentsOf: bytes)
     }
 }
+
+extension Array {
+    /// Removes every element and keeps the storage, doing nothing for an array already empty: the buffers of the
+    /// codecs are cleared once per record, and most of them are empty then, where `removeAll(keepingCapacity:)`
+    /// would still run its generic replacement.
+    @inline(__always)
+    mutating func clear() {
+        if !isEmpty { removeAll(keepingCapacity: true) }
+    }
+}

@@ -30,6 +30,10 @@ public final class ModelContainer: Sendable {
     let environment: Environment
     let catalogTable: Table
     private let stores: [ObjectIdentifier: any AnyEntityStore]
+    /// The keys of `stores` and their stores, in the same order: a container has a few entities, and finding a
+    /// type's identifier among them costs less than hashing it for every insert and fetch.
+    private let storeTypes: [ObjectIdentifier]
+    private let storeList: [any AnyEntityStore]
     let storesByName: [String: any AnyEntityStore]
 
     /// The hooks for logging and metrics, if any.
@@ -127,6 +131,8 @@ public final class ModelContainer: Sendable {
                 stores[ObjectIdentifier(type)] = store
             }
             self.stores = stores
+            self.storeTypes = Array(stores.keys)
+            self.storeList = Array(stores.values)
             self.storesByName = Dictionary(uniqueKeysWithValues: stores.values.map { ($0.name, $0) })
             try Self.validateRelationships(storesByName)
         } catch {
@@ -182,12 +188,17 @@ public final class ModelContainer: Sendable {
     func store<M: Model>(for type: M.Type) throws -> EntityStore<M> {
         // The store under a type's identifier was made for that type, so the unchecked cast holds; a checked one
         // would ask the runtime for `EntityStore<M>`'s metadata on every insert and fetch.
-        guard let store = stores[ObjectIdentifier(type)] else {
-            throw KVStoreError(
-                .unknownEntity, entity: String(describing: type),
-                message: "\(type) is not part of this container; pass it to ModelContainer(for:)")
+        let id = ObjectIdentifier(type)
+        if storeTypes.count <= 16 {
+            if let position = storeTypes.firstIndex(of: id) {
+                return unsafeDowncast(storeList[position], to: EntityStore<M>.self)
+            }
+        } else if let store = stores[id] {
+            return unsafeDowncast(store, to: EntityStore<M>.self)
         }
-        return unsafeDowncast(store, to: EntityStore<M>.self)
+        throw KVStoreError(
+            .unknownEntity, entity: String(describing: type),
+            message: "\(type) is not part of this container; pass it to ModelContainer(for:)")
     }
 
     /// Tells every entity that a write transaction committed.
