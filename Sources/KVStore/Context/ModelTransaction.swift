@@ -35,7 +35,7 @@ public struct ModelTransaction: ~Copyable {
     public func insert<M: Model>(_ model: M) throws {
         try run {
             let store = try container.store(for: M.self)
-            try store.save(model, in: transaction.pointee, changes: writes?.changes, references: writes)
+            try store.save(model, in: transaction.pointee, writes: writes)
         }
     }
 

@@ -176,23 +176,29 @@ final class EntityStore<M: Model>: AnyEntityStore {
     /// - Throws: ``KVStoreError/uniqueViolation`` when a unique index holds the value for another model;
     ///   ``KVStoreError/encodingFailed`` when the model does not encode.
     ///
-    /// - Parameters:
-    ///   - changes: Where to record the save, when the container is observed.
-    ///   - references: Where to record the references the model holds through relationships that must resolve, to
-    ///     check them at the end of the write; `nil` when they need no check.
-    func save(
-        _ model: M, in txn: borrowing Transaction, changes: ChangeCollector?, references: WriteState? = nil
-    ) throws {
+    /// - Parameter writes: What the write transaction collects: the save is recorded in its changes when the
+    ///   container is observed, and the references the model holds through relationships that must resolve go into
+    ///   its list, checked at the end of the write.
+    func save(_ model: M, in txn: borrowing Transaction, writes: WriteState?) throws {
         // A model without external values is saved as it is, not copied.
-        guard externalTable != nil else {
-            return try saveRecord(model, in: txn, changes: changes, references: references)
-        }
-        try saveRecord(try storeExternalValues(of: model, in: txn), in: txn, changes: changes, references: references)
+        guard externalTable != nil else { return try saveRecord(model, in: txn, changes: nil, writes: writes) }
+        try saveRecord(try storeExternalValues(of: model, in: txn), in: txn, changes: nil, writes: writes)
     }
 
-    /// Saves `model`, whose external values are stored, as ``save(_:in:changes:references:)`` describes.
+    /// Saves `model` as ``save(_:in:writes:)`` does, without checking its references (a delete rule rewriting a
+    /// referrer), and records the save in `changes`.
+    func save(_ model: M, in txn: borrowing Transaction, changes: ChangeCollector?) throws {
+        guard externalTable != nil else { return try saveRecord(model, in: txn, changes: changes, writes: nil) }
+        try saveRecord(try storeExternalValues(of: model, in: txn), in: txn, changes: changes, writes: nil)
+    }
+
+    /// Saves `model`, whose external values are stored, recording the save in `changes` or in the changes of
+    /// `writes`, and its references in the list of `writes`.
+    ///
+    /// The transaction's state is passed whole and read in place: passing its change collector apart would retain
+    /// and release it for every save.
     private func saveRecord(
-        _ model: M, in txn: borrowing Transaction, changes: ChangeCollector?, references: WriteState?
+        _ model: M, in txn: borrowing Transaction, changes: ChangeCollector?, writes: WriteState?
     ) throws {
         let id = model.id
         // Only writers take the lock, and LMDB runs one writer at a time; holding it for the whole save lets the
@@ -225,7 +231,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
                 let replaced = try buffer.withUnsafeBytes { record in
                     try write(record, of: model, key: key, id: id, keys: &keys, state: &state, in: txn)
                 }
-                changes?.saved(id, in: name, replacing: replaced)
+                (changes ?? writes?.changes)?.saved(id, in: name, replacing: replaced)
                 // The entry goes into the transaction once per new revision of the field table, not once per save.
                 let written = state.written?.transaction == txn.id ? state.written?.revision : nil
                 if state.fields.revision != (written ?? state.persistedRevision) {
@@ -234,8 +240,8 @@ final class EntityStore<M: Model>: AnyEntityStore {
                     state.written = (txn.id, state.fields.revision)
                 }
                 // Passed in place: binding the list to a constant would retain and release it for every save.
-                if references != nil, !referenceIndexes.isEmpty {
-                    collectReferences(of: id, indexKeys: keys.new, into: references.unsafelyUnwrapped)
+                if writes != nil, !referenceIndexes.isEmpty {
+                    collectReferences(of: id, indexKeys: keys.new, into: writes.unsafelyUnwrapped)
                 }
             }
         }
