@@ -34,8 +34,9 @@ struct RecordDecoder {
     ///   they went wrong; `DecodingError` for well-formed bytes that do not fit
     ///   `type` (a missing key, a type mismatch, an integer out of range).
     func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, fields: FieldTable) throws -> T {
-        // A decode started from inside another one (from an `init(from:)`) gets its own buffers.
-        let decoding = decoding.isBusy ? RecordDecoding() : decoding
+        // A decode started from inside another one (from an `init(from:)`) gets its own buffers. The reused
+        // instance is called in place: a local copy of it would cost reference counting per record.
+        if decoding.isBusy { return try RecordDecoding().decodeRecord(T.self, from: bytes, fields: fields) }
         return try decoding.decodeRecord(T.self, from: bytes, fields: fields)
     }
 
@@ -47,8 +48,7 @@ struct RecordDecoder {
         fields: FieldTable,
         _ body: (FieldReader) throws -> R
     ) throws -> R {
-        // As in `decode(_:from:fields:)`; without a local copy of the reused instance, which would cost reference
-        // counting per record.
+        // As in `decode(_:from:fields:)`.
         if decoding.isBusy { return try RecordDecoding().decodeFieldRecord(from: bytes, fields: fields, body) }
         return try decoding.decodeFieldRecord(from: bytes, fields: fields, body)
     }

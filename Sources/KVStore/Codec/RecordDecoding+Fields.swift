@@ -20,11 +20,7 @@ struct FieldCursor {
     /// Whether the last field found is the entry at `next`, which reading its value moves past.
     var foundNext = false
     /// The entry table of the fields, once a field was asked for out of order.
-    var container: RecordKeyedDecodingContainer<RecordCodingKey>? {
-        didSet { usesTable = container != nil }
-    }
-    /// Whether ``container`` is set: fields are then looked up in the table, not found in stored order.
-    private(set) var usesTable = false
+    var container: RecordKeyedDecodingContainer<RecordCodingKey>?
 
     /// Forgets the record, so that a reader kept past its call throws.
     mutating func end() {
@@ -64,7 +60,7 @@ extension RecordDecoding {
                     codingPath: [RecordCodingKey(stringValue: name)],
                     debugDescription: "A FieldReader was used after the init(fields:) it was handed to returned."))
         }
-        if !fieldCursor.usesTable {
+        if fieldCursor.container == nil {
             if fieldCursor.remaining > 0 {
                 var position = fieldCursor.next
                 if fields.id(try reader.readVarint(at: &position), isNamed: name) {
@@ -108,7 +104,7 @@ extension RecordDecoding {
     /// Returns where the record's object, at `offset`, ends: past the entries not read when every field was read
     /// in stored order, or as the entry table found it.
     func endOfFields(at offset: Int) throws -> Int {
-        guard !fieldCursor.usesTable else { return try endOfValue(at: offset, depth: 0) }
+        guard fieldCursor.container == nil else { return try endOfValue(at: offset, depth: 0) }
         var position = fieldCursor.next
         for _ in 0..<fieldCursor.remaining {
             _ = try reader.readVarint(at: &position)
@@ -132,7 +128,7 @@ extension RecordDecoding {
     /// `size` bytes of value (its tag included) follow; nil otherwise.
     @inline(__always)
     private func nextValue(_ name: String, record: Int, size: Int) -> Int? {
-        guard record == fieldCursor.record, !fieldCursor.usesTable, fieldCursor.remaining > 0 else { return nil }
+        guard record == fieldCursor.record, fieldCursor.container == nil, fieldCursor.remaining > 0 else { return nil }
         let buffer = reader.buffer
         let position = fieldCursor.next
         guard position >= 0, size < buffer.count - position else { return nil }
