@@ -437,7 +437,7 @@ public struct Cursor: ~Copyable {
         bound.withUnsafeBytes { bound in
             var key = key
             var other = mdbValue(bound)
-            return mdb_cmp(transaction, table.dbi, &key, &other)
+            return mdb_cmp(transaction, mdb_cursor_dbi(handle), &key, &other)
         }
     }
 }
@@ -459,7 +459,7 @@ extension Transaction {
     /// The corresponding LMDB function is `mdb_cursor_open`.
     public func withCursor<R>(on table: Table, _ body: (borrowing Cursor) throws -> R) throws -> R {
         var opened: OpaquePointer?
-        try check(mdb_cursor_open(handle, table.dbi, &opened), "mdb_cursor_open", table)
+        try check(mdb_cursor_open(handle, try dbi(of: table, "mdb_cursor_open"), &opened), "mdb_cursor_open", table)
         guard let opened else { throw failure(ENOMEM, "mdb_cursor_open", table) }
         let cursor = Cursor(
             handle: opened, transaction: handle, table: table, environment: environment, isReadOnly: isReadOnly)

@@ -53,8 +53,8 @@ extension Environment {
         }
         while true {
             let txn = try beginTransaction(readOnly: false)
-            let sizeAtBegin = currentMapSize.load(ordering: .relaxed)
-            mapFullSeen.store(false, ordering: .relaxed)
+            let sizeAtBegin = core.currentMapSize.load(ordering: .relaxed)
+            core.mapFullSeen.store(false, ordering: .relaxed)
             let result: R
             do {
                 result = try body(txn)
@@ -62,13 +62,13 @@ extension Environment {
                 mdb_txn_abort(txn.handle)
                 gate.leave()
                 // The body may have turned MDB_MAP_FULL into an error of its own: the flag tells.
-                if mapFullSeen.load(ordering: .relaxed) {
+                if core.mapFullSeen.load(ordering: .relaxed) {
                     try grow(from: sizeAtBegin)
                     continue
                 }
                 throw error
             }
-            if mapFullSeen.load(ordering: .relaxed) {
+            if core.mapFullSeen.load(ordering: .relaxed) {
                 // The body caught MDB_MAP_FULL and went on; the transaction is poisoned, so start again.
                 mdb_txn_abort(txn.handle)
                 gate.leave()
@@ -91,7 +91,7 @@ extension Environment {
     private func beginTransaction(readOnly: Bool) throws -> Transaction {
         while true {
             do throws(LMDBError) {
-                try gate.enter()
+                try enterGate()
             } catch {
                 throw error.adding(operation: "mdb_txn_begin", path: path)
             }
@@ -118,7 +118,7 @@ extension Environment {
     private func grow(from previousSize: Int) throws {
         do {
             try gate.withExclusiveAccess {
-                let current = currentMapSize.load(ordering: .relaxed)
+                let current = core.currentMapSize.load(ordering: .relaxed)
                 if current > previousSize { return }
                 guard current < configuration.maxMapSize else {
                     throw LMDBError(
@@ -148,6 +148,6 @@ extension Environment {
         try check(mdb_env_set_mapsize(handle, size), "mdb_env_set_mapsize", path: path)
         var info = MDB_envinfo()
         try check(mdb_env_info(handle, &info), "mdb_env_info", path: path)
-        currentMapSize.store(info.me_mapsize, ordering: .relaxed)
+        core.currentMapSize.store(info.me_mapsize, ordering: .relaxed)
     }
 }

@@ -21,70 +21,56 @@ import Synchronization
 /// let name = try environment.read { txn in try txn.value(forKey: Array("u1".utf8), in: users) }
 /// ```
 ///
-/// An environment is `Sendable`: any thread may begin transactions, and read transactions run in parallel. A process
-/// holds at most one environment per file: opening a path that is already open returns the same instance, whatever
-/// spelling of the path is used. The environment closes when ``close()`` is called or its last reference goes away.
+/// An environment is `Sendable`: any thread may begin transactions, and read transactions run in parallel. LMDB
+/// forbids opening one file twice in a process, so an instance is a handle: opening a path that is already open
+/// (whatever spelling of the path is used) returns a new handle on the same open environment, which shares its
+/// tables, transactions and map with every other handle. Closing a handle, or dropping its last reference, leaves
+/// the other handles working; the environment itself closes with its last handle.
 ///
 /// The map grows by itself: when a write transaction fills it, the transaction is aborted, the map is doubled (up to
 /// ``Configuration/maxMapSize``) while no transaction of the process is alive, and the transaction's body runs again.
-public final class Environment: @unchecked Sendable {
-    // @unchecked Sendable: the MDB_env handle is thread-safe with MDB_NOTLS; every mutable state below sits behind a
-    // lock or is atomic, and the gate keeps the handle alive and unmapped-safe while transactions use it.
+public final class Environment: Sendable {
+    /// The open environment this handle shares with the other handles of its path.
+    let core: EnvironmentCore
 
-    let handle: OpaquePointer
+    /// Whether ``close()`` was called on this handle.
+    private let closed = Atomic<Bool>(false)
 
     /// The canonical path of the environment: absolute, with symbolic links resolved.
-    public let path: String
+    public var path: String { core.path }
 
-    /// The configuration the environment was opened with.
-    public let configuration: Configuration
+    /// The configuration the environment was opened with: that of the first handle of its path.
+    public var configuration: Configuration { core.configuration }
 
     /// The largest key, and the largest value of a `dupSort` table, in bytes (511 for Debian's LMDB).
     ///
     /// The corresponding LMDB function is `mdb_env_get_maxkeysize`.
-    public let maxKeySize: Int
+    public var maxKeySize: Int { core.maxKeySize }
 
     /// The size of a database page in bytes.
-    public let pageSize: Int
+    public var pageSize: Int { core.pageSize }
 
-    let gate = TransactionGate()
-    private let generation: UInt64
-    let currentMapSize: Atomic<Int>
-    /// Set when an operation of the current write transaction returned `MDB_MAP_FULL`; only one write transaction
-    /// runs at a time in an environment, so one flag serves it.
-    let mapFullSeen = Atomic<Bool>(false)
-    let tableCache = Locked<[String: Table]>([:])
-    /// Serializes the short transactions that call `mdb_dbi_open`, which lmdb.h allows in one transaction at a time:
-    /// "A transaction that uses this function must finish (either commit or abort) before any other transaction in
-    /// the process may use this function."
-    /// Counts the tables opened, which makes it a lock with a value (see `Locked`).
-    let tableOpening = Locked<Int>(0)
+    var handle: OpaquePointer { core.handle }
+    var gate: TransactionGate { core.gate }
 
-    init(handle: OpaquePointer, path: String, configuration: Configuration, generation: UInt64) {
-        self.handle = handle
-        self.path = path
-        self.configuration = configuration
-        self.generation = generation
-        self.maxKeySize = Int(mdb_env_get_maxkeysize(handle))
-        var stat = MDB_stat()
-        self.pageSize = mdb_env_stat(handle, &stat) == 0 ? Int(stat.ms_psize) : Int(sysconf(Int32(_SC_PAGESIZE)))
-        var info = MDB_envinfo()
-        self.currentMapSize = Atomic(mdb_env_info(handle, &info) == 0 ? info.me_mapsize : configuration.mapSize)
+    init(core: EnvironmentCore) {
+        self.core = core
     }
 
     deinit {
-        // No transaction can be alive here: each holds a strong reference to the environment.
-        if !gate.isClosed {
-            EnvironmentRegistry.close(path: path, generation: generation)
+        // No transaction of this handle can be alive here: each holds a strong reference to its handle.
+        if !closed.load(ordering: .relaxed) {
+            EnvironmentRegistry.release(core)
         }
     }
 
-    /// Opens the environment at `path`, or returns the one this process already has open there.
+    /// Opens the environment at `path`, or returns a new handle on the one this process already has open there.
     ///
     /// Without ``Options/noSubdirectory`` the path is a directory that must exist; LMDB creates `data.mdb` and
     /// `lock.mdb` inside it. With it, the path is the data file itself and the lock file is the path plus `-lock`.
     /// When the environment is already open, `configuration` is ignored, except that a writable open of an
-    /// environment open read-only fails.
+    /// environment open read-only fails, and that more table slots than it has are added when no transaction of the
+    /// process is alive.
     ///
     /// - Parameters:
     ///   - path: The directory, or with ``Options/noSubdirectory`` the file.
@@ -107,6 +93,11 @@ public final class Environment: @unchecked Sendable {
         }
     }
 
+    /// Whether `other` is a handle on the same open environment as this one.
+    public func sharesEnvironment(with other: Environment) -> Bool {
+        core === other.core
+    }
+
     private static func validate(_ configuration: Configuration, path: String) throws(LMDBError) {
         func invalid(_ detail: String) -> LMDBError {
             LMDBError(code: EINVAL, operation: "open", path: path, detail: detail)
@@ -120,7 +111,7 @@ public final class Environment: @unchecked Sendable {
         if configuration.fileMode > 0o777 { throw invalid("The file mode has bits beyond 0o777") }
     }
 
-    private static func openHandle(at path: String, configuration: Configuration) throws(LMDBError) -> OpaquePointer {
+    static func openHandle(at path: String, configuration: Configuration) throws(LMDBError) -> OpaquePointer {
         var created: OpaquePointer?
         try check(mdb_env_create(&created), "mdb_env_create", path: path)
         guard let handle = created else { throw LMDBError(code: ENOMEM, operation: "mdb_env_create", path: path) }
@@ -189,27 +180,28 @@ public final class Environment: @unchecked Sendable {
         configuration.options.contains(.readOnly)
     }
 
-    /// Whether ``close()`` was called.
+    /// Whether ``close()`` was called on this handle, or the environment was closed under it.
     public var isClosed: Bool {
-        gate.isClosed
+        closed.load(ordering: .relaxed) || gate.isClosed
     }
 
-    /// Closes the environment, after waiting for the transactions of other threads to end.
+    /// Closes this handle. The environment itself closes with the last handle of its path, after waiting for the
+    /// transactions of other threads to end.
     ///
-    /// Every later use of the environment, or of its tables, throws ``LMDBError/environmentClosed``. Opening the
-    /// path again returns a new environment. Closing twice does nothing.
+    /// Every later use of this handle, or of a table opened through it, throws ``LMDBError/environmentClosed``; other
+    /// handles of the path go on working. Opening the path again returns a new handle. Closing twice does nothing.
     ///
-    /// - Throws: ``LMDBError/busy`` when the calling thread itself is inside a transaction of the environment.
+    /// - Throws: ``LMDBError/busy`` when this is the last handle and the calling thread itself is inside a
+    ///   transaction of the environment; the handle then stays open.
     ///
     /// The corresponding LMDB function is `mdb_env_close`.
     public func close() throws {
+        guard !closed.load(ordering: .relaxed) else { return }
         do {
-            try gate.withExclusiveAccess(closing: true) {
-                _ = EnvironmentRegistry.close(path: path, generation: generation)
+            try EnvironmentRegistry.close(core) {
+                closed.store(true, ordering: .relaxed)
             }
-        } catch LMDBError.environmentClosed {
-            return
-        } catch let error as LMDBError {
+        } catch {
             throw error.adding(operation: "close", path: path)
         }
     }
@@ -217,12 +209,20 @@ public final class Environment: @unchecked Sendable {
     /// Runs `body` with the environment admitted through the gate, so that it is neither closed nor remapped meanwhile.
     func withOpenEnvironment<R>(_ operation: String, _ body: () throws -> R) throws -> R {
         do throws(LMDBError) {
-            try gate.enter()
+            try enterGate()
         } catch {
             throw error.adding(operation: operation, path: path)
         }
         defer { gate.leave() }
         return try body()
+    }
+
+    /// Enters the gate for a transaction or an environment call of this handle.
+    ///
+    /// - Throws: ``LMDBError/environmentClosed`` when this handle, or the environment, is closed.
+    func enterGate() throws(LMDBError) {
+        if closed.load(ordering: .relaxed) { throw LMDBError.environmentClosed }
+        try gate.enter()
     }
 
     /// Flushes the data buffers to disk.

@@ -28,7 +28,7 @@ extension Transaction {
         try validateKey(key, table, "mdb_get")
         var keyValue = mdbValue(key)
         var data = MDB_val()
-        let code = mdb_get(handle, table.dbi, &keyValue, &data)
+        let code = mdb_get(handle, try dbi(of: table, "mdb_get"), &keyValue, &data)
         if code == MDB_NOTFOUND { return nil }
         try check(code, "mdb_get", table)
         return buffer(data)
@@ -121,7 +121,7 @@ extension Transaction {
         try validateValue(value, table, "mdb_put")
         var keyValue = mdbValue(key)
         var data = mdbValue(value)
-        try check(mdb_put(handle, table.dbi, &keyValue, &data, options.rawValue), "mdb_put", table)
+        try check(mdb_put(handle, try dbi(of: table, "mdb_put"), &keyValue, &data, options.rawValue), "mdb_put", table)
     }
 
     /// Stores `value` under `key`, replacing the key's value, or in a `dupSort` table adding it to the key's values.
@@ -172,7 +172,7 @@ extension Transaction {
         try validateValue(value, table, "mdb_put")
         var keyValue = mdbValue(key)
         var data = mdbValue(value)
-        let code = mdb_put(handle, table.dbi, &keyValue, &data, UInt32(MDB_NOOVERWRITE))
+        let code = mdb_put(handle, try dbi(of: table, "mdb_put"), &keyValue, &data, UInt32(MDB_NOOVERWRITE))
         if code == MDB_KEYEXIST { return buffer(data) }
         try check(code, "mdb_put", table)
         return nil
@@ -210,7 +210,8 @@ extension Transaction {
         var keyValue = mdbValue(key)
         var data = MDB_val(mv_size: count, mv_data: nil)
         try check(
-            mdb_put(handle, table.dbi, &keyValue, &data, options.rawValue | UInt32(MDB_RESERVE)), "mdb_put", table)
+            mdb_put(handle, try dbi(of: table, "mdb_put"), &keyValue, &data, options.rawValue | UInt32(MDB_RESERVE)),
+            "mdb_put", table)
         try fill(UnsafeMutableRawBufferPointer(start: data.mv_data, count: count))
     }
 
@@ -254,7 +255,7 @@ extension Transaction {
         try checkWritable("mdb_del", table)
         try validateKey(key, table, "mdb_del")
         var keyValue = mdbValue(key)
-        let code = mdb_del(handle, table.dbi, &keyValue, nil)
+        let code = mdb_del(handle, try dbi(of: table, "mdb_del"), &keyValue, nil)
         if code == MDB_NOTFOUND { return false }
         try check(code, "mdb_del", table)
         return true
@@ -298,7 +299,7 @@ extension Transaction {
         try validateValue(value, table, "mdb_del")
         var keyValue = mdbValue(key)
         var data = mdbValue(value)
-        let code = mdb_del(handle, table.dbi, &keyValue, &data)
+        let code = mdb_del(handle, try dbi(of: table, "mdb_del"), &keyValue, &data)
         if code == MDB_NOTFOUND { return false }
         try check(code, "mdb_del", table)
         return true

@@ -109,7 +109,7 @@ public struct Transaction: ~Copyable {
     /// The corresponding LMDB function is `mdb_stat`.
     public func statistics(of table: Table) throws -> Environment.Statistics {
         var stat = MDB_stat()
-        try check(mdb_stat(handle, table.dbi, &stat), "mdb_stat", table)
+        try check(mdb_stat(handle, try dbi(of: table, "mdb_stat"), &stat), "mdb_stat", table)
         return Environment.Statistics(stat)
     }
 
@@ -129,7 +129,7 @@ public struct Transaction: ~Copyable {
     /// The corresponding LMDB function is `mdb_drop` with `del` 0.
     public func empty(_ table: Table) throws {
         try checkWritable("mdb_drop", table)
-        try check(mdb_drop(handle, table.dbi, 0), "mdb_drop", table)
+        try check(mdb_drop(handle, try dbi(of: table, "mdb_drop"), 0), "mdb_drop", table)
     }
 }
 
@@ -153,7 +153,7 @@ extension TransactionContext where Self: ~Copyable {
     /// run again even when the body turned the error into one of its own.
     func failure(_ code: Int32, _ operation: StaticString, _ table: Table? = nil, detail: String? = nil) -> LMDBError {
         if code == MDB_MAP_FULL {
-            environment.mapFullSeen.store(true, ordering: .relaxed)
+            environment.core.mapFullSeen.store(true, ordering: .relaxed)
         }
         var detail = detail
         if detail == nil && code == EACCES && isReadOnly {
@@ -161,6 +161,27 @@ extension TransactionContext where Self: ~Copyable {
         }
         return LMDBError(
             code: code, operation: "\(operation)", path: environment.path, table: table?.displayName, detail: detail)
+    }
+
+    /// The `MDB_dbi` of `table`, once it is known to be a live handle of this transaction's environment.
+    ///
+    /// LMDB hands a dropped table's `MDB_dbi` to the next table opened, and numbers the tables of each environment
+    /// from the same start, so a stale handle, or one of another environment, would silently reach another table.
+    @inline(__always)
+    func dbi(of table: Table, _ operation: StaticString) throws(LMDBError) -> MDB_dbi {
+        let dbi = table.slot.dbi
+        if dbi == 0 || table.slot.environmentID != environment.core.id {
+            throw staleTable(table, operation)
+        }
+        return dbi
+    }
+
+    private func staleTable(_ table: Table, _ operation: StaticString) -> LMDBError {
+        let detail =
+            table.slot.dbi == 0
+            ? "The table was dropped; open it again"
+            : "The table handle belongs to another environment, or to one closed since; open the table again"
+        return failure(MDB_BAD_DBI, operation, table, detail: detail)
     }
 
     func checkWritable(_ operation: StaticString, _ table: Table) throws(LMDBError) {

@@ -8,13 +8,6 @@ import Testing
 /// error and leaves the store intact.
 @Suite struct StoreFaultTests {
     /// A model with many indexes, to use up the environment's tables.
-    struct Indexed: Model {
-        var id = UUID.timeOrdered()
-        var title: String
-
-        static let entity = Entity<Indexed>(indexes: (0..<200).map { .index(\.title, name: "title\($0)") })
-    }
-
     /// A model whose entity name is longer than LMDB's longest key, the limit of table names.
     struct LongNamed: Model {
         var id = UUID.timeOrdered()
@@ -116,29 +109,6 @@ import Testing
             try context.save()
             #expect(try context.model(for: task.id) == task)
         }
-    }
-
-    @Test func tooManyTablesIsAStorageErrorAndTheStoreStaysUsable() throws {
-        let directory = StoreDirectory()
-        let configuration = ModelConfiguration(path: directory.path, isDurable: false)
-        let project = Project(name: "kept")
-        // A container reserves table slots for its own schema; a second container on the same store in the same
-        // process shares the first one's environment, and with it those slots.
-        let first = try ModelContainer(for: Project.self, configuration: configuration)
-        let context = ModelContext(first)
-        context.insert(project)
-        try context.save()
-        let error = try #require(throws: KVStoreError.self) {
-            try ModelContainer(for: Project.self, Indexed.self, configuration: configuration)
-        }
-        #expect(error == .storage)
-        #expect(error.underlying?.contains("MDB_DBS_FULL") == true)
-        #expect(try ModelContext(first).fetch(FetchDescriptor<Project>()) == [project])
-        try first.close()
-        // Opened on its own, the larger schema gets the slots it needs.
-        let container = try ModelContainer(for: Project.self, Indexed.self, configuration: configuration)
-        defer { try? container.close() }
-        #expect(try ModelContext(container).fetch(FetchDescriptor<Project>()) == [project])
     }
 
     @Test func anEntityNameLongerThanATableNameMayBeIsRefused() throws {

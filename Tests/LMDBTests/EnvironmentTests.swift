@@ -22,21 +22,81 @@ import Testing
         }
     }
 
-    @Test func openingOnePathTwiceReturnsTheOpenEnvironmentWhateverTheSpelling() throws {
+    @Test func openingOnePathTwiceSharesTheOpenEnvironmentWhateverTheSpelling() throws {
         try withEnvironment { environment, path throws in
-            #expect(try Environment.open(path: path) === environment)
-            #expect(try Environment.open(path: path + "/") === environment)
-            #expect(try Environment.open(path: path + "/./") === environment)
+            #expect(try Environment.open(path: path).sharesEnvironment(with: environment))
+            #expect(try Environment.open(path: path + "/").sharesEnvironment(with: environment))
+            #expect(try Environment.open(path: path + "/./").sharesEnvironment(with: environment))
             let link = path + "-link"
             try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
             defer { try? FileManager.default.removeItem(atPath: link) }
-            #expect(try Environment.open(path: link) === environment)
+            #expect(try Environment.open(path: link).sharesEnvironment(with: environment))
             let parent = (path as NSString).deletingLastPathComponent
             let name = (path as NSString).lastPathComponent
             #expect(
                 try Environment.open(path: parent + "/../" + (parent as NSString).lastPathComponent + "/" + name)
-                    === environment)
+                    .sharesEnvironment(with: environment))
         }
+    }
+
+    @Test func closingOneHandleLeavesTheOthersWorking() throws {
+        let directory = try TemporaryDirectory()
+        let first = try Environment.open(path: directory.path)
+        let second = try Environment.open(path: directory.path)
+        let table = try first.openTable(named: "t", create: true)
+        try first.close()
+        #expect(first.isClosed)
+        #expect(!second.isClosed)
+        #expect(throws: LMDBError.environmentClosed) { try first.read { _ in } }
+        #expect(throws: LMDBError.environmentClosed) { try first.openTable(named: "t") }
+        // The table opened through the closed handle belongs to the environment, which is still open.
+        try second.write { txn in try txn.put("v".bytes, forKey: "k".bytes, in: table) }
+        #expect(try second.read { txn in try txn.value(forKey: "k".bytes, in: table) } == "v".bytes)
+        try second.close()
+        #expect(second.isClosed)
+        // The last handle closed the environment: its tables are gone with it, and a new open starts afresh.
+        let third = try Environment.open(path: directory.path)
+        defer { try? third.close() }
+        #expect(!third.sharesEnvironment(with: second))
+        #expect(throws: LMDBError.badTable) { try third.read { txn in try txn.value(forKey: "k".bytes, in: table) } }
+        let reopened = try third.openTable(named: "t")
+        #expect(try third.read { txn in try txn.value(forKey: "k".bytes, in: reopened) } == "v".bytes)
+    }
+
+    @Test func aTableHandleOfAClosedEnvironmentNeverReachesAnotherTable() throws {
+        let directory = try TemporaryDirectory()
+        let other = try TemporaryDirectory()
+        let first = try Environment.open(path: directory.path)
+        let a = try first.openTable(named: "a", create: true)
+        try first.write { txn in try txn.put("from a".bytes, forKey: "k".bytes, in: a) }
+        try first.close()
+        // The same MDB_dbi numbers come back in every environment: a stale handle must not reach "b" or "c".
+        let second = try Environment.open(path: directory.path)
+        defer { try? second.close() }
+        let b = try second.openTable(named: "b", create: true)
+        let third = try Environment.open(path: other.path)
+        defer { try? third.close() }
+        let c = try third.openTable(named: "c", create: true)
+        #expect(throws: LMDBError.badTable) {
+            try second.write { txn in try txn.put("x".bytes, forKey: "k".bytes, in: a) }
+        }
+        #expect(throws: LMDBError.badTable) { try third.read { txn in try txn.value(forKey: "k".bytes, in: b) } }
+        #expect(throws: LMDBError.badTable) { try second.read { txn in try txn.value(forKey: "k".bytes, in: c) } }
+        #expect(try second.read { txn in try txn.count(of: b) } == 0)
+        #expect(try third.read { txn in try txn.count(of: c) } == 0)
+    }
+
+    @Test func droppingTheLastHandleOfSeveralClosesTheEnvironment() throws {
+        let directory = try TemporaryDirectory()
+        let kept = try Environment.open(path: directory.path)
+        do {
+            let dropped = try Environment.open(path: directory.path)
+            _ = try dropped.openTable(named: "t", create: true)
+        }
+        #expect(!kept.isClosed)
+        let table = try kept.openTable(named: "t")
+        try kept.write { txn in try txn.put("v".bytes, forKey: "k".bytes, in: table) }
+        try kept.close()
     }
 
     @Test func reopeningAfterCloseGivesANewEnvironmentWithTheData() throws {
@@ -78,7 +138,8 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: file))
         #expect(FileManager.default.fileExists(atPath: file + "-lock"))
         #expect(
-            try Environment.open(path: directory.path + "/./store.lmdb", configuration: configuration) === environment)
+            try Environment.open(path: directory.path + "/./store.lmdb", configuration: configuration)
+                .sharesEnvironment(with: environment))
     }
 
     @Test func infoAndStatisticsDescribeTheEnvironment() throws {

@@ -47,11 +47,32 @@ import Testing
         }
     }
 
-    @Test func theNumberOfTablesIsLimited() throws {
-        try withEnvironment(Environment.Configuration(mapSize: 1 << 20, maxTables: 2)) { environment, _ throws in
-            _ = try environment.openTable(named: "a", create: true)
-            _ = try environment.openTable(named: "b", create: true)
-            #expect(throws: LMDBError.tablesFull) { try environment.openTable(named: "c", create: true) }
+    @Test func tableSlotsGrowWhenTheyRunOutAndOpenHandlesStayValid() throws {
+        try withEnvironment(Environment.Configuration(mapSize: 1 << 20, maxTables: 2)) { environment, path throws in
+            let a = try environment.openTable(named: "a", create: true)
+            let b = try environment.openTable(named: "b", create: true)
+            try environment.write { txn in
+                try txn.put("in a".bytes, forKey: "k".bytes, in: a)
+                try txn.put("in b".bytes, forKey: "k".bytes, in: b)
+            }
+            var more: [Table] = []
+            for index in 0..<40 { more.append(try environment.openTable(named: "t\(index)", create: true)) }
+            // A second handle asking for more slots than the environment has gets them too.
+            let wider = try Environment.open(
+                path: path, configuration: Environment.Configuration(mapSize: 1 << 20, maxTables: 200))
+            defer { try? wider.close() }
+            for index in 40..<150 { more.append(try wider.openTable(named: "t\(index)", create: true)) }
+            try environment.write { txn in
+                for (index, table) in more.enumerated() { try txn.put("\(index)".bytes, forKey: "k".bytes, in: table) }
+            }
+            try environment.read { txn throws in
+                #expect(try txn.value(forKey: "k".bytes, in: a) == "in a".bytes)
+                #expect(try txn.value(forKey: "k".bytes, in: b) == "in b".bytes)
+                for (index, table) in more.enumerated() {
+                    #expect(try txn.value(forKey: "k".bytes, in: table) == "\(index)".bytes)
+                    #expect(try txn.count(of: table) == 1)
+                }
+            }
         }
     }
 
@@ -62,6 +83,11 @@ import Testing
             try environment.dropTable(table)
             #expect(throws: LMDBError.notFound) { try environment.openTable(named: "t") }
             let recreated = try environment.openTable(named: "t", create: true)
+            #expect(try environment.read { txn in try txn.count(of: recreated) } == 0)
+            // LMDB gives the dropped table's MDB_dbi to the next table opened: the old handle must not reach it.
+            #expect(throws: LMDBError.badTable) {
+                try environment.write { txn in try txn.put([2], forKey: [2], in: table) }
+            }
             #expect(try environment.read { txn in try txn.count(of: recreated) } == 0)
         }
     }

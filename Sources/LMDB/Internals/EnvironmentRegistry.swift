@@ -1,89 +1,117 @@
-import CLMDB
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
-/// The process-wide table of open environments, one per canonical path.
+/// The process-wide table of open environments, one core per canonical path, with the number of handles on each.
 ///
 /// LMDB forbids opening one environment twice in a process: POSIX file locks belong to the process, so closing the
-/// second handle would release the first one's locks. The registry hands out the environment that is already open,
-/// and it keeps the handle through the gap between an environment's last reference going away and its `deinit`
-/// closing the handle: an `open` in that gap adopts the handle instead of opening the file a second time. Every
-/// adoption bumps the entry's generation, and only the environment of the current generation closes the handle.
+/// second `MDB_env` would release the first one's locks. The registry hands every open of a path a new handle on the
+/// core that is already open there, and closes the core when its last handle goes. A core being closed stays listed
+/// until its `MDB_env` is closed, so that an open of the same path meanwhile waits instead of opening the file a
+/// second time.
 enum EnvironmentRegistry {
-    /// An open environment, by canonical path.
-    struct Entry {
-        weak var environment: Environment?
-        let handle: UnsafeHandle
-        let configuration: Environment.Configuration
-        let generation: UInt64
+    private struct Entry {
+        let core: EnvironmentCore
+        var handles: Int
+        var isClosing = false
     }
 
-    /// An `MDB_env` pointer that can sit in the registry.
-    ///
-    /// `@unchecked Sendable`: LMDB environments are thread-safe (`MDB_NOTLS` is always set), and the registry only
-    /// stores and hands the pointer back under its lock.
-    struct UnsafeHandle: @unchecked Sendable {
-        let pointer: OpaquePointer
-    }
+    private static let entries = Locked<[String: Entry]>([:])
 
-    private struct State {
-        var entries: [String: Entry] = [:]
-        var nextGeneration: UInt64 = 1
-    }
-
-    private static let state = Locked(State())
-
-    /// Returns the environment open at `path`, adopting a handle whose environment is being deinitialized, or calls
-    /// `open` to open a new handle, all under the registry's lock so that two threads never open one path twice.
+    /// Returns a new handle on the environment open at `path`, or calls `open` to open it, under the registry's lock
+    /// so that two threads never open one path twice.
     static func environment(
         at path: String,
         configuration: Environment.Configuration,
         open: (String) throws(LMDBError) -> OpaquePointer
     ) throws(LMDBError) -> Environment {
-        try state.withLock { state throws(LMDBError) -> Environment in
-            let generation = state.nextGeneration
-            state.nextGeneration += 1
-            if let entry = state.entries[path] {
-                if let environment = entry.environment {
-                    if environment.configuration.options.contains(.readOnly)
+        while true {
+            let core = try entries.withLock { entries throws(LMDBError) -> EnvironmentCore? in
+                if let entry = entries[path] {
+                    if entry.isClosing { return nil }
+                    if entry.core.configuration.options.contains(.readOnly)
                         && !configuration.options.contains(.readOnly)
                     {
                         throw LMDBError(
                             code: LMDBError.accessDenied.code, operation: "open", path: path,
-                            detail: "The environment is already open read-only in this process"
-                        )
+                            detail: "The environment is already open read-only in this process")
                     }
-                    return environment
+                    entries[path]?.handles += 1
+                    return entry.core
                 }
-                let adopted = Environment(
-                    handle: entry.handle.pointer, path: path, configuration: entry.configuration,
-                    generation: generation)
-                state.entries[path] = Entry(
-                    environment: adopted, handle: entry.handle, configuration: entry.configuration,
-                    generation: generation)
-                return adopted
+                let handle = try open(path)
+                let core = EnvironmentCore(handle: handle, path: path, configuration: configuration)
+                entries[path] = Entry(core: core, handles: 1)
+                return core
             }
-            let handle = try open(path)
-            let environment = Environment(
-                handle: handle, path: path, configuration: configuration, generation: generation)
-            state.entries[path] = Entry(
-                environment: environment, handle: UnsafeHandle(pointer: handle), configuration: configuration,
-                generation: generation)
+            guard let core else {
+                // The last handle of the path is closing its environment: open it anew once that is done.
+                usleep(100)
+                continue
+            }
+            let environment = Environment(core: core)
+            if configuration.maxTables > core.tableSlots.load(ordering: .relaxed) {
+                do {
+                    try core.tableOpening.withLock { _ in try core.growTables(atLeast: configuration.maxTables) }
+                } catch let error as LMDBError {
+                    throw error
+                } catch {
+                    throw LMDBError(code: EINVAL, operation: "open", path: path, detail: "\(error)")
+                }
+            }
             return environment
         }
     }
 
-    /// Removes the entry for `path` and closes its handle, if the entry still belongs to `generation`.
+    /// Gives up one handle of `core`, which was dropped without ``Environment/close()``; the last one closes the
+    /// environment.
     ///
-    /// The handle is closed under the registry's lock, so no `open` of the same path can slip in between and find the
-    /// file open twice.
-    ///
-    /// - Returns: Whether the handle was closed here.
-    @discardableResult
-    static func close(path: String, generation: UInt64) -> Bool {
-        state.withLock { state in
-            guard let entry = state.entries[path], entry.generation == generation else { return false }
-            state.entries[path] = nil
-            mdb_env_close(entry.handle.pointer)
+    /// No transaction can be alive then: every transaction holds its handle.
+    static func release(_ core: EnvironmentCore) {
+        let isLast = entries.withLock { entries -> Bool in
+            guard var entry = entries[core.path], entry.core === core else { return false }
+            entry.handles -= 1
+            if entry.handles > 0 {
+                entries[core.path] = entry
+                return false
+            }
+            entry.isClosing = true
+            entries[core.path] = entry
             return true
         }
+        guard isLast else { return }
+        // Only this thread's transactions could make the close wait on itself, and it holds none of this core.
+        try? core.close()
+        _ = entries.withLock { $0.removeValue(forKey: core.path) }
+    }
+
+    /// Closes one handle of `core`: `markClosed` runs once the handle is given up, and the last handle closes the
+    /// environment first, after the transactions of other threads ended.
+    ///
+    /// - Throws: ``LMDBError/busy`` when this is the last handle and the calling thread is inside one of the
+    ///   environment's transactions; the handle then stays open.
+    static func close(_ core: EnvironmentCore, markClosed: () -> Void) throws(LMDBError) {
+        let isLast = entries.withLock { entries -> Bool in
+            guard var entry = entries[core.path], entry.core === core else { return false }
+            if entry.handles > 1 {
+                entry.handles -= 1
+                entries[core.path] = entry
+                return false
+            }
+            entry.isClosing = true
+            entries[core.path] = entry
+            return true
+        }
+        guard isLast else { return markClosed() }
+        do {
+            try core.close()
+        } catch {
+            entries.withLock { $0[core.path]?.isClosing = false }
+            throw error
+        }
+        markClosed()
+        _ = entries.withLock { $0.removeValue(forKey: core.path) }
     }
 }

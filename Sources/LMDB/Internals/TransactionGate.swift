@@ -79,6 +79,12 @@ final class TransactionGate: Sendable {
         }
     }
 
+    /// Closes the gate for good from inside the body of ``withExclusiveAccess(closing:_:)``, for a resize or reopen
+    /// that failed and left no environment behind.
+    func closeWhileExclusive() {
+        state.withLock { $0.closed = true }
+    }
+
     /// Runs `body` while no transaction of the process is alive and none can begin.
     ///
     /// - Parameters:
