@@ -161,4 +161,39 @@ struct ReopeningChunks: AsyncSequence, Sendable {
         }
         #expect(kept)
     }
+
+    @Test func openingKeepsTheStagedValuesWhoseLockIsHeldAndDeletesTheOthers() throws {
+        let directory = StoreDirectory()
+        let photo = PhotoE(title: "Owner")
+        var container = try ExternalCrashTests.open(directory.path)
+        try container.write { txn in try txn.insert(photo) }
+        let store = try container.store(for: PhotoE.self)
+        let table = try #require(store.externalTable)
+        let field = try #require(store.externalAttributes.first?.id)
+        // A writer alive somewhere holds its lock; one killed lost it, whatever its process ID became since.
+        let live = (value: UUID.timeOrdered(), token: UInt32(7))
+        let dead = (value: UUID.timeOrdered(), token: UInt32(8))
+        let held = try #require(try StoreLock.streamedValue(live.token).tryAcquire(in: directory.path))
+        try container.environment.write { txn in
+            for writer in [live, dead] {
+                try table.beginStaging(
+                    owner: photo.id, field: field, value: writer.value, lockToken: writer.token, in: txn)
+                try txn.put(
+                    [7], forKey: ExternalValueTable.key(owner: photo.id, field: field, value: writer.value, chunk: 0),
+                    in: table.chunks)
+            }
+        }
+        try container.close()
+        container = try ExternalCrashTests.open(directory.path)
+        #expect(try container.stagedCount(of: PhotoE.self) == 1)
+        #expect(try container.chunkCount(of: PhotoE.self) == 1)
+        try container.close()
+        // Once the live writer lets go, the next open deletes its chunks too.
+        withExtendedLifetime(held) {}
+        _ = consume held
+        container = try ExternalCrashTests.open(directory.path)
+        defer { try? container.close() }
+        #expect(try container.stagedCount(of: PhotoE.self) == 0)
+        #expect(try container.chunkCount(of: PhotoE.self) == 0)
+    }
 }

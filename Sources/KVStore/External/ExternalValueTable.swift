@@ -120,12 +120,16 @@ final class ExternalValueTable: Sendable {
     // MARK: - Staging
 
     /// Records that a streamed value is being written in several transactions: until ``finishStaging``, its chunks
-    /// belong to no record, and a later open of the store deletes them once the writing process is gone.
+    /// belong to no record, and a later open of the store deletes them once the writer let go of its lock.
     ///
-    /// The entry's value is the writer's process ID, 4 bytes big-endian.
-    func beginStaging(owner: UUID, field: UInt32, value: UUID, in txn: borrowing Transaction) throws {
+    /// The entry's value is the writer's process ID (for display) and the token of the ``StoreLock`` it holds while
+    /// it writes, each 4 bytes big-endian. Entries written before the lock existed hold the process ID alone.
+    func beginStaging(
+        owner: UUID, field: UInt32, value: UUID, lockToken: UInt32, in txn: borrowing Transaction
+    ) throws {
         var writer: [UInt8] = []
         withUnsafeBytes(of: UInt32(bitPattern: getpid()).bigEndian) { writer.append(contentsOf: $0) }
+        withUnsafeBytes(of: lockToken.bigEndian) { writer.append(contentsOf: $0) }
         try txn.put(writer, forKey: Self.key(owner: owner, field: field, value: value), in: staging)
     }
 
@@ -135,24 +139,26 @@ final class ExternalValueTable: Sendable {
     }
 
     /// Deletes the values of streamed writes that did not finish, except those `isInFlight` says are still being
-    /// written, given the value's ID and the writer's process ID.
+    /// written, given the staging entry's writer.
     ///
     /// - Returns: How many values were deleted.
     @discardableResult
-    func deleteAbandonedValues(in txn: borrowing Transaction, isInFlight: (UUID, pid_t?) -> Bool) throws -> Int {
-        var staged: [(owner: UUID, field: UInt32, value: UUID, writer: pid_t?)] = []
+    func deleteAbandonedValues(
+        in txn: borrowing Transaction, isInFlight: (StagingWriter?) throws -> Bool
+    ) throws -> Int {
+        var staged: [(owner: UUID, field: UInt32, value: UUID, writer: StagingWriter?)] = []
         try txn.scan(staging) { key, value in
             guard key.count == 36 else { return true }
             let field = UInt32(bigEndian: key.loadUnaligned(fromByteOffset: 16, as: UInt32.self))
-            let writer =
-                value.count == 4
-                ? pid_t(bitPattern: UInt32(bigEndian: value.loadUnaligned(as: UInt32.self))) : nil
             staged.append(
-                (UUID(bytes: key), field, UUID(bytes: UnsafeRawBufferPointer(rebasing: key[20..<36])), writer))
+                (
+                    UUID(bytes: key), field, UUID(bytes: UnsafeRawBufferPointer(rebasing: key[20..<36])),
+                    StagingWriter(value)
+                ))
             return true
         }
         var deleted = 0
-        for entry in staged where !isInFlight(entry.value, entry.writer) {
+        for entry in staged where try !isInFlight(entry.writer) {
             try deleteValue(owner: entry.owner, field: entry.field, value: entry.value, in: txn)
             try finishStaging(owner: entry.owner, field: entry.field, value: entry.value, in: txn)
             deleted += 1
@@ -227,5 +233,35 @@ final class ExternalValueTable: Sendable {
                 .missingExternalData, entity: entity, id: owner, field: field.name,
                 message: "The value of \(entity).\(field.name) of \(owner) is not fully stored: \(damage)")
         }
+    }
+}
+
+/// The writer a staging entry names: its process, and the token of the lock it holds while it writes.
+package struct StagingWriter: Sendable, Equatable {
+    /// The writing process's ID, for display: by the time it is read it may belong to another process.
+    package var processID: pid_t
+    /// The ``StoreLock/streamedValue(_:)`` token the writer holds, or `nil` for an entry written before these locks
+    /// existed.
+    package var lockToken: UInt32?
+
+    /// Reads a staging entry's value: 8 bytes (process ID, lock token) or, from older versions, 4 (process ID);
+    /// `nil` for anything else.
+    package init?(_ value: UnsafeRawBufferPointer) {
+        guard value.count == 4 || value.count == 8 else { return nil }
+        processID = pid_t(bitPattern: UInt32(bigEndian: value.loadUnaligned(as: UInt32.self)))
+        lockToken = value.count == 8 ? UInt32(bigEndian: value.loadUnaligned(fromByteOffset: 4, as: UInt32.self)) : nil
+    }
+
+    /// Whether the write may still be under way: its lock is held (by any process, this one included), or for an
+    /// entry without a lock token, its process exists.
+    ///
+    /// - Parameter probe: A descriptor of the store's data file to test the lock with.
+    /// - Throws: ``KVStoreError/storage`` when the lock cannot be tested.
+    package func isInFlight(probe: StoreLockProbe) throws -> Bool {
+        guard let lockToken else {
+            // kill(2) with signal 0 only checks that the process exists; EPERM means it exists under another user.
+            return kill(processID, 0) == 0 || errno == EPERM
+        }
+        return try probe.isHeld(.streamedValue(lockToken))
     }
 }

@@ -1,36 +1,6 @@
 import Foundation
 import LMDB
 
-/// The streamed values this process is writing, so that a container opening the same store meanwhile does not take
-/// their staged chunks for abandoned ones.
-enum ExternalStaging {
-    private static let inFlight = Locked<Set<UUID>>([])
-
-    /// Whether this process is writing the value `valueID`.
-    static func isInFlight(_ valueID: UUID) -> Bool {
-        inFlight.withLock { $0.contains(valueID) }
-    }
-
-    /// Whether the value `valueID`, staged by the process `writer`, may still be written: by this process, if it
-    /// says so, or by another one that is alive. A staging entry without a process ID is abandoned.
-    ///
-    /// A process ID reused by a new process keeps an abandoned value until that process is gone too.
-    static func isInFlight(_ valueID: UUID, writer: pid_t?) -> Bool {
-        guard let writer else { return false }
-        if writer == getpid() { return isInFlight(valueID) }
-        // kill(2) with signal 0 only checks that the process exists; EPERM means it exists under another user.
-        return kill(writer, 0) == 0 || errno == EPERM
-    }
-
-    static func begin(_ valueID: UUID) {
-        _ = inFlight.withLock { $0.insert(valueID) }
-    }
-
-    static func end(_ valueID: UUID) {
-        _ = inFlight.withLock { $0.remove(valueID) }
-    }
-}
-
 /// Writes a streamed external value in batches of chunks, one write transaction per batch, then gives it to its
 /// model in a last transaction.
 ///
@@ -47,6 +17,10 @@ final class StreamedValueWriter<M: Model> {
     let table: ExternalValueTable
     let owner: UUID
     let valueID = UUID.timeOrdered()
+    /// Held while the value is written, so that a container opening the store meanwhile, in this process or another
+    /// one, keeps its staged chunks; the kernel lets go of it if the process dies.
+    private let lock: HeldStoreLock
+    private let lockToken: UInt32
     private var buffer = Data()
     private var chunkCount = 0
     private var byteCount = 0
@@ -69,11 +43,16 @@ final class StreamedValueWriter<M: Model> {
                 message: "Cannot write \(store.name).\(attribute.name) of \(owner): no \(store.name) has this ID; "
                     + "save the model first")
         }
-        ExternalStaging.begin(valueID)
+        (lock, lockToken) = try Self.takeLock(in: container.path)
     }
 
-    deinit {
-        ExternalStaging.end(valueID)
+    /// Takes a streamed-value lock under a fresh token; another writer holding the same token is a 1 in 2^32 chance,
+    /// met by drawing again.
+    private static func takeLock(in directory: String) throws -> (HeldStoreLock, UInt32) {
+        while true {
+            let token = StoreLock.newStreamToken()
+            if let held = try StoreLock.streamedValue(token).tryAcquire(in: directory) { return (held, token) }
+        }
     }
 
     /// Adds bytes to the value, writing a batch of chunks whenever one is full.
@@ -105,8 +84,8 @@ final class StreamedValueWriter<M: Model> {
         let count = final ? buffer.count : buffer.count / ExternalValueTable.chunkSize * ExternalValueTable.chunkSize
         guard count > 0 else { return nil }
         return Batch(
-            table: table, owner: owner, field: attribute.id, valueID: valueID, firstChunk: chunkCount,
-            isFirst: !isStaged, bytes: buffer.prefix(count))
+            table: table, owner: owner, field: attribute.id, valueID: valueID, lockToken: lockToken,
+            firstChunk: chunkCount, isFirst: !isStaged, bytes: buffer.prefix(count))
     }
 
     private func didWrite(_ batch: Batch) {
@@ -205,6 +184,7 @@ private struct Batch: Sendable {
     let owner: UUID
     let field: UInt32
     let valueID: UUID
+    let lockToken: UInt32
     let firstChunk: Int
     let isFirst: Bool
     let bytes: Data
@@ -212,7 +192,8 @@ private struct Batch: Sendable {
     func write(in txn: borrowing ModelTransaction) throws {
         // The body may run again after the map grew: every put here replaces the same key with the same bytes.
         if isFirst {
-            try table.beginStaging(owner: owner, field: field, value: valueID, in: txn.transaction.pointee)
+            try table.beginStaging(
+                owner: owner, field: field, value: valueID, lockToken: lockToken, in: txn.transaction.pointee)
         }
         try bytes.withUnsafeBytes { bytes in
             try table.writeChunks(

@@ -71,12 +71,13 @@ struct SchemaLoader {
 
     /// Deletes the chunks of streamed writes that a process killed or failed part-way left behind, so that they
     /// are never seen; a write still under way, in this process (through another container of the store) or in
-    /// another live process, keeps its chunks.
+    /// another process, holds its lock and keeps its chunks.
     private func deleteAbandonedValues(_ table: ExternalValueTable) throws {
         let hasStaged = try environment.read { txn in try txn.count(of: table.staging) > 0 }
         guard hasStaged else { return }
+        let probe = try StoreLockProbe(directory: environment.path)
         try environment.write { txn in
-            _ = try table.deleteAbandonedValues(in: txn) { ExternalStaging.isInFlight($0, writer: $1) }
+            _ = try table.deleteAbandonedValues(in: txn) { writer in try writer?.isInFlight(probe: probe) ?? false }
         }
     }
 

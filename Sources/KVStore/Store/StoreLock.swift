@@ -1,0 +1,134 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// A lock a process holds on its store while it migrates the schema or streams an external value in, which the kernel
+/// releases when the process dies, however it dies.
+///
+/// These are open-file-description locks (`F_OFD_SETLK`, Linux) on single bytes of the store's `data.mdb`, far past
+/// any data. LMDB takes no lock on the data file (its own locks are in `lock.mdb`), and an open-file-description lock
+/// belongs to the descriptor that took it, not to the process: closing another descriptor of the file, as LMDB does,
+/// leaves it held, and a second container of the store in the same process, with a descriptor of its own, sees it as
+/// held too. No file is created for them, so a read-only look at a store (`kvtool check`) can test them without
+/// writing anything.
+///
+/// A flag in the catalog could not do this: a migrating process killed part-way would leave it set for good, and a
+/// process ID recorded there may belong to another process by the time it is read.
+package struct StoreLock: Sendable {
+    /// The byte of the data file a lock covers.
+    let offset: Int64
+
+    /// The first byte of the range the store's locks use: 2^62, beyond any data file LMDB can map.
+    private static let base: Int64 = 1 << 62
+
+    /// Held for a migration's whole duration, across its chunked transactions.
+    package static let migration = StoreLock(offset: base)
+
+    /// Held while a streamed external value whose staging entry names `token` is being written.
+    package static func streamedValue(_ token: UInt32) -> StoreLock {
+        StoreLock(offset: base + 1 + Int64(token))
+    }
+
+    /// A fresh token for a streamed value, random so that two writers never share one by chance.
+    static func newStreamToken() -> UInt32 {
+        UInt32.random(in: 0..<UInt32.max)
+    }
+
+    /// Takes the lock, or returns `nil` when another descriptor (of this process or another one) holds it.
+    ///
+    /// - Parameter directory: The store's directory.
+    /// - Returns: The held lock, released when it is deinitialized (or when the process dies).
+    /// - Throws: ``KVStoreError/storage`` when the data file cannot be opened for writing or locked.
+    func tryAcquire(in directory: String) throws -> HeldStoreLock? {
+        let path = directory + "/data.mdb"
+        let descriptor = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+        guard descriptor >= 0 else {
+            throw Self.failure("open \(path) to take a lock on it", errno)
+        }
+        var request = lockRequest(type: F_WRLCK)
+        if fcntl(descriptor, Self.setLock, &request) == 0 {
+            return HeldStoreLock(descriptor: descriptor)
+        }
+        let code = errno
+        close(descriptor)
+        if code == EAGAIN || code == EACCES { return nil }
+        throw Self.failure("lock \(path)", code)
+    }
+
+    /// Whether any descriptor, of this process or another one, holds the lock.
+    ///
+    /// - Parameter descriptor: A descriptor of the store's data file, open for reading at least.
+    /// - Throws: ``KVStoreError/storage`` when the lock cannot be tested.
+    func isHeld(testingWith descriptor: Int32) throws -> Bool {
+        var request = lockRequest(type: F_WRLCK)
+        guard fcntl(descriptor, Self.getLock, &request) == 0 else {
+            throw Self.failure("test a lock of the store's data file", errno)
+        }
+        return request.l_type != Int16(F_UNLCK)
+    }
+
+    private func lockRequest(type: Int32) -> flock {
+        var request = flock()
+        request.l_type = Int16(type)
+        request.l_whence = Int16(SEEK_SET)
+        request.l_start = __off_t(offset)
+        request.l_len = 1
+        // Open-file-description locks require l_pid to be 0.
+        request.l_pid = 0
+        return request
+    }
+
+    // Linux's values, the same on every architecture; Glibc's module does not export them (they need _GNU_SOURCE).
+    private static let getLock: Int32 = 36
+    private static let setLock: Int32 = 37
+
+    private static func failure(_ action: String, _ code: Int32) -> KVStoreError {
+        KVStoreError(.storage, message: "Cannot \(action): \(String(cString: strerror(code)))")
+    }
+}
+
+/// A ``StoreLock`` this process holds; it is released when this value is deinitialized.
+final class HeldStoreLock: Sendable {
+    private let descriptor: Int32
+
+    fileprivate init(descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
+    deinit {
+        // Closing the descriptor releases its open-file-description locks.
+        close(descriptor)
+    }
+}
+
+/// A read-only descriptor of a store's data file, kept open to test its locks without opening the file each time.
+package final class StoreLockProbe: Sendable {
+    private let descriptor: Int32
+
+    /// Opens the data file of the store in `directory` for reading.
+    ///
+    /// - Throws: ``KVStoreError/storage`` when it cannot be opened.
+    package init(directory: String) throws {
+        let path = directory + "/data.mdb"
+        descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard descriptor >= 0 else {
+            throw KVStoreError(
+                .storage, message: "Cannot open \(path) to test its locks: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// Whether any descriptor, of this process or another one, holds `lock`.
+    ///
+    /// - Throws: ``KVStoreError/storage`` when the lock cannot be tested.
+    package func isHeld(_ lock: StoreLock) throws -> Bool {
+        try lock.isHeld(testingWith: descriptor)
+    }
+}
