@@ -107,8 +107,23 @@ public struct KVStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// model. Nothing of the failing chunk was written; the next open with the plan resumes at that chunk.
     public static let migrationFailed = KVStoreError(kind: "migrationFailed")
 
-    /// The store is part-way through a migration, and the program opened it without the plan that started it.
+    /// The store is part-way through a migration: the program opened it without the plan that started it, or a write
+    /// waited longer than ``ModelConfiguration/migrationWaitTimeout`` for another process's migration to end. The
+    /// message names the migration's versions.
     public static let migrationInProgress = KVStoreError(kind: "migrationInProgress")
+
+    /// The store's schema changed under this container: another process, or another container, migrated it to
+    /// another version, or removed an entity or an index that this container's models declare. The message names
+    /// both versions, or what was removed. Nothing of the failing write was written; reopen the store with the models
+    /// that match it.
+    public static let schemaChanged = KVStoreError(kind: "schemaChanged")
+
+    /// The store's file is damaged: a table its catalog names is missing, a page or a checksum does not check out.
+    /// The message says where, and to run `kvtool check`.
+    public static let damaged = KVStoreError(kind: "damaged")
+
+    /// The disk is full: the write was not made, and nothing committed before it was lost. Free space and retry.
+    public static let diskFull = KVStoreError(kind: "diskFull")
 
     /// A ``SchemaMigrationPlan`` does not hold together: a version listed twice, a stage between versions it does
     /// not list, a custom migration of a model type that is not part of its stage's schemas.

@@ -36,13 +36,7 @@ struct KillingChunks: AsyncSequence, Sendable {
 
     /// The errors kvtool's integrity check finds in the store at `path`.
     static func problems(at path: String) throws -> [String] {
-        let store = try InspectedStore.open(path)
-        defer { store.close() }
-        var problems: [String] = []
-        try IntegrityChecker(store: store, chunkSize: 1000) { problem in
-            if problem.severity == .error { problems.append(problem.text) }
-        }.run()
-        return problems
+        try integrityErrors(at: path)
     }
 
     @Test func aProcessKilledWhileStreamingLeavesNoOrphanAfterReopen() async throws {

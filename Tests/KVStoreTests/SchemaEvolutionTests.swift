@@ -138,23 +138,6 @@ private struct NoteWithUniqueTitle: Model {
         #expect(entry?.indexes.first?.isReady == true)
     }
 
-    @Test func aDroppedIndexIsDeleted() throws {
-        let directory = StoreDirectory()
-        do {
-            let container = try open(NoteWithIndex.self, at: directory.path)
-            let context = ModelContext(container)
-            context.insert(NoteWithIndex(id: UUID.timeOrdered(), title: "x"))
-            try context.save()
-            try container.close()
-        }
-        let container = try open(NoteV1.self, at: directory.path)
-        defer { try? container.close() }
-        #expect(throws: LMDBError.notFound) {
-            try container.environment.openTable(
-                named: Catalog.indexTableName("Note", "title"), options: [.dupSort, .dupFixed])
-        }
-    }
-
     @Test func aUniqueIndexOverDuplicatesIsRefused() throws {
         let directory = StoreDirectory()
         _ = try seed(directory.path, titles: ["same", "same"])

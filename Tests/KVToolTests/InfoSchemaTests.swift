@@ -22,7 +22,7 @@ import Testing
             Array(lines.suffix(8)) == [
                 "Table                 Entries  Depth  Pages",
                 "--------------------  -------  -----  -----",
-                "catalog                     3      1      1",
+                "catalog                     4      1      1",
                 "index/Project/name          2      1      1",
                 "index/Task/projectID        4      1      1",
                 "records/Project             2      1      1",

@@ -27,31 +27,38 @@ struct Migrator {
     let catalog: Table
     let progress: (@Sendable (MigrationProgress) -> Void)?
 
-    /// Checks the store's schema version against `versioning`, and migrates it when a plan says how.
+    /// Checks the store's schema version against `versioning`, and migrates it when a plan says how. The caller
+    /// holds the store's migration lock.
     ///
+    /// - Returns: Whether a migration stage ran (or finished a stage an earlier open left part-way).
     /// - Throws: ``KVStoreError/migrationInProgress``, ``KVStoreError/noMigrationPath``,
     ///   ``KVStoreError/invalidMigrationPlan``, and what a stage throws.
-    func prepare(_ versioning: Versioning) throws {
+    func prepare(_ versioning: Versioning) throws -> Bool {
         let state = try environment.read { txn in try Catalog.schemaState(in: txn, table: catalog) }
         if !state.pendingDrops.isEmpty { try dropPendingTables() }
         switch versioning {
         case .unversioned:
             if let migration = state.migration { throw inProgress(migration) }
+            return false
         case .schema(let schema):
             let version = schema.versionIdentifier
             if let migration = state.migration { throw inProgress(migration) }
-            guard let stored = state.version else { return try stamp(version) }
+            guard let stored = state.version else {
+                try stamp(version)
+                return false
+            }
             guard stored == version else {
                 throw Self.noPath(at: environment.path, from: stored, to: version, plan: nil)
             }
+            return false
         case .plan(let plan, let target):
-            try migrate(plan, to: target, state: state)
+            return try migrate(plan, to: target, state: state)
         }
     }
 
     private func migrate(
         _ plan: any SchemaMigrationPlan.Type, to target: any VersionedSchema.Type, state: SchemaState
-    ) throws {
+    ) throws -> Bool {
         try Self.validate(plan, target: target)
         let targetVersion = target.versionIdentifier
         let current: SchemaVersion
@@ -63,9 +70,10 @@ struct Migrator {
             // A store written before the program versioned its schema holds the first version's records.
             current = plan.schemas[0].versionIdentifier
         } else {
-            return try stamp(targetVersion)
+            try stamp(targetVersion)
+            return false
         }
-        guard current != targetVersion || state.migration != nil else { return }
+        guard current != targetVersion || state.migration != nil else { return false }
         let stages = try Self.path(plan, from: current, to: targetVersion, environment: environment)
         if let migration = state.migration, stages.first?.toVersion.versionIdentifier != migration.to {
             throw KVStoreError(
@@ -81,6 +89,7 @@ struct Migrator {
                 resuming: resuming)
             resuming = nil
         }
+        return true
     }
 
     // MARK: - Plans

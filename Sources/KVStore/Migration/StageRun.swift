@@ -296,7 +296,7 @@ struct StageRun {
         }
         try environment.write { txn in
             for table in drops { try txn.empty(table) }
-            for entry in entries { _ = try txn.delete(forKey: Catalog.entityKey(entry.name), in: catalog) }
+            for entry in entries { try Catalog.delete(key: Catalog.entityKey(entry.name), in: txn, table: catalog) }
             var schema = try Catalog.schemaState(in: txn, table: catalog)
             schema.version = to
             schema.migration = nil

@@ -45,6 +45,16 @@ public struct Entity<M: Model>: Sendable {
     /// The attributes whose values are kept apart from the record, in chunks.
     public var externalStorage: [ExternalAttribute<M>]
 
+    /// The names of indexes and unique constraints to remove from the store.
+    ///
+    /// An index the model stops declaring stays in the store, and every writer keeps maintaining it, so that a
+    /// program that declares fewer indexes (a script, an older version) never erases another program's. Name it
+    /// here to remove it: the container that opens with this entity deletes it and records the removal in the
+    /// catalog; writers of other programs stop maintaining it at their next write, and a program that still declares
+    /// it is refused with ``KVStoreError/schemaChanged``. A removed name cannot be declared again: give a new index
+    /// another name.
+    public var removedIndexes: [String]
+
     /// Creates an entity description.
     ///
     /// A relationship stored in a field of this model gets an index on that field unless one is declared.
@@ -56,13 +66,15 @@ public struct Entity<M: Model>: Sendable {
     ///   - originalName: The entity's name in the previous schema version, when a migration renames it.
     ///   - renamedFields: Fields renamed since the previous schema version, new name to old name.
     ///   - externalStorage: The ``ExternalData`` attributes whose bytes are kept apart from the record.
+    ///   - removedIndexes: Names of indexes and unique constraints to remove from the store.
     public init(
         name: String? = nil,
         indexes: [ModelIndex<M>] = [],
         relationships: [Relationship<M>] = [],
         originalName: String? = nil,
         renamedFields: [String: String] = [:],
-        externalStorage: [ExternalAttribute<M>] = []
+        externalStorage: [ExternalAttribute<M>] = [],
+        removedIndexes: [String] = []
     ) {
         self.name = name ?? String(describing: M.self)
         self.originalName = originalName
@@ -75,6 +87,7 @@ public struct Entity<M: Model>: Sendable {
         self.indexes = indexes
         self.relationships = relationships
         self.externalStorage = externalStorage
+        self.removedIndexes = removedIndexes
     }
 }
 
@@ -115,6 +128,10 @@ public struct ModelIndex<M: Model>: Sendable {
 
     /// Whether the indexed field is an array with one index entry per element.
     public let isMultiEntry: Bool
+
+    /// Whether the keys are the standard encoding of the stored fields' values, which programs that do not declare
+    /// the index can compute from the records (see ``RecordIndexKeys``).
+    let isDerivable: Bool
 
     let keyPaths: [PartialKeyPath<M> & Sendable]
 
@@ -164,7 +181,8 @@ public struct ModelIndex<M: Model>: Sendable {
         let field = name ?? fieldName(of: keyPath)
         let read = reader(keyPath)
         return ModelIndex(
-            name: field, fields: [field], isUnique: false, isMultiEntry: true, keyPaths: [keyPath],
+            name: field, fields: [field], isUnique: false, isMultiEntry: true,
+            isDerivable: hasStandardIndexKey(V.self), keyPaths: [keyPath],
             appendKeys: { model, position, set in
                 let elements = read(model)
                 // A few elements are compared with the keys before them; many are deduplicated through a set.
@@ -207,7 +225,8 @@ public struct ModelIndex<M: Model>: Sendable {
         let field = name ?? fieldName(of: keyPath)
         let read = reader(keyPath)
         return ModelIndex(
-            name: field, fields: [field], isUnique: unique, isMultiEntry: false, keyPaths: [keyPath],
+            name: field, fields: [field], isUnique: unique, isMultiEntry: false,
+            isDerivable: hasStandardIndexKey(V.self), keyPaths: [keyPath],
             appendKeys: { model, position, set in set.append(index: position) { read(model).appendIndexKey(to: &$0) } },
             componentEncoders: [encoder(V.self)])
     }
@@ -221,7 +240,7 @@ public struct ModelIndex<M: Model>: Sendable {
         let (readFirst, readSecond) = (reader(first), reader(second))
         return ModelIndex(
             name: fields.joined(separator: "+"), fields: fields, isUnique: unique, isMultiEntry: false,
-            keyPaths: [first, second],
+            isDerivable: hasStandardIndexKey(V1.self) && hasStandardIndexKey(V2.self), keyPaths: [first, second],
             appendKeys: { model, position, set in
                 set.append(index: position) {
                     readFirst(model).appendIndexKey(to: &$0)

@@ -6,6 +6,7 @@ import LMDB
 /// | table | key | value |
 /// |---|---|---|
 /// | `catalog` | `format` | ``StoreFormat`` as JSON |
+/// | `catalog` | `generation` | 8-byte big-endian counter that every other change to the catalog advances |
 /// | `catalog` | `schema` | ``SchemaState`` as JSON: schema version, migration under way, migrations applied |
 /// | `catalog` | `entity/<Entity>` | ``EntityCatalog`` as JSON: field names and ids, indexes |
 /// | `records/<Entity>` | 16-byte UUID | encoded record |
@@ -23,6 +24,13 @@ package enum Catalog {
 
     /// The catalog key of the store's format.
     package static let formatKey = Array("format".utf8)
+
+    /// The catalog key of the store's schema generation.
+    ///
+    /// Every write to any other catalog entry advances it in the same transaction, so one read of 8 bytes tells a
+    /// process or container whether the schema (an entity, an index, a field name, the version, a migration) changed
+    /// since it last looked.
+    package static let generationKey = Array("generation".utf8)
 
     /// The catalog key of an entity's description.
     package static func entityKey(_ entity: String) -> [UInt8] {
@@ -88,11 +96,39 @@ package enum Catalog {
         }
     }
 
-    /// Writes a catalog value.
+    /// Writes a catalog value, and advances the store's generation.
     package static func write<T: Encodable>(
         _ value: T, key: [UInt8], in txn: borrowing Transaction, table: Table
     ) throws {
         try txn.put(try encoder.encode(value), forKey: key, in: table)
+        try advanceGeneration(in: txn, table: table)
+    }
+
+    /// Deletes a catalog entry, and advances the store's generation.
+    package static func delete(key: [UInt8], in txn: borrowing Transaction, table: Table) throws {
+        if try txn.delete(forKey: key, in: table) { try advanceGeneration(in: txn, table: table) }
+    }
+
+    /// The store's schema generation as `txn` sees it: 0 for a store that never recorded one.
+    ///
+    /// - Throws: ``KVStoreError/corruptRecord`` when the entry is not 8 bytes long.
+    package static func generation(in txn: borrowing Transaction, table: Table) throws -> UInt64 {
+        try txn.withUnsafeBytes(forKey: generationKey, in: table) { bytes -> UInt64 in
+            guard let bytes else { return 0 }
+            guard bytes.count == 8 else {
+                throw KVStoreError(
+                    .corruptRecord,
+                    message:
+                        "The catalog's generation entry is \(bytes.count) bytes long, not 8: the store is damaged; "
+                        + "run 'kvtool check'")
+            }
+            return UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
+        }
+    }
+
+    private static func advanceGeneration(in txn: borrowing Transaction, table: Table) throws {
+        let next = try generation(in: txn, table: table) &+ 1
+        try withUnsafeBytes(of: next.bigEndian) { try txn.put($0, forKey: generationKey, in: table) }
     }
 }
 
@@ -116,23 +152,28 @@ package struct EntityCatalog: Codable, Sendable, Equatable {
     package var relationships: [RelationshipCatalog]
     /// The fields kept in external storage; stores written before external storage existed have none.
     package var external: [ExternalFieldCatalog]
+    /// The names of indexes removed by a program that declared their removal (``Entity/removedIndexes``): no writer
+    /// maintains them any more, and a program that still declares one is refused rather than building it again.
+    package var removedIndexes: [String]
 
     init(
         name: String,
         fields: FieldTable,
         indexes: [IndexCatalog],
         relationships: [RelationshipCatalog] = [],
-        external: [ExternalFieldCatalog] = []
+        external: [ExternalFieldCatalog] = [],
+        removedIndexes: [String] = []
     ) {
         self.name = name
         self.fields = fields
         self.indexes = indexes
         self.relationships = relationships
         self.external = external
+        self.removedIndexes = removedIndexes
     }
 
     private enum CodingKeys: String, CodingKey {
-        case name, fields, indexes, relationships, external
+        case name, fields, indexes, relationships, external, removedIndexes
     }
 
     package init(from decoder: any Decoder) throws {
@@ -142,10 +183,11 @@ package struct EntityCatalog: Codable, Sendable, Equatable {
         indexes = try container.decode([IndexCatalog].self, forKey: .indexes)
         relationships = try container.decodeIfPresent([RelationshipCatalog].self, forKey: .relationships) ?? []
         external = try container.decodeIfPresent([ExternalFieldCatalog].self, forKey: .external) ?? []
+        removedIndexes = try container.decodeIfPresent([String].self, forKey: .removedIndexes) ?? []
     }
 
-    /// Writes the entry, leaving out `external` when the entity has no external fields, so that the entries of such
-    /// entities read as before.
+    /// Writes the entry, leaving out `external` and `removedIndexes` when they are empty, so that the entries of
+    /// entities without them read as before.
     package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(name, forKey: .name)
@@ -153,6 +195,7 @@ package struct EntityCatalog: Codable, Sendable, Equatable {
         try container.encode(indexes, forKey: .indexes)
         try container.encode(relationships, forKey: .relationships)
         if !external.isEmpty { try container.encode(external, forKey: .external) }
+        if !removedIndexes.isEmpty { try container.encode(removedIndexes, forKey: .removedIndexes) }
     }
 }
 
@@ -202,4 +245,39 @@ package struct IndexCatalog: Codable, Sendable, Equatable {
     package var isMultiEntry: Bool
     /// Whether the index holds an entry for every record. An index whose building was interrupted is rebuilt.
     package var isReady: Bool
+    /// Whether the index's keys are the standard encoding of the stored fields' values (``IndexKey/append(_:to:)``),
+    /// so that a program that does not declare the index can maintain it from the records. An index over a type with
+    /// its own ``IndexKeyEncodable`` encoding is not; entries written before this was recorded count as not.
+    package var isDerivable: Bool
+
+    package init(
+        name: String, fields: [String], isUnique: Bool, isMultiEntry: Bool, isReady: Bool, isDerivable: Bool
+    ) {
+        self.name = name
+        self.fields = fields
+        self.isUnique = isUnique
+        self.isMultiEntry = isMultiEntry
+        self.isReady = isReady
+        self.isDerivable = isDerivable
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, fields, isUnique, isMultiEntry, isReady, isDerivable
+    }
+
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+        fields = try container.decode([String].self, forKey: .fields)
+        isUnique = try container.decode(Bool.self, forKey: .isUnique)
+        isMultiEntry = try container.decode(Bool.self, forKey: .isMultiEntry)
+        isReady = try container.decode(Bool.self, forKey: .isReady)
+        isDerivable = try container.decodeIfPresent(Bool.self, forKey: .isDerivable) ?? false
+    }
+
+    /// Whether `other` describes the same index: the same name, fields and kind, whatever its build state.
+    package func hasSameDefinition(as other: IndexCatalog) -> Bool {
+        name == other.name && fields == other.fields && isUnique == other.isUnique
+            && isMultiEntry == other.isMultiEntry
+    }
 }

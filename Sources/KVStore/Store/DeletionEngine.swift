@@ -57,7 +57,7 @@ struct DeletionEngine {
             }
             guard !fresh.isEmpty else { continue }
             order.append((store, fresh))
-            for relationship in store.relationships {
+            for relationship in store.allRelationships {
                 // Only rules that act read the related models: noAction leaves them as they are, and nullify has
                 // nothing to do on a stored side, whose references go with the deleted records.
                 let stored = relationship.inverseField == nil
@@ -121,9 +121,10 @@ struct DeletionEngine {
 }
 
 extension ModelContainer {
-    /// The store of the entity named `name`.
+    /// The store of the entity named `name`: one the models declare, or one of the store's that they do not.
     func store(named name: String) throws -> any AnyEntityStore {
-        guard let store = storesByName[name] else {
+        if let store = storesByName[name] { return store }
+        guard let store = schema.withLock({ $0.catalogStores[name] }) else {
             throw KVStoreError(
                 .unknownEntity, entity: name,
                 message: "The entity \(name) is not part of this container; pass its model type to ModelContainer(for:)"

@@ -14,6 +14,32 @@ struct RelationshipInfo: Sendable {
     let isToMany: Bool
     let allowsDangling: Bool
 
+    /// A relationship as the catalog describes it, for an entity or relationship the program does not declare.
+    ///
+    /// A delete rule this version does not know (written by a newer one) is taken as `deny`: refusing a delete loses
+    /// nothing, where guessing could.
+    init(catalog: RelationshipCatalog) {
+        self.init(
+            name: catalog.name, target: catalog.target, inverse: catalog.inverse,
+            deleteRule: DeleteRule(rawValue: catalog.deleteRule) ?? .deny, field: catalog.field,
+            inverseField: catalog.inverseField, isToMany: catalog.cardinality == "toMany",
+            allowsDangling: catalog.allowsDangling)
+    }
+
+    init(
+        name: String, target: String, inverse: String?, deleteRule: DeleteRule, field: String?, inverseField: String?,
+        isToMany: Bool, allowsDangling: Bool
+    ) {
+        self.name = name
+        self.target = target
+        self.inverse = inverse
+        self.deleteRule = deleteRule
+        self.field = field
+        self.inverseField = inverseField
+        self.isToMany = isToMany
+        self.allowsDangling = allowsDangling
+    }
+
     var catalog: RelationshipCatalog {
         RelationshipCatalog(
             name: name, target: target, inverse: inverse, cardinality: isToMany ? "toMany" : "toOne", field: field,
@@ -29,7 +55,7 @@ func entityName<T: Model>(of type: T.Type) -> String {
 extension AnyEntityStore {
     /// The relationship of this entity with `name`.
     func relationship(named name: String) -> RelationshipInfo? {
-        relationships.first { $0.name == name }
+        allRelationships.first { $0.name == name }
     }
 }
 

@@ -1,14 +1,12 @@
 import Foundation
 import LMDB
 
-/// What the container knows of an entity whatever its model type.
+/// What the container knows of an entity whatever its model type, or without one (``CatalogEntityStore``).
 protocol AnyEntityStore: AnyObject, Sendable {
     /// The entity's name.
     var name: String { get }
-    /// The model type.
-    var modelType: any Model.Type { get }
-    /// The entity's relationships.
-    var relationships: [RelationshipInfo] { get }
+    /// The entity's relationships, declared or only in the catalog: the delete rules of all of them apply.
+    var allRelationships: [RelationshipInfo] { get }
     /// Whether a model with `id` is stored.
     func exists(_ id: UUID, in txn: borrowing Transaction) throws -> Bool
     /// The positions in `ids` of the IDs no stored model has, in ascending order.
@@ -64,8 +62,6 @@ final class EntityStore<M: Model>: AnyEntityStore {
     let retiredExternalFields: [ExternalFieldCatalog]
     private let state: Locked<EntityWriterState>
 
-    var modelType: any Model.Type { M.self }
-
     /// An index of the entity with its table.
     struct StoredIndex: Sendable {
         let description: ModelIndex<M>
@@ -85,7 +81,8 @@ final class EntityStore<M: Model>: AnyEntityStore {
         indexes: [StoredIndex],
         relationships: [Relationship<M>],
         catalogTable: Table,
-        fields: FieldTable,
+        entry: EntityCatalog,
+        derivedIndexes: [DerivedIndex] = [],
         usesFieldCodable: Bool = true,
         externalTable: ExternalValueTable? = nil,
         externalAttributes: [StoredExternalAttribute] = [],
@@ -105,7 +102,9 @@ final class EntityStore<M: Model>: AnyEntityStore {
         self.externalTable = externalTable
         self.externalAttributes = externalAttributes
         self.retiredExternalFields = retiredExternalFields
-        self.state = Locked(EntityWriterState(fields: fields, persistedRevision: fields.revision))
+        self.state = Locked(
+            EntityWriterState(
+                fields: entry.fields, persistedRevision: entry.fields.revision, entry: entry, derived: derivedIndexes))
     }
 
     /// The field table as it stands.
@@ -118,17 +117,26 @@ final class EntityStore<M: Model>: AnyEntityStore {
         RecordReader(fields: fields)
     }
 
-    /// The catalog entry of the entity as it stands.
-    func catalogEntry(fields: FieldTable) -> EntityCatalog {
-        EntityCatalog(
-            name: name, fields: fields,
-            indexes: indexes.map {
-                IndexCatalog(
-                    name: $0.description.name, fields: $0.description.fields, isUnique: $0.description.isUnique,
-                    isMultiEntry: $0.description.isMultiEntry, isReady: true)
-            }, relationships: relationships.map(\.catalog),
-            external: externalAttributes.map { ExternalFieldCatalog(name: $0.name, fieldID: $0.id) }
-                + retiredExternalFields)
+    /// The entity's catalog entry as the container last read it, with the field table as it stands.
+    var catalogEntry: EntityCatalog {
+        state.withLock { state in
+            var entry = state.entry
+            entry.fields = state.fields
+            return entry
+        }
+    }
+
+    /// The indexes of the store that the model does not declare, which writes maintain from the records.
+    var derivedIndexes: [DerivedIndex] {
+        state.withLock { $0.derived }
+    }
+
+    /// The entity's relationships: those the model declares, then those the catalog has and the model does not
+    /// declare, whose delete rules apply all the same.
+    var allRelationships: [RelationshipInfo] {
+        let stored = state.withLock { $0.entry.relationships }
+        let declared = Set(relationships.map(\.name))
+        return relationships + stored.filter { !declared.contains($0.name) }.map(RelationshipInfo.init(catalog:))
     }
 
     // MARK: - Reading
@@ -228,16 +236,23 @@ final class EntityStore<M: Model>: AnyEntityStore {
                         .encodingFailed, entity: name, id: id, message: "The \(name) \(id) does not encode",
                         underlying: error)
                 }
+                let derived =
+                    state.derived.isEmpty
+                    ? nil
+                    : try derivedChanges(state.derived, id: id, key: key, record: buffer, fields: state.fields, in: txn)
                 let replaced = try buffer.withUnsafeBytes { record in
                     try write(record, of: model, key: key, id: id, keys: &keys, state: &state, in: txn)
                 }
+                try derived?.apply(key: key, in: txn)
                 (changes ?? writes?.changes)?.saved(id, in: name, replacing: replaced)
                 // The entry goes into the transaction once per new revision of the field table, not once per save.
                 let written = state.written?.transaction == txn.id ? state.written?.revision : nil
                 if state.fields.revision != (written ?? state.persistedRevision) {
-                    try Catalog.write(
-                        catalogEntry(fields: state.fields), key: Catalog.entityKey(name), in: txn, table: catalogTable)
+                    var entry = state.entry
+                    entry.fields = state.fields
+                    try Catalog.write(entry, key: Catalog.entityKey(name), in: txn, table: catalogTable)
                     state.written = (txn.id, state.fields.revision)
+                    writes?.catalogChanged = true
                 }
                 // Passed in place: binding the list to a constant would retain and release it for every save.
                 if writes != nil, !referenceIndexes.isEmpty {
@@ -291,6 +306,29 @@ final class EntityStore<M: Model>: AnyEntityStore {
         return replaced
     }
 
+    /// The entry changes of the derived indexes for the record under `key` becoming `record`, checked before anything
+    /// is written.
+    private func derivedChanges(
+        _ derived: [DerivedIndex], id: UUID, key: UnsafeRawBufferPointer, record: [UInt8]?, fields: FieldTable,
+        in txn: borrowing Transaction
+    ) throws -> DerivedIndexChanges {
+        let old = try txn.unsafeBytes(forKey: key, in: records).map { try recordValue($0, id: id, fields: fields) }
+        let new = try record.map { try $0.withUnsafeBytes { try recordValue($0, id: id, fields: fields) } }
+        return try DerivedIndexChanges(derived, entity: name, id: id, old: old, new: new, key: key, in: txn)
+    }
+
+    /// A record as a value tree, for the derived indexes.
+    private func recordValue(_ bytes: UnsafeRawBufferPointer, id: UUID, fields: FieldTable) throws -> RecordValue {
+        do {
+            return try RecordValue.decode(from: bytes, fields: fields)
+        } catch {
+            throw KVStoreError(
+                .corruptRecord, entity: name, id: id,
+                message: "The stored \(name) \(id) does not decode: the store is damaged; run 'kvtool check'",
+                underlying: error)
+        }
+    }
+
     /// Appends the index keys of `model` to `keys`, as the keys of each index of ``indexes`` by position.
     private func indexKeys(of model: M, into keys: inout IndexKeySet) {
         withUnsafePointer(to: model) { model in
@@ -317,18 +355,14 @@ final class EntityStore<M: Model>: AnyEntityStore {
         state.withLock { $0.written = nil }
     }
 
-    /// Brings the field table in line with the catalog as `txn` sees it, after another process (or container) of
-    /// the store interned names that this one has not read.
+    /// Brings the field table in line with the catalog entry `stored`, after another process (or container) of the
+    /// store interned names that this one has not read.
     ///
     /// In a write transaction the catalog is the latest and no other write of this container is under way, so the
     /// catalog's table replaces this one whenever it does not begin this one: names interned here by a transaction
     /// that aborted go, as no record uses them. In a read transaction a write of this container may be under way
     /// and the snapshot may be older than this table, so the table is only ever extended.
-    func refreshFields(in txn: borrowing Transaction, isWriting: Bool) throws {
-        let key = Catalog.entityKey(name)
-        guard let stored = try Catalog.read(EntityCatalog.self, key: key, in: txn, table: catalogTable)?.fields else {
-            return
-        }
+    func refreshFields(from stored: FieldTable, isWriting: Bool) {
         state.withLock { state in
             let mine = state.fields.names
             let extends = stored.count > mine.count && Array(stored.names.prefix(mine.count)) == mine
@@ -337,6 +371,17 @@ final class EntityStore<M: Model>: AnyEntityStore {
             state.fields = stored
             state.persistedRevision = stored.revision
             state.written = nil
+        }
+    }
+
+    /// Takes the catalog entry a write transaction reads, after another process or container changed the schema:
+    /// its fields, the indexes that writes maintain from the records, and the relationships whose delete rules
+    /// apply.
+    func reload(_ entry: EntityCatalog, derivedIndexes: [DerivedIndex]) {
+        refreshFields(from: entry.fields, isWriting: true)
+        state.withLock { state in
+            state.entry = entry
+            state.derived = derivedIndexes
         }
     }
 
@@ -351,6 +396,11 @@ final class EntityStore<M: Model>: AnyEntityStore {
         try withKey(id) { key in
             let old = try model(for: id, in: txn, reader: reader ?? self.reader)
             guard let old else { return nil }
+            let (derived, fields) = state.withLock { ($0.derived, $0.fields) }
+            if !derived.isEmpty {
+                try derivedChanges(derived, id: id, key: key, record: nil, fields: fields, in: txn).apply(
+                    key: key, in: txn)
+            }
             var oldKeys = IndexKeySet()
             indexKeys(of: old, into: &oldKeys)
             _ = try updateIndexEntries(old: oldKeys, new: IndexKeySet(), key: key, in: txn)
@@ -498,6 +548,11 @@ private struct EntityWriterState {
     var persistedRevision: Int
     /// The revision the catalog entry written by a transaction holds, until that transaction commits.
     var written: (transaction: Int, revision: Int)?
+    /// The entity's catalog entry as last read (its field table aside, which is `fields`): the store's indexes,
+    /// relationships and external fields, declared or not.
+    var entry: EntityCatalog
+    /// The indexes of the store that the model does not declare, maintained from the records.
+    var derived: [DerivedIndex]
     var encoder = RecordEncoder()
     var buffer: [UInt8] = []
     /// The index keys of the model being saved and of the one it replaces.

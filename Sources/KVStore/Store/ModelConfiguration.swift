@@ -21,6 +21,14 @@ public struct ModelConfiguration: Sendable, Hashable {
     /// The largest size the store may grow to, in bytes.
     public var maximumMapSize: Int
 
+    /// How long a write, or an open, waits for another process's migration of the store to end before it fails with
+    /// ``KVStoreError/migrationInProgress``. The default is 30 seconds.
+    ///
+    /// A migration holds the store's migration lock for its whole duration, across its chunked transactions, and the
+    /// kernel releases the lock if the migrating process dies; other writers never interleave with a half-migrated
+    /// store.
+    public var migrationWaitTimeout: Duration = .seconds(30)
+
     /// Whether models that conform to ``FieldCodable`` are written and read through it, as they are by default;
     /// `false` codes them through `Codable`, for comparing the two (kvbench's `--coding codable`).
     @_spi(Benchmarking) public var usesFieldCodable = true

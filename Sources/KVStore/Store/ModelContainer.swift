@@ -29,12 +29,18 @@ public final class ModelContainer: Sendable {
 
     let environment: Environment
     let catalogTable: Table
-    private let stores: [ObjectIdentifier: any AnyEntityStore]
+    private let stores: [ObjectIdentifier: any DeclaredEntityStore]
     /// The keys of `stores` and their stores, in the same order: a container has a few entities, and finding a
     /// type's identifier among them costs less than hashing it for every insert and fetch.
     private let storeTypes: [ObjectIdentifier]
-    private let storeList: [any AnyEntityStore]
+    private let storeList: [any DeclaredEntityStore]
     let storesByName: [String: any AnyEntityStore]
+    /// The entities the models declare.
+    var declaredStores: [any DeclaredEntityStore] { storeList }
+    /// What the container knows of the store's schema: see ``SchemaFollowing``.
+    let schema: Locked<SchemaFollowing>
+    /// A descriptor of the data file, to test the store's locks (a migration under way in another process).
+    let lockProbe: StoreLockProbe
 
     /// The hooks for logging and metrics, if any.
     public let observer: (any ModelContainerObserver)?
@@ -42,9 +48,6 @@ public final class ModelContainer: Sendable {
     /// Held by each write from its begin to the hand-off of its changes, so subscribers see commits in order; it
     /// counts the commits of this container.
     let writeOrder = Locked<Int>(0)
-    /// The last transaction this container committed, and the latest snapshot whose catalog its field tables
-    /// have read: see ``followCatalog(in:isWriting:)``.
-    let catalogState = Locked<(committed: Int, refreshed: Int)>((0, 0))
     /// The serial queue async writes run on, off the cooperative thread pool.
     let writerQueue = DispatchQueue(label: "KVStore.ModelContainer.writer")
 
@@ -113,16 +116,21 @@ public final class ModelContainer: Sendable {
             // function". The lock file is reset only when no process has the store open, so a reader killed while
             // another process keeps it open would otherwise pin its snapshot until someone clears it by hand.
             try environment.clearStaleReaders()
-            catalogTable = try environment.openTable(named: Catalog.tableName, create: true)
+            catalogTable = try Self.openCatalog(environment)
+            lockProbe = try StoreLockProbe(directory: path)
+            // Schema work (a migration, index builds) runs under the store's migration lock, so that two processes
+            // opening at once never build one index twice, and writers elsewhere wait for a migration to end.
+            let schemaLock = try Self.takeSchemaLock(in: path, configuration: configuration)
             try Self.checkFormat(environment: environment, catalog: catalogTable)
-            try Migrator(environment: environment, catalog: catalogTable, progress: migrationProgress).prepare(
-                versioning)
-            var stores: [ObjectIdentifier: any AnyEntityStore] = [:]
+            let migrated = try Migrator(environment: environment, catalog: catalogTable, progress: migrationProgress)
+                .prepare(versioning)
+            var stores: [ObjectIdentifier: any DeclaredEntityStore] = [:]
             var names: Set<String> = []
             for type in types {
                 var loader = SchemaLoader(environment: environment, catalog: catalogTable)
                 loader.usesFieldCodable = configuration.usesFieldCodable
-                let store = try loader.open(any: type)
+                loader.appliesSchemaChanges = migrated
+                let store = try loader.open(declared: type)
                 guard names.insert(store.name).inserted else {
                     throw KVStoreError(
                         .invalidModel, entity: store.name,
@@ -133,8 +141,26 @@ public final class ModelContainer: Sendable {
             self.stores = stores
             self.storeTypes = Array(stores.keys)
             self.storeList = Array(stores.values)
-            self.storesByName = Dictionary(uniqueKeysWithValues: stores.values.map { ($0.name, $0) })
-            try Self.validateRelationships(storesByName)
+            let storesByName = Dictionary(
+                uniqueKeysWithValues: stores.values.map { ($0.name, $0 as any AnyEntityStore) })
+            self.storesByName = storesByName
+            let catalog = catalogTable
+            let (generation, transaction, state, entries) = try environment.read { txn in
+                (
+                    try Catalog.generation(in: txn, table: catalog), txn.id,
+                    try Catalog.schemaState(in: txn, table: catalog),
+                    try Catalog.entities(in: txn, table: catalog).entities
+                )
+            }
+            let catalogStores = try Self.catalogStores(entries, declared: storesByName, environment: environment)
+            try Self.validateRelationships(
+                Dictionary(uniqueKeysWithValues: stores.values.map { ($0.name, $0) }), catalogStores: catalogStores)
+            schema = Locked(
+                SchemaFollowing(
+                    writeGeneration: generation, writeVerified: transaction, readGeneration: generation,
+                    readVerified: transaction, openedHistory: state.history.count, openedVersion: state.version,
+                    catalogStores: catalogStores))
+            withExtendedLifetime(schemaLock) {}
         } catch {
             if configuration.isStoredInMemoryOnly { try? FileManager.default.removeItem(atPath: path) }
             throw Self.mapped(error)
@@ -205,34 +231,6 @@ public final class ModelContainer: Sendable {
             message: "\(type) is not part of this container; pass it to ModelContainer(for:)")
     }
 
-    /// Tells every entity that a write transaction committed.
-    func didCommit(transaction: Int) {
-        for store in stores.values { (store as? any CommitObserving)?.didCommit(transaction: transaction) }
-        catalogState.withLock { $0.committed = transaction }
-    }
-
-    /// Prepares the entities for a write transaction (each attempt of one): they forget the catalog entries of
-    /// transactions that aborted, then follow the catalog.
-    func beginWrite(_ txn: borrowing Transaction) throws {
-        for store in stores.values { (store as? any CommitObserving)?.didBeginWrite() }
-        try followCatalog(in: txn, isWriting: true)
-    }
-
-    /// Re-reads the entities' field tables from the catalog when a transaction that this container did not run
-    /// committed since it last looked: another process, or another container of the same store, may have interned
-    /// field names. Without it, records written there do not decode here, and a name interned here could take an id
-    /// already given to another name there, moving stored values to the wrong field.
-    func followCatalog(in txn: borrowing Transaction, isWriting: Bool) throws {
-        // A write transaction's id is the last committed one plus one; a read transaction's, its snapshot's.
-        let last = isWriting ? txn.id - 1 : txn.id
-        let isCurrent = catalogState.withLock { state in
-            isWriting ? last == state.committed : last <= max(state.committed, state.refreshed)
-        }
-        guard !isCurrent else { return }
-        for store in stores.values { try (store as? any CommitObserving)?.refreshFields(in: txn, isWriting: isWriting) }
-        catalogState.withLock { $0.refreshed = max($0.refreshed, last) }
-    }
-
     // MARK: - Opening
 
     private static func directory(for configuration: ModelConfiguration) throws -> String {
@@ -265,6 +263,58 @@ public final class ModelContainer: Sendable {
         return path
     }
 
+    /// Opens the catalog table, creating it only in a new store: one whose file holds no table yet.
+    ///
+    /// - Throws: ``KVStoreError/storage`` for an LMDB environment of something else (naming its tables),
+    ///   ``KVStoreError/damaged`` for a store whose catalog is missing while its other tables are there.
+    private static func openCatalog(_ environment: Environment) throws -> Table {
+        do {
+            return try environment.openTable(named: Catalog.tableName)
+        } catch LMDBError.notFound {
+            let main = try environment.openTable(named: nil)
+            let tables = try environment.read { txn in
+                try txn.entries(in: main, limit: 20).map { String(decoding: $0.key, as: UTF8.self) }
+            }
+            guard tables.isEmpty else {
+                let listed = tables.prefix(5).map { "'\($0)'" }.joined(separator: ", ")
+                let isKVStore = tables.contains { $0.hasPrefix("records/") || $0.hasPrefix("index/") }
+                if isKVStore {
+                    throw KVStoreError(
+                        .damaged,
+                        message:
+                            "The store at \(environment.path) is damaged: it has KVStore tables (\(listed)) but no "
+                            + "catalog table. Nothing was changed; run 'kvtool check \(environment.path)' and restore "
+                            + "the store from a backup")
+                }
+                throw KVStoreError(
+                    .storage,
+                    message: "\(environment.path) holds an LMDB environment that is not a KVStore store: it has the "
+                        + "tables \(listed)\(tables.count > 5 ? " and more" : "") and no catalog. Nothing was changed; "
+                        + "open a KVStore store, or an empty directory for a new one")
+            }
+            return try environment.openTable(named: Catalog.tableName, create: true)
+        }
+    }
+
+    /// Takes the store's migration lock for the schema work of an open, waiting while another process holds it (it
+    /// migrates the store, or builds an index) up to the configuration's ``ModelConfiguration/migrationWaitTimeout``.
+    ///
+    /// - Throws: ``KVStoreError/migrationInProgress`` after the timeout.
+    private static func takeSchemaLock(in path: String, configuration: ModelConfiguration) throws -> HeldStoreLock {
+        let deadline = ContinuousClock.now + configuration.migrationWaitTimeout
+        while true {
+            if let held = try StoreLock.migration.tryAcquire(in: path) { return held }
+            guard ContinuousClock.now < deadline else {
+                throw KVStoreError(
+                    .migrationInProgress,
+                    message: "Another process is changing the schema of the store at \(path) (a migration, or an "
+                        + "index it builds); this open waited \(configuration.migrationWaitTimeout) for it to end "
+                        + "(ModelConfiguration.migrationWaitTimeout)")
+            }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+    }
+
     private static func checkFormat(environment: Environment, catalog: Table) throws {
         let stored = try environment.read { txn in
             try Catalog.read(StoreFormat.self, key: Catalog.formatKey, in: txn, table: catalog)
@@ -285,21 +335,26 @@ public final class ModelContainer: Sendable {
         }
     }
 
-    /// Checks that every relationship's target is in the container and that declared inverses fit together.
-    private static func validateRelationships(_ stores: [String: any AnyEntityStore]) throws {
+    /// Checks that every declared relationship's target is in the container or in the store, and that declared
+    /// inverses fit together.
+    private static func validateRelationships(
+        _ stores: [String: any DeclaredEntityStore], catalogStores: [String: CatalogEntityStore]
+    ) throws {
         func refuse(_ entity: String, _ relationship: String, _ message: String) -> KVStoreError {
             KVStoreError(.invalidRelationship, entity: entity, field: relationship, message: message)
         }
         for store in stores.values {
             for relationship in store.relationships {
                 let side = "\(store.name).\(relationship.name)"
-                guard let target = stores[relationship.target] else {
+                guard let target: any AnyEntityStore = stores[relationship.target] ?? catalogStores[relationship.target]
+                else {
                     throw refuse(
                         store.name, relationship.name,
-                        "\(side) targets \(relationship.target), which is not part of this container")
+                        "\(side) targets \(relationship.target), which is neither part of this container nor of the "
+                            + "store")
                 }
                 if let inverseField = relationship.inverseField {
-                    let stored = target.relationships.first {
+                    let stored = target.allRelationships.first {
                         $0.field == inverseField && $0.target == store.name
                     }
                     guard stored != nil else {
@@ -338,14 +393,3 @@ public final class ModelContainer: Sendable {
         return KVStoreError(.storage, message: "The storage engine failed", underlying: error)
     }
 }
-
-/// Entities that learn of commits, to know which catalog changes are durable.
-protocol CommitObserving {
-    func didCommit(transaction: Int)
-    /// Forgets what an earlier write transaction that did not commit wrote to the catalog.
-    func didBeginWrite()
-    /// Re-reads the entity's field table from the catalog, after another process changed it.
-    func refreshFields(in txn: borrowing Transaction, isWriting: Bool) throws
-}
-
-extension EntityStore: CommitObserving {}

@@ -1,72 +1,224 @@
 import Foundation
 import LMDB
 
-/// Opens an entity's tables and brings the store in line with the model: new indexes are built, dropped ones
-/// deleted, and the stored records are checked against the model type.
+/// Opens an entity's tables and brings the store in line with the model: new indexes are built, and the stored
+/// records are checked against the model type.
+///
+/// The catalog is the one truth about the store's schema, so opening only ever adds to it (entities, indexes, field
+/// names, relationships). An index the model does not declare stays and is maintained from the records
+/// (``DerivedIndex``); it is removed only when the entity names it in ``Entity/removedIndexes``, which the catalog
+/// records, or by a migration (``appliesSchemaChanges``). A table the catalog names and the file lacks is damage,
+/// never an empty entity.
 struct SchemaLoader {
     let environment: Environment
     let catalog: Table
     /// Whether ``FieldCodable`` models are coded through their fields (see ``ModelConfiguration/usesFieldCodable``).
     var usesFieldCodable = true
+    /// Whether this open migrated the store, which makes the models' indexes the store's: indexes they do not
+    /// declare are deleted, and those whose definition changed are rebuilt. Otherwise such changes are refused.
+    var appliesSchemaChanges = false
 
     /// How many records one write transaction indexes while building an index.
     static let buildChunkSize = 10_000
 
     /// Opens the entity of a model type given as an existential.
-    func open<M: Model>(any type: M.Type) throws -> any AnyEntityStore {
+    func open<M: Model>(declared type: M.Type) throws -> any DeclaredEntityStore {
         try open(type)
     }
 
     func open<M: Model>(_ type: M.Type) throws -> EntityStore<M> {
         let entity = M.entity
         try validate(entity)
-        let records = try environment.openTable(named: Catalog.recordTableName(entity.name), create: true)
         let stored = try environment.read { txn in
             try Catalog.read(EntityCatalog.self, key: Catalog.entityKey(entity.name), in: txn, table: catalog)
         }
+        let records =
+            stored == nil
+            ? try environment.openTable(named: Catalog.recordTableName(entity.name), create: true)
+            : try Self.existingTable(
+                Catalog.recordTableName(entity.name), options: [], entity: entity.name, environment: environment)
+        var entry = stored ?? EntityCatalog(name: entity.name, fields: FieldTable(), indexes: [])
         var indexes: [EntityStore<M>.StoredIndex] = []
         var unbuilt: [EntityStore<M>.StoredIndex] = []
+        var drops: [Table] = []
         for index in entity.indexes {
-            let known = stored?.indexes.first { $0.name == index.name }
-            let matches =
-                known.map {
-                    $0.isReady && $0.isUnique == index.isUnique && $0.isMultiEntry == index.isMultiEntry
-                        && $0.fields == index.fields
-                } ?? false
-            let table = try indexTable(entity: entity.name, index: index, rebuild: !matches)
+            let (table, isBuilt) = try declare(index, of: entity.name, in: &entry, drops: &drops)
             let storedIndex = EntityStore<M>.StoredIndex(description: index, table: table)
             indexes.append(storedIndex)
-            if !matches { unbuilt.append(storedIndex) }
+            if !isBuilt { unbuilt.append(storedIndex) }
         }
-        for old in stored?.indexes ?? [] where !entity.indexes.contains(where: { $0.name == old.name }) {
-            try drop(entity: entity.name, index: old)
-        }
-        var fields = stored?.fields ?? FieldTable()
+        let derived = try undeclaredIndexes(of: entity, in: &entry, drops: &drops)
+        entry.relationships = merged(entry.relationships, entity.relationships)
         var externalTable: ExternalValueTable?
         var externalAttributes: [EntityStore<M>.StoredExternalAttribute] = []
         // External fields the model no longer declares keep their values until their model is saved or deleted.
-        let retiredExternal = (stored?.external ?? []).filter { field in
+        let retiredExternal = entry.external.filter { field in
             !entity.externalStorage.contains { $0.name == field.name }
         }
         if !entity.externalStorage.isEmpty || !retiredExternal.isEmpty {
+            let hadExternal = !(stored?.external.isEmpty ?? true)
             externalTable = ExternalValueTable(
                 entity: entity.name,
-                chunks: try environment.openTable(named: Catalog.externalTableName(entity.name), create: true),
-                staging: try environment.openTable(named: Catalog.stagingTableName(entity.name), create: true))
-            // The field ids are the chunks' keys: intern them now, so that the catalog entry `build` writes below
-            // records them before any value is written.
+                chunks: try table(Catalog.externalTableName(entity.name), entity: entity.name, exists: hadExternal),
+                staging: try table(Catalog.stagingTableName(entity.name), entity: entity.name, exists: hadExternal))
+            // The field ids are the chunks' keys: intern them now, so that the catalog entry written below records
+            // them before any value is written.
             externalAttributes = entity.externalStorage.map {
-                .init(name: $0.name, id: fields.id(for: $0.name), keyPath: $0.keyPath)
+                .init(name: $0.name, id: entry.fields.id(for: $0.name), keyPath: $0.keyPath)
             }
+            entry.external =
+                externalAttributes.map { ExternalFieldCatalog(name: $0.name, fieldID: $0.id) } + retiredExternal
         }
         let store = EntityStore<M>(
             name: entity.name, records: records, indexes: indexes, relationships: entity.relationships,
-            catalogTable: catalog, fields: fields, usesFieldCodable: usesFieldCodable, externalTable: externalTable,
-            externalAttributes: externalAttributes, retiredExternalFields: retiredExternal)
+            catalogTable: catalog, entry: entry, derivedIndexes: derived, usesFieldCodable: usesFieldCodable,
+            externalTable: externalTable, externalAttributes: externalAttributes, retiredExternalFields: retiredExternal
+        )
         try checkCompatibility(store)
         if let externalTable { try deleteAbandonedValues(externalTable) }
+        if stored != entry || !unbuilt.isEmpty {
+            try environment.write { txn in
+                for index in unbuilt { try txn.empty(index.table) }
+                try Catalog.write(store.catalogEntry, key: Catalog.entityKey(store.name), in: txn, table: catalog)
+            }
+        }
+        for table in drops { try environment.dropTable(table) }
         try build(unbuilt, of: store)
         return store
+    }
+
+    /// Adds a declared index to the entry, or checks it against the one stored under its name, and opens its table.
+    ///
+    /// - Returns: The table, and whether the index holds every record already.
+    /// - Throws: ``KVStoreError/schemaChanged`` for an index whose removal the catalog records,
+    ///   ``KVStoreError/incompatibleSchema`` for one stored with another definition (outside a migration),
+    ///   ``KVStoreError/damaged`` when the catalog names its table and the file lacks it.
+    private func declare<M: Model>(
+        _ index: ModelIndex<M>, of entity: String, in entry: inout EntityCatalog, drops: inout [Table]
+    ) throws -> (Table, isBuilt: Bool) {
+        var declared = IndexCatalog(
+            name: index.name, fields: index.fields, isUnique: index.isUnique, isMultiEntry: index.isMultiEntry,
+            isReady: false, isDerivable: index.isDerivable)
+        let name = Catalog.indexTableName(entity, index.name)
+        let options = Catalog.indexTableOptions(unique: index.isUnique)
+        if entry.removedIndexes.contains(index.name) {
+            guard appliesSchemaChanges else {
+                throw KVStoreError(
+                    .schemaChanged, entity: entity, field: index.name,
+                    message: "The index \(index.name) of \(entity) was removed from the store (a program declared its "
+                        + "removal), and this program still declares it; stop declaring it, or give the index "
+                        + "another name to build it again")
+            }
+            entry.removedIndexes.removeAll { $0 == index.name }
+        }
+        guard let position = entry.indexes.firstIndex(where: { $0.name == index.name }) else {
+            entry.indexes.append(declared)
+            return (try environment.openTable(named: name, options: options, create: true), false)
+        }
+        let known = entry.indexes[position]
+        if known.hasSameDefinition(as: declared) {
+            entry.indexes[position].isDerivable = index.isDerivable
+            let table = try Self.existingTable(name, options: options, entity: entity, environment: environment)
+            return (table, known.isReady)
+        }
+        guard appliesSchemaChanges else {
+            throw KVStoreError(
+                .incompatibleSchema, entity: entity, field: index.name,
+                message: "The index \(index.name) of \(entity) is stored as \(Self.describe(known)) but declared as "
+                    + "\(Self.describe(declared)); other programs of the store maintain it as stored. Give the changed "
+                    + "index another name, or change it in a migration stage")
+        }
+        // A migration redefines the index: its old table goes, and a new one is built.
+        if let old = try? environment.openTable(named: name, options: Catalog.indexTableOptions(unique: known.isUnique))
+        {
+            if known.isUnique == index.isUnique { return (old, false) }
+            try environment.dropTable(old)
+        }
+        declared.isReady = false
+        entry.indexes[position] = declared
+        return (try environment.openTable(named: name, options: options, create: true), false)
+    }
+
+    /// The stored indexes the model does not declare: kept and maintained from the records, or deleted when the
+    /// entity declares their removal or a migration ran.
+    private func undeclaredIndexes<M: Model>(
+        of entity: Entity<M>, in entry: inout EntityCatalog, drops: inout [Table]
+    ) throws -> [DerivedIndex] {
+        let declared = Set(entity.indexes.map(\.name))
+        let removals = Set(entity.removedIndexes)
+        if let both = removals.intersection(declared).first {
+            throw KVStoreError(
+                .invalidModel, entity: entity.name, field: both,
+                message: "\(entity.name) declares the index \(both) and its removal; keep one of them")
+        }
+        var derived: [DerivedIndex] = []
+        var kept: [IndexCatalog] = []
+        for index in entry.indexes {
+            guard !declared.contains(index.name) else {
+                kept.append(index)
+                continue
+            }
+            let name = Catalog.indexTableName(entity.name, index.name)
+            let options = Catalog.indexTableOptions(unique: index.isUnique)
+            if removals.contains(index.name) || appliesSchemaChanges {
+                if let table = try? environment.openTable(named: name, options: options) { drops.append(table) }
+                continue
+            }
+            kept.append(index)
+            derived.append(
+                DerivedIndex(
+                    catalog: index,
+                    table: try Self.existingTable(name, options: options, entity: entity.name, environment: environment)
+                ))
+        }
+        entry.indexes = kept
+        for name in removals where !entry.removedIndexes.contains(name) { entry.removedIndexes.append(name) }
+        return derived
+    }
+
+    /// The stored relationships with the declared ones in place of those of the same name.
+    private func merged<M: Model>(
+        _ stored: [RelationshipCatalog], _ declared: [Relationship<M>]
+    ) -> [RelationshipCatalog] {
+        let declaredCatalog = EntityStore<M>.describe(declared).map(\.catalog)
+        let names = Set(declaredCatalog.map(\.name))
+        return declaredCatalog + stored.filter { !names.contains($0.name) }
+    }
+
+    /// Opens a table of the entity: one the catalog says exists must be in the file; a new one is created.
+    private func table(_ name: String, entity: String, exists: Bool) throws -> Table {
+        exists
+            ? try Self.existingTable(name, options: [], entity: entity, environment: environment)
+            : try environment.openTable(named: name, create: true)
+    }
+
+    /// Opens a table that the catalog names.
+    ///
+    /// - Throws: ``KVStoreError/damaged`` naming the table when the file lacks it, or has it with other options.
+    static func existingTable(
+        _ name: String, options: Table.Options, entity: String, environment: Environment
+    ) throws -> Table {
+        do {
+            return try environment.openTable(named: name, options: options)
+        } catch LMDBError.notFound {
+            throw KVStoreError(
+                .damaged, entity: entity,
+                message: "The store at \(environment.path) is damaged: its catalog names the table '\(name)' of "
+                    + "\(entity), and the file has no such table. Nothing was changed; run 'kvtool check "
+                    + "\(environment.path)', and restore the store from a backup")
+        } catch LMDBError.incompatible {
+            throw KVStoreError(
+                .damaged, entity: entity,
+                message: "The store at \(environment.path) is damaged: the table '\(name)' of \(entity) is not the "
+                    + "kind of table its catalog describes. Nothing was changed; run 'kvtool check "
+                    + "\(environment.path)'")
+        }
+    }
+
+    /// `unique on (email)`, for messages.
+    private static func describe(_ index: IndexCatalog) -> String {
+        let kind = index.isUnique ? "unique" : index.isMultiEntry ? "multi-entry" : "an index"
+        return "\(kind) on (\(index.fields.joined(separator: ", ")))"
     }
 
     /// Deletes the chunks of streamed writes that a process killed or failed part-way left behind, so that they
@@ -101,41 +253,13 @@ struct SchemaLoader {
         }
     }
 
-    /// Opens an index's table, emptied when it must be rebuilt; a table whose uniqueness changed is recreated.
-    private func indexTable<M: Model>(entity: String, index: ModelIndex<M>, rebuild: Bool) throws -> Table {
-        let name = Catalog.indexTableName(entity, index.name)
-        let options = Catalog.indexTableOptions(unique: index.isUnique)
-        do {
-            return try environment.openTable(named: name, options: options, create: true)
-        } catch LMDBError.incompatible {
-            let old = try environment.openTable(
-                named: name, options: Catalog.indexTableOptions(unique: !index.isUnique))
-            try environment.dropTable(old)
-            return try environment.openTable(named: name, options: options, create: true)
-        }
-    }
-
-    private func drop(entity: String, index: IndexCatalog) throws {
-        let name = Catalog.indexTableName(entity, index.name)
-        if let table = try? environment.openTable(
-            named: name, options: Catalog.indexTableOptions(unique: index.isUnique))
-        {
-            try environment.dropTable(table)
-        }
-    }
-
     /// Builds indexes over the stored records, one write transaction per chunk. The catalog marks an index ready
     /// only when its last chunk is in, so an interrupted build starts again on the next open.
+    ///
+    /// The catalog lists the index (not ready) before the first chunk, so every other writer of the store maintains
+    /// it meanwhile, from the records if it does not declare it: a record written between two chunks is in the index
+    /// either way. Builds run under the store's migration lock, so two opens never build one index at once.
     private func build<M: Model>(_ unbuilt: [EntityStore<M>.StoredIndex], of store: EntityStore<M>) throws {
-        var entry = store.catalogEntry(fields: store.fields)
-        for index in entry.indexes.indices
-        where unbuilt.contains(where: { $0.description.name == entry.indexes[index].name }) {
-            entry.indexes[index].isReady = false
-        }
-        try environment.write { txn in
-            for index in unbuilt { try txn.empty(index.table) }
-            try Catalog.write(entry, key: Catalog.entityKey(store.name), in: txn, table: catalog)
-        }
         guard !unbuilt.isEmpty else { return }
         var after: [UInt8]? = nil
         while true {
@@ -145,10 +269,20 @@ struct SchemaLoader {
             if count == 0 { break }
             after = last
         }
-        try environment.write { txn in
-            try Catalog.write(
-                store.catalogEntry(fields: store.fields), key: Catalog.entityKey(store.name), in: txn, table: catalog)
+        let ready = try environment.write { txn -> EntityCatalog? in
+            // The entry as the catalog has it now: other writers may have interned field names meanwhile.
+            let key = Catalog.entityKey(store.name)
+            guard var entry = try Catalog.read(EntityCatalog.self, key: key, in: txn, table: catalog) else {
+                return nil
+            }
+            for position in entry.indexes.indices
+            where unbuilt.contains(where: { $0.description.name == entry.indexes[position].name }) {
+                entry.indexes[position].isReady = true
+            }
+            try Catalog.write(entry, key: key, in: txn, table: catalog)
+            return entry
         }
+        if let ready { store.reload(ready, derivedIndexes: store.derivedIndexes) }
     }
 
     private func indexChunk<M: Model>(
@@ -169,6 +303,10 @@ struct SchemaLoader {
                         do {
                             try txn.put(key, forKey: indexKey, in: index.table, options: .noOverwrite)
                         } catch LMDBError.keyExists {
+                            // Another writer of the store maintained the index for this very record meanwhile.
+                            if try txn.value(forKey: indexKey, in: index.table)?.elementsEqual(key) == true {
+                                continue
+                            }
                             throw KVStoreError(
                                 .uniqueViolation, entity: store.name, id: model.id,
                                 field: index.description.fields.joined(separator: ", "),

@@ -1,0 +1,172 @@
+import Foundation
+import LMDB
+
+/// An entity of the store that the container's program does not declare, worked on from its catalog entry alone.
+///
+/// A delete rule that reaches such an entity (a script that declares projects but not their tasks deletes a project
+/// whose tasks cascade) applies as the catalog says: the related records are found through the catalog's indexes,
+/// read and rewritten as value trees (``RecordValue``), and every index of the entity is kept in step with keys
+/// computed from the records.
+final class CatalogEntityStore: AnyEntityStore {
+    let name: String
+    let records: Table
+    let allRelationships: [RelationshipInfo]
+    private let fields: FieldTable
+    private let indexes: [DerivedIndex]
+    private let externalTable: ExternalValueTable?
+
+    /// Opens the tables of `entry`'s entity.
+    ///
+    /// - Throws: ``KVStoreError/damaged`` when a table the entry names is missing from the file.
+    init(entry: EntityCatalog, environment: Environment) throws {
+        name = entry.name
+        fields = entry.fields
+        allRelationships = entry.relationships.map(RelationshipInfo.init(catalog:))
+        records = try SchemaLoader.existingTable(
+            Catalog.recordTableName(entry.name), options: [], entity: entry.name, environment: environment)
+        indexes = try entry.indexes.map { index in
+            DerivedIndex(
+                catalog: index,
+                table: try SchemaLoader.existingTable(
+                    Catalog.indexTableName(entry.name, index.name),
+                    options: Catalog.indexTableOptions(unique: index.isUnique), entity: entry.name,
+                    environment: environment))
+        }
+        if entry.external.isEmpty {
+            externalTable = nil
+        } else {
+            externalTable = ExternalValueTable(
+                entity: entry.name,
+                chunks: try SchemaLoader.existingTable(
+                    Catalog.externalTableName(entry.name), options: [], entity: entry.name, environment: environment),
+                staging: try SchemaLoader.existingTable(
+                    Catalog.stagingTableName(entry.name), options: [], entity: entry.name, environment: environment))
+        }
+    }
+
+    func exists(_ id: UUID, in txn: borrowing Transaction) throws -> Bool {
+        try withKey(id) { key in try txn.containsKey(key, in: records) }
+    }
+
+    func missing(_ ids: [UUID], in txn: borrowing Transaction) throws -> [Int] {
+        var missing: [Int] = []
+        for (position, id) in ids.enumerated() where try !exists(id, in: txn) { missing.append(position) }
+        return missing
+    }
+
+    func referrers(to ids: [UUID], field: String, in txn: borrowing Transaction) throws -> [UUID: [UUID]] {
+        guard let index = indexes.first(where: { $0.catalog.fields == [field] }) else {
+            throw KVStoreError(
+                .invalidRelationship, entity: name, field: field,
+                message: "The store's \(name) has no index on \(field), which its relationship needs")
+        }
+        var found: [UUID: [UUID]] = [:]
+        var key: [UInt8] = []
+        try txn.withCursor(on: index.table) { cursor in
+            for id in ids {
+                key.removeAll(keepingCapacity: true)
+                Optional(id).appendIndexKey(to: &key)
+                var referring: [UUID] = []
+                if index.catalog.isUnique {
+                    if try cursor.seek(to: key) {
+                        _ = try cursor.withCurrent { _, value in referring.append(UUID(bytes: value)) }
+                    }
+                } else {
+                    try cursor.forEachDuplicatePage(ofKey: key) { page in
+                        for offset in stride(from: 0, to: page.count - 15, by: 16) {
+                            referring.append(UUID(bytes: UnsafeRawBufferPointer(rebasing: page[offset..<offset + 16])))
+                        }
+                    }
+                }
+                if !referring.isEmpty { found[id] = referring }
+            }
+        }
+        return found
+    }
+
+    func storedReferences(of ids: [UUID], relationship name: String, in txn: borrowing Transaction) throws -> [UUID] {
+        guard let field = allRelationships.first(where: { $0.name == name })?.field else { return [] }
+        var related: [UUID] = []
+        for id in ids {
+            guard let record = try record(id, in: txn) else { continue }
+            switch RecordIndexKeys.value(of: field, in: record) {
+            case .uuid(let target): related.append(target)
+            case .array(let elements):
+                for case .uuid(let target) in elements { related.append(target) }
+            default: break
+            }
+        }
+        return related
+    }
+
+    func removeReferences(
+        to ids: Set<UUID>,
+        field: String,
+        from referrers: [UUID],
+        in txn: borrowing Transaction,
+        changes: ChangeCollector?
+    ) throws {
+        var fields = self.fields
+        for id in referrers {
+            guard let old = try record(id, in: txn), case .object(var entries) = old,
+                let position = entries.firstIndex(where: { $0.name == field })
+            else { continue }
+            switch entries[position].value {
+            case .uuid(let target) where ids.contains(target):
+                // A to-one set to nil is stored as an absent field, as `Codable` writes it.
+                entries.remove(at: position)
+            case .array(let elements):
+                let kept = elements.filter { if case .uuid(let target) = $0 { !ids.contains(target) } else { true } }
+                guard kept.count != elements.count else { continue }
+                entries[position].value = .array(kept)
+            default:
+                continue
+            }
+            let new = RecordValue.object(entries)
+            try withKey(id) { key in
+                let derived = try DerivedIndexChanges(
+                    indexes, entity: name, id: id, old: old, new: new, key: key, in: txn)
+                try txn.put(new.encode(fields: &fields), forKey: key, in: records)
+                try derived.apply(key: key, in: txn)
+            }
+            changes?.saved(id, in: name, replacing: true)
+        }
+    }
+
+    func deleteModels(_ ids: [UUID], in txn: borrowing Transaction, changes: ChangeCollector?) throws {
+        for id in ids {
+            guard let old = try record(id, in: txn) else { continue }
+            try withKey(id) { key in
+                try DerivedIndexChanges(indexes, entity: name, id: id, old: old, new: nil, key: key, in: txn)
+                    .apply(key: key, in: txn)
+                _ = try txn.delete(forKey: key, in: records)
+            }
+            try externalTable?.deleteAll(owner: id, in: txn)
+            changes?.deleted(id, in: name)
+        }
+    }
+
+    func anyModels(for ids: [UUID], in txn: borrowing Transaction) throws -> [any Model] {
+        throw KVStoreError(
+            .unknownEntity, entity: name,
+            message: "The entity \(name) is not part of this container; pass its model type to ModelContainer(for:) "
+                + "to read its models")
+    }
+
+    /// The stored record `id` as a value tree, or `nil`.
+    private func record(_ id: UUID, in txn: borrowing Transaction) throws -> RecordValue? {
+        try withKey(id) { key in
+            try txn.withUnsafeBytes(forKey: key, in: records) { bytes -> RecordValue? in
+                guard let bytes else { return nil }
+                do {
+                    return try RecordValue.decode(from: bytes, fields: fields)
+                } catch {
+                    throw KVStoreError(
+                        .corruptRecord, entity: name, id: id,
+                        message: "The stored \(name) \(id) does not decode: the store is damaged; run 'kvtool check'",
+                        underlying: error)
+                }
+            }
+        }
+    }
+}
