@@ -203,6 +203,18 @@ enum FileWritingCommand: String, CaseIterable, CustomTestStringConvertible {
         #expect(FileFacts(file)?.owner == nobody)
     }
 
+    @Test func aMissingDirectorySaysSo() throws {
+        let store = TemporaryStore()
+        try Sample.makeStore(at: store.path)
+        let file = store.sibling("missing") + "/tasks.jsonl"
+        #expect(
+            kvtool("export", store.path, "--output", file)
+                == RunResult(
+                    status: 1, output: "",
+                    errors: "Error: Cannot write '\(file)': cannot create a file in '\(store.sibling("missing"))': no "
+                        + "such file or directory (ENOENT)\n"))
+    }
+
     @Test func aFailedExtractLeavesNoFileAndKeepsTheOldOne() throws {
         let store = TemporaryStore()
         try ExternalSample.makeStore(at: store.path)

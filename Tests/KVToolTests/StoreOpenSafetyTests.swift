@@ -31,6 +31,16 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: store.path) == ["data.mdb"])
     }
 
+    @Test func readersSaysAStoreWithoutLockFileHasNoReaders() throws {
+        let store = TemporaryStore()
+        try Self.makeStoreWithoutLockFile(at: store.path)
+        #expect(
+            kvtool("readers", store.path)
+                == RunResult(
+                    status: 0, output: "No lock file: no process has the store open, and no reader slot is in use.\n",
+                    errors: ""))
+    }
+
     @Test(arguments: readOnlyCommands)
     func aSymlinkedLockFileIsRefusedAndNothingIsWrittenThroughIt(_ command: [String]) throws {
         let store = TemporaryStore()

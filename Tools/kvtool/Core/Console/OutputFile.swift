@@ -48,6 +48,9 @@ final class OutputFile {
         self.options = options
         replacesFile = try Self.checkTarget(path, options: options)
         let (directory, name) = Self.split(path)
+        guard !name.isEmpty, name != ".", name != ".." else {
+            throw ToolError("Cannot write '\(path)': it names a directory, not a file")
+        }
         var attempt = 0
         while true {
             let candidate = directory + "/." + name + ".kvtool-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
@@ -58,10 +61,13 @@ final class OutputFile {
                 descriptor = opened
                 break
             }
+            let code = errno
             attempt += 1
-            guard errno == EEXIST, attempt < 16 else {
+            // EEXIST: another temporary file took the name; draw another.
+            guard code == EEXIST, attempt < 16 else {
                 throw ToolError(
-                    "Cannot create a file in '\(directory)': \(SystemError.describe(errno, writing: directory))")
+                    "Cannot write '\(path)': cannot create a file in '\(directory)': "
+                        + SystemError.describe(code, writing: directory))
             }
         }
         let aftermath = replacesFile ? "'\(path)' was left as it was" : "'\(path)' was not created"

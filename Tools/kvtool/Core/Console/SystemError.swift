@@ -24,6 +24,9 @@ enum SystemError {
         case EACCES: return "permission denied (EACCES)"
         case EPERM: return "the operation is not permitted (EPERM)"
         case EBADF: return "it is not open for writing (EBADF)"
+        case ENOENT: return "no such file or directory (ENOENT)"
+        case ENOTDIR: return "a component of the path is not a directory (ENOTDIR)"
+        case ELOOP: return "too many symbolic links, or a symbolic link where none may be (ELOOP)"
         case EIO:
             if let path, let free = freeBytes(onFileSystemOf: path), free < nearlyFull {
                 return "no space left on the device: the disk is full (\(free) bytes free; the write failed with EIO)"
