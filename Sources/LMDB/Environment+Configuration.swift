@@ -33,6 +33,12 @@ extension Environment {
         /// Turns off the operating system's read-ahead, which helps random reads on stores larger than memory
         /// (`MDB_NORDAHEAD`).
         public static let noReadAhead = Options(rawValue: UInt32(MDB_NORDAHEAD))
+        /// Uses no lock file: LMDB neither creates nor opens one, and keeps no reader table (`MDB_NOLOCK`).
+        ///
+        /// Nothing then tells other processes about this one's transactions: a writer elsewhere may reuse the pages
+        /// a read transaction here still reads. It is safe only when no other process writes the environment
+        /// meanwhile, such as for reading a copy, or a store whose programs are stopped, without leaving a lock file.
+        public static let noLock = Options(rawValue: UInt32(MDB_NOLOCK))
         /// Does not zero memory before writing it to disk (`MDB_NOMEMINIT`).
         public static let noMemInit = Options(rawValue: UInt32(MDB_NOMEMINIT))
     }

@@ -118,6 +118,27 @@ extension Environment {
         }
     }
 
+    /// Writes a consistent copy of the environment's data file to an open file descriptor.
+    ///
+    /// Unlike ``copy(to:compacting:)``, this creates no file: the caller opens the descriptor (a temporary file it
+    /// renames into place once the copy is complete, say), and flushes it to disk and closes it. LMDB writes the
+    /// copy sequentially from the descriptor's current offset, retrying short writes; what it wrote before a failure
+    /// stays in the file, so the caller removes it.
+    ///
+    /// - Parameters:
+    ///   - descriptor: A descriptor open for writing, such as of a new, empty file.
+    ///   - compacting: Whether to leave free pages out and renumber the rest, as ``copy(to:compacting:)`` does.
+    /// - Throws: ``LMDBError`` with the `errno` of a failed write (`ENOSPC` for a full disk), or
+    ///   ``LMDBError/environmentClosed`` after ``close()``.
+    ///
+    /// The corresponding LMDB function is `mdb_env_copyfd2`.
+    public func copy(toDescriptor descriptor: Int32, compacting: Bool = false) throws {
+        try withOpenEnvironment("mdb_env_copyfd2") {
+            let code = mdb_env_copyfd2(handle, descriptor, compacting ? UInt32(MDB_CP_COMPACT) : 0)
+            if code != 0 { throw LMDBError(code: code, operation: "mdb_env_copyfd2", path: path) }
+        }
+    }
+
     /// The reader slots in use, across all processes that have the environment open.
     ///
     /// - Throws: ``LMDBError/environmentClosed`` after ``close()``.

@@ -36,7 +36,39 @@ import Testing
             kvtool("count", store.path, "Task")
                 == RunResult(
                     status: 1, output: "",
-                    errors: "Error: '\(store.path)' is not a store: its data.mdb is not an LMDB data file\n"))
+                    errors: "Error: '\(store.path)' is not a store: its data.mdb is not an LMDB file: its first bytes "
+                        + "are 2a 2a 2a 2a 2a 2a 2a 2a 2a 2a 2a 2a 2a 2a 2a 2a (\"****************\")\n"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.path) == ["data.mdb"], "no lock file")
+    }
+
+    @Test func sqliteFileInsteadOfLMDB() throws {
+        let store = TemporaryStore()
+        try FileManager.default.createDirectory(atPath: store.path, withIntermediateDirectories: true)
+        var bytes = Data("SQLite format 3\u{0}".utf8)
+        bytes.append(Data(repeating: 0, count: 4096))
+        try bytes.write(to: URL(fileURLWithPath: store.path + "/data.mdb"))
+        #expect(
+            kvtool("info", store.path).errors
+                == "Error: '\(store.path)' is not a store: its data.mdb is not an LMDB file: its first bytes are "
+                + "53 51 4c 69 74 65 20 66 6f 72 6d 61 74 20 33 00 (\"SQLite format 3.\")\n")
+    }
+
+    @Test func shortAndEmptyDataFiles() throws {
+        let store = TemporaryStore()
+        try FileManager.default.createDirectory(atPath: store.path, withIntermediateDirectories: true)
+        let file = URL(fileURLWithPath: store.path + "/data.mdb")
+        try Data().write(to: file)
+        #expect(
+            kvtool("info", store.path)
+                == RunResult(
+                    status: 1, output: "",
+                    errors: "Error: '\(store.path)' is not a store: its data.mdb is empty, with no LMDB environment\n"))
+        try Data("hello\n".utf8).write(to: file)
+        #expect(
+            kvtool("info", store.path).errors
+                == "Error: '\(store.path)' is not a store: its data.mdb is not an LMDB file: it is 6 bytes long, too "
+                + "short for one, and its first bytes are 68 65 6c 6c 6f 0a (\"hello.\")\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.path) == ["data.mdb"], "no lock file")
     }
 
     @Test func plainFileInsteadOfADirectory() throws {
@@ -56,10 +88,23 @@ import Testing
         try FileManager.default.createDirectory(atPath: store.path, withIntermediateDirectories: true)
         try withEnvironment(at: store.path) { environment in
             _ = try environment.openTable(named: "other", create: true)
+            _ = try environment.openTable(named: "more", create: true)
         }
         #expect(
-            kvtool("info", store.path).errors
-                == "Error: '\(store.path)' is an LMDB environment but not a KVStore store: it has no catalog table\n")
+            kvtool("info", store.path)
+                == RunResult(
+                    status: 1, output: "",
+                    errors: "Error: '\(store.path)' is not a KVStore store: it is an LMDB environment with tables "
+                        + "more, other but no KVStore catalog\n"))
+        let empty = TemporaryStore()
+        try FileManager.default.createDirectory(atPath: empty.path, withIntermediateDirectories: true)
+        try withEnvironment(at: empty.path) { environment in
+            try environment.write { _ in }
+        }
+        #expect(
+            kvtool("info", empty.path).errors
+                == "Error: '\(empty.path)' is not a KVStore store: it is an LMDB environment with no tables and no "
+                + "KVStore catalog\n")
     }
 
     @Test func unknownEntity() throws {

@@ -8,7 +8,18 @@ import Testing
         OVERVIEW: Inspects KVStore stores from their catalog alone: schema, records, integrity, export and import.
 
         Stores are opened read-only, except by 'import'. Results go to standard output; errors, warnings and
-        progress to standard error. Exit status: 0 on success, 1 on failure, 64 for a usage mistake.
+        progress to standard error. Exit status: 0 on success, 1 on failure (a write that failed included: a full
+        disk, a closed pipe), 64 for a usage mistake.
+
+        SAFETY: Read-only commands create nothing in the store's directory, and write nothing there but their
+        reader slot in an existing lock.mdb. A store without a lock file (a copy, the store of a stopped program)
+        is read without one, so none is created; the command fails if a program opened the store meanwhile. Run
+        as another user than the store's owner (root, say), kvtool never leaves a lock.mdb the owner cannot
+        open: 'import' refuses a store without one unless run as its owner. A lock.mdb that is a symbolic link,
+        a hard link, a FIFO or a device, and a data.mdb that is not a regular file, are refused: a check right
+        before the open, not a guarantee against someone who swaps the files meanwhile. Files kvtool writes are
+        new (written under a temporary name, renamed into place once complete), mode 0600 unless --mode is
+        given, and replace an existing file only with --force, and only a regular file of your own.
 
         USAGE: kvtool <subcommand> [<options>] <arguments>
 

@@ -137,7 +137,7 @@ import Testing
         #expect(kvtool("count", store.path, "Project").output == "4\n", "the container stayed open and usable")
         #expect(
             kvtool("copy", store.path, copy).errors
-                == "Error: '\(copy)' already holds a data.mdb; copy to a new directory\n")
+                == "Error: Cannot write '\(copy)/data.mdb': it already exists; use --force to replace it\n")
     }
 
     @Test func listsAndClearsReaders() throws {

@@ -207,6 +207,44 @@ import Testing
         }
     }
 
+    @Test(arguments: [false, true])
+    func copyToADescriptorWritesTheSameData(compacting: Bool) throws {
+        try withEnvironment(Environment.Configuration(mapSize: 8 << 20)) { environment, path throws in
+            let table = try environment.openTable(named: "numbers", create: true)
+            try environment.write { txn throws in
+                for index in 0..<500 {
+                    try txn.put(Array(repeating: 7, count: 100), forKey: "\(index)".bytes, in: table)
+                }
+            }
+            let destination = path + "-copy"
+            try FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: false)
+            defer { try? FileManager.default.removeItem(atPath: destination) }
+            let descriptor = open(destination + "/data.mdb", O_WRONLY | O_CREAT | O_EXCL, 0o600)
+            try #require(descriptor >= 0)
+            try environment.copy(toDescriptor: descriptor, compacting: compacting)
+            #expect(close(descriptor) == 0)
+            let copy = try Environment.open(
+                path: destination, configuration: Environment.Configuration(options: [.readOnly, .noLock]))
+            defer { try? copy.close() }
+            let copiedTable = try copy.openTable(named: "numbers")
+            let entries = try copy.read { txn in try txn.entries(in: copiedTable) }
+            #expect(entries == (try environment.read { txn in try txn.entries(in: table) }))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: destination) == ["data.mdb"], "no lock file")
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func copyToAFullDeviceThrowsTheWriteError(compacting: Bool) throws {
+        try withEnvironment { environment, _ throws in
+            let full = open("/dev/full", O_WRONLY)
+            try #require(full >= 0)
+            defer { close(full) }
+            #expect(throws: LMDBError(code: ENOSPC)) {
+                try environment.copy(toDescriptor: full, compacting: compacting)
+            }
+        }
+    }
+
     @Test func readersListsActiveReadTransactions() throws {
         try withEnvironment { environment, _ throws in
             #expect(try environment.readers().isEmpty)

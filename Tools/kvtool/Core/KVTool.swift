@@ -11,8 +11,8 @@ import LMDB
 /// ```
 ///
 /// Exit statuses: 0 on success (and for help and the version), 1 for a failure (no store at the path, an unknown
-/// entity or field, integrity problems), 64 for a usage mistake (an unknown option, a missing argument, a malformed
-/// UUID or `--where`, a bad number).
+/// entity or field, integrity problems, a write to the output that failed), 64 for a usage mistake (an unknown
+/// option, a missing argument, a malformed UUID or `--where`, a bad number).
 public enum KVTool {
     /// kvtool's version.
     public static let version = "0.1.0"
@@ -48,32 +48,46 @@ public enum KVTool {
     /// - Returns: 0 on success, 1 for a failure, 64 for a usage mistake.
     public static func run(arguments: some Sequence<String>, console: Console = .standard()) -> Int32 {
         let words = Array(arguments)
-        defer {
-            console.output.flush()
-            console.errors.flush()
-        }
-        guard let name = words.first else {
+        var reported: OutputFailure?
+        let status: Int32
+        switch words.first {
+        case nil, "-h"?, "--help"?:
             console.output.write(mainHelp)
-            return 0
-        }
-        switch name {
-        case "--version":
+            status = 0
+        case "--version"?:
             console.print(versionLine)
-            return 0
-        case "-h", "--help":
-            console.output.write(mainHelp)
-            return 0
-        default:
-            guard let command = commands.first(where: { $0.spec.name == name }) else {
+            status = 0
+        case let name?:
+            if let command = commands.first(where: { $0.spec.name == name }) {
+                status = run(command, Array(words.dropFirst()), console: console, reported: &reported)
+            } else {
                 reportUsage(UsageError("Unknown subcommand '\(name)'"), spec: nil, console: console)
-                return usageStatus
+                status = usageStatus
             }
-            return run(command, Array(words.dropFirst()), console: console)
         }
+        return finish(status, console: console, reported: reported)
+    }
+
+    /// Flushes both outputs and checks that every write succeeded: a failed write to standard output is reported
+    /// (unless the command already did) and makes the status 1; one to standard error cannot be, but makes it 1 too.
+    static func finish(_ status: Int32, console: Console, reported: OutputFailure?) -> Int32 {
+        var status = status
+        console.output.flush()
+        if let failure = console.output.failure {
+            if failure != reported { console.printError("Error: \(failure.message)") }
+            if status == 0 { status = 1 }
+        }
+        console.errors.flush()
+        if console.errors.failure != nil && status == 0 { status = 1 }
+        return status
     }
 
     /// Parses and runs one subcommand, turning errors into messages and exit statuses.
-    static func run(_ command: any Command.Type, _ words: [String], console: Console) -> Int32 {
+    ///
+    /// - Parameter reported: Set to the output failure the command stopped on, which is reported here.
+    static func run(
+        _ command: any Command.Type, _ words: [String], console: Console, reported: inout OutputFailure?
+    ) -> Int32 {
         do {
             switch try ArgumentParser.parse(words, spec: command.spec) {
             case .help:
@@ -90,6 +104,10 @@ public enum KVTool {
             return usageStatus
         } catch let error as ToolError {
             console.printError("Error: \(error.message)")
+            return 1
+        } catch let failure as OutputFailure {
+            console.printError("Error: \(failure.message)")
+            reported = failure
             return 1
         } catch {
             console.printError("Error: \(error)")
@@ -118,7 +136,18 @@ public enum KVTool {
             OVERVIEW: Inspects KVStore stores from their catalog alone: schema, records, integrity, export and import.
 
             Stores are opened read-only, except by 'import'. Results go to standard output; errors, warnings and
-            progress to standard error. Exit status: 0 on success, 1 on failure, 64 for a usage mistake.
+            progress to standard error. Exit status: 0 on success, 1 on failure (a write that failed included: a full
+            disk, a closed pipe), 64 for a usage mistake.
+
+            SAFETY: Read-only commands create nothing in the store's directory, and write nothing there but their
+            reader slot in an existing lock.mdb. A store without a lock file (a copy, the store of a stopped program)
+            is read without one, so none is created; the command fails if a program opened the store meanwhile. Run
+            as another user than the store's owner (root, say), kvtool never leaves a lock.mdb the owner cannot
+            open: 'import' refuses a store without one unless run as its owner. A lock.mdb that is a symbolic link,
+            a hard link, a FIFO or a device, and a data.mdb that is not a regular file, are refused: a check right
+            before the open, not a guarantee against someone who swaps the files meanwhile. Files kvtool writes are
+            new (written under a temporary name, renamed into place once complete), mode 0600 unless --mode is
+            given, and replace an existing file only with --force, and only a regular file of your own.
 
             USAGE: \(mainUsage)
 

@@ -39,10 +39,14 @@ enum CommonOptions {
 }
 
 extension Command {
-    /// Opens the store at `path` read-only, runs `body`, and closes the store.
+    /// Opens the store at `path` read-only (unless `writable`), runs `body`, and closes the store.
+    ///
+    /// A store read without a lock file (it had none) is checked afterwards for a program that opened it meanwhile.
     func withStore<R>(_ path: String, writable: Bool = false, _ body: (InspectedStore) throws -> R) throws -> R {
         let store = try InspectedStore.open(path, writable: writable)
         defer { store.close() }
-        return try body(store)
+        let result = try body(store)
+        try store.checkNoProgramOpenedIt()
+        return result
     }
 }

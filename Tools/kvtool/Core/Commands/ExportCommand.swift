@@ -21,13 +21,15 @@ struct ExportCommand: Command {
             this back into the same records.
             Reading takes one short read transaction per chunk of records, so memory stays bounded and a live store \
             is not held back; records written meanwhile may or may not be included.
+            \(OutputOptions.discussion)
             """,
         arguments: [
             CommonOptions.path,
             ArgumentSpec(name: "entity", help: "The entities to export; all of them by default.", arity: .zeroOrMore),
         ],
         options: [
-            .value("output", "file", help: "Write to this file instead of standard output."),
+            .value("output", "file", help: "Write to this new file instead of standard output."),
+            OutputOptions.force, OutputOptions.mode,
             CommonOptions.chunkSize(default: CommonOptions.readChunkSize, unit: "records"),
         ])
 
@@ -42,6 +44,8 @@ struct ExportCommand: Command {
     let output: String?
     /// The records per read transaction.
     let chunkSize: Int
+    /// `--force` and `--mode` for the output file.
+    let outputOptions: OutputOptions
 
     /// Reads the parsed arguments, checking the values that need no store.
     init(_ arguments: ParsedArguments) throws(UsageError) {
@@ -49,6 +53,7 @@ struct ExportCommand: Command {
         entities = arguments.arguments("entity")
         output = arguments.value("output")
         chunkSize = try arguments.positiveCount("chunk-size", default: CommonOptions.readChunkSize)
+        outputOptions = try OutputOptions(arguments)
     }
 
     /// Runs the command and returns its exit status.
@@ -64,24 +69,27 @@ struct ExportCommand: Command {
                 }
                 selected = store.entities
             }
-            let fileSink = try output.map { path throws(ToolError) in try FileDescriptorSink.creatingFile(atPath: path)
+            // The file is checked and created before the first record is read, so that a path that may not be
+            // written fails at once; it takes the export's name only once the whole export is written.
+            let file = try output.map { path throws(ToolError) in try OutputFile(path: path, options: outputOptions) }
+            defer { file?.discard() }
+            let sink: any TextSink = file?.sink ?? console.output
+            let checkOutput = { () throws in
+                try file?.check()
+                try console.checkOutput()
             }
-            let sink: any TextSink = fileSink ?? console.output
             sink.write(Self.header(for: selected).serialized() + "\n")
             let progress = Progress(console: console)
             var total = 0
             for entity in selected {
-                total += try export(entity, from: store, to: sink, progress: progress)
+                total += try export(entity, from: store, to: sink, progress: progress, checkOutput: checkOutput)
             }
             progress.finish()
-            sink.flush()
-            if let fileSink, let output {
-                if let failure = fileSink.failure {
-                    throw ToolError("Cannot write '\(output)': \(String(cString: strerror(failure)))")
-                }
+            if let file {
+                try file.commit()
                 console.print(
-                    "Exported \(Formatting.count(total, "record")) of \(Formatting.count(selected.count, "entity", plural: "entities")) to \(output)."
-                )
+                    "Exported \(Formatting.count(total, "record")) of "
+                        + "\(Formatting.count(selected.count, "entity", plural: "entities")) to \(file.path).")
             }
             return 0
         }
@@ -104,7 +112,8 @@ struct ExportCommand: Command {
 
     /// Writes one entity's records, a chunk per read transaction, and returns how many.
     private func export(
-        _ entity: EntityCatalog, from store: InspectedStore, to sink: any TextSink, progress: Progress
+        _ entity: EntityCatalog, from store: InspectedStore, to sink: any TextSink, progress: Progress,
+        checkOutput: () throws -> Void
     ) throws -> Int {
         let kinds = RecordJSON.kinds(of: entity.fields)
         let entityJSON = JSONValue.string(entity.name).serialized()
@@ -114,9 +123,11 @@ struct ExportCommand: Command {
         // The chunk's lines are written once its read transaction has ended, so that a slow reader of the output
         // (a pipe, a full disk) never keeps a transaction open.
         var lines = ""
-        let flush = { (visited: Int) in
+        // A write that failed (a full disk, a closed pipe) stops the export at the end of its chunk.
+        let flush = { (visited: Int) throws in
             sink.write(lines)
             lines = ""
+            try checkOutput()
             progress.update("export: \(entity.name) \(Formatting.count(visited, "record"))")
         }
         try scan.forEach(afterChunk: flush) { _, key, value in

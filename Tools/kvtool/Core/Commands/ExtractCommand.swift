@@ -9,14 +9,15 @@ struct ExtractCommand: Command {
         discussion: """
             The attribute must be one the entity keeps in external storage ('kvtool schema' lists them; 'get' shows \
             each value's size). The chunks are read in one read transaction and written as they are read, so the \
-            value may be larger than memory. The file is created, or replaced; if a chunk is missing or of the \
-            wrong size, the file is removed and the command fails.
+            value may be larger than memory. If a chunk is missing or of the wrong size, the command fails and \
+            leaves no file.
+            \(OutputOptions.discussion)
             """,
         arguments: [
             CommonOptions.path, CommonOptions.entity, .one("id", help: "The ID of the record (a UUID)."),
             .one("attribute", help: "The external attribute, as the catalog names it."),
-            .one("file", help: "The file to write."),
-        ], options: [])
+            .one("file", help: "The file to write; it must not exist, unless --force is given."),
+        ], options: [OutputOptions.force, OutputOptions.mode])
 
     /// The store's directory.
     let path: String
@@ -28,6 +29,8 @@ struct ExtractCommand: Command {
     let attribute: String
     /// The file to write.
     let file: String
+    /// `--force` and `--mode` for the file.
+    let outputOptions: OutputOptions
 
     /// Reads the parsed arguments, checking the values that need no store.
     init(_ arguments: ParsedArguments) throws(UsageError) {
@@ -38,6 +41,7 @@ struct ExtractCommand: Command {
         self.id = id
         attribute = arguments.argument("attribute")
         file = arguments.argument("file")
+        outputOptions = try OutputOptions(arguments)
     }
 
     /// Runs the command and returns its exit status.
@@ -51,27 +55,20 @@ struct ExtractCommand: Command {
             }
             let records = try store.recordTable(of: entity)
             let chunks = try store.environment.openTable(named: Catalog.externalTableName(entity.name))
-            guard FileManager.default.createFile(atPath: file, contents: nil),
-                let handle = FileHandle(forWritingAtPath: file)
-            else { throw ToolError("Cannot create the file '\(file)'") }
-            do {
-                defer { try? handle.close() }
-                let size = try store.environment.read { txn in
-                    try write(field, of: entity, records: records, chunks: chunks, to: handle, txn: txn)
-                }
-                console.print(
-                    "Wrote \(Formatting.count(size, "byte")) of \(entity.name).\(attribute) of \(id) to \(file)")
-                return 0
-            } catch {
-                try? FileManager.default.removeItem(atPath: file)
-                throw error
+            let output = try OutputFile(path: file, options: outputOptions)
+            defer { output.discard() }
+            let size = try store.environment.read { txn in
+                try write(field, of: entity, records: records, chunks: chunks, to: output, txn: txn)
             }
+            try output.commit()
+            console.print("Wrote \(Formatting.count(size, "byte")) of \(entity.name).\(attribute) of \(id) to \(file)")
+            return 0
         }
     }
 
-    /// Writes the value's chunks to `handle`, checking each one, and returns the value's size.
+    /// Writes the value's chunks to `output`, checking each one and each write, and returns the value's size.
     private func write(
-        _ field: ExternalFieldCatalog, of entity: EntityCatalog, records: Table, chunks: Table, to handle: FileHandle,
+        _ field: ExternalFieldCatalog, of entity: EntityCatalog, records: Table, chunks: Table, to output: OutputFile,
         txn: borrowing Transaction
     ) throws -> Int {
         guard let record = try RecordKey.record(id, of: entity, in: records, txn: txn) else {
@@ -91,7 +88,8 @@ struct ExtractCommand: Command {
                         "Chunk \(index) of \(descriptor.chunkCount) of \(entity.name).\(attribute) of \(id) is "
                             + (bytes == nil ? "missing" : "of the wrong size") + "; run 'kvtool check \(path)'")
                 }
-                try handle.write(contentsOf: bytes)
+                output.sink.write(bytes)
+                try output.check()
             }
         }
         return descriptor.byteCount

@@ -18,6 +18,9 @@ struct ImportCommand: Command {
             The store's entities must exist: open the store once with the program first. Do not import into a store \
             that a program has open for writing, whose field names would go out of step with the catalog.
             FILE may be '-' for standard input.
+            A store without a lock file gets one, which LMDB creates: run as another user than the store's owner \
+            (root, say), kvtool refuses such a store rather than leave a lock.mdb the owner cannot open; run it as \
+            the owner instead. A store that has its lock file may be imported into by any user who can write it.
             """,
         arguments: [
             CommonOptions.path, ArgumentSpec.one("file", help: "The JSON Lines file, or '-' for standard input."),
@@ -100,6 +103,12 @@ struct ImportCommand: Command {
                     result = try store.environment.write { txn in try apply(parsed, writer: writer, txn: txn) }
                 } catch let error as BadLine {
                     return stop(at: error, committed: committed, console: console)
+                } catch let error as LMDBError where error.code > 0 {
+                    // An errno: a full disk reads as one, though LMDB reports a short write as EIO.
+                    throw ToolError(
+                        "Cannot write the store at '\(path)': \(SystemError.describe(error.code, writing: path)); "
+                            + "nothing of this chunk was written, and the \(Formatting.count(committed, "record")) "
+                            + "before it stay committed")
                 }
                 committed += result.written
                 for line in (bad + result.rejected).sorted(by: { $0.number < $1.number }) {

@@ -80,7 +80,10 @@ struct ListCommand: Command {
                 kinds: RecordJSON.kinds(of: entity.fields), fields: fields,
                 asJSON: prefersJSON ?? !console.outputIsTerminal, console: console)
             if let sort {
-                try sorted(query, by: sort).forEach { printer.add($0.id, $0.record) }
+                for (id, record) in try sorted(query, by: sort) {
+                    printer.add(id, record)
+                    try console.checkOutput()
+                }
             } else {
                 var skipped = 0
                 var printed = 0
@@ -91,6 +94,8 @@ struct ListCommand: Command {
                     }
                     if let limit, printed >= limit { return false }
                     printer.add(id, record)
+                    // A write that failed (a full disk, a closed pipe) stops the scan.
+                    try console.checkOutput()
                     printed += 1
                     return limit.map { printed < $0 } ?? true
                 }

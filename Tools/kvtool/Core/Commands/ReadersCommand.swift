@@ -6,6 +6,8 @@ struct ReadersCommand: Command {
             Each read transaction holds a reader slot, across all processes that have the store open. A process \
             that died inside a read transaction leaves its slot behind, which keeps LMDB from reusing the pages of \
             its snapshot: the file grows with every update. --clear-stale frees such slots.
+            The slots live in the store's lock.mdb. A store without one (a copy, a store whose programs never ran \
+            since it was restored) has no process using it: kvtool says so, and creates none.
             """,
         arguments: [CommonOptions.path],
         options: [
@@ -49,6 +51,10 @@ struct ReadersCommand: Command {
                 return 0
             }
             if let cleared { console.print("Cleared \(Formatting.count(cleared, "stale reader slot")).") }
+            if store.readsWithoutLockFile {
+                console.print("No lock file: no process has the store open, and no reader slot is in use.")
+                return 0
+            }
             console.print("\(Formatting.count(readers.count, "reader slot")) in use of \(maxReaders).")
             guard !readers.isEmpty else { return 0 }
             var table = TextTable(headers: ["PID", "Thread", "Transaction"], rightAligned: [0, 2])

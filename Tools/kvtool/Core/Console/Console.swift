@@ -7,10 +7,39 @@
 /// A destination for kvtool's text: standard output or error, a file, or a string in tests.
 public protocol TextSink: AnyObject {
     /// Writes `text`, possibly keeping it in a buffer until ``flush()``.
+    ///
+    /// A write that fails is not thrown at the writer: the sink keeps the ``failure`` and drops later writes, and
+    /// kvtool checks it (after each chunk of long work, and after the command).
     func write(_ text: String)
 
     /// Writes out whatever is buffered.
     func flush()
+
+    /// The first write that failed, if any; later writes were dropped.
+    var failure: OutputFailure? { get }
+}
+
+extension TextSink {
+    /// A sink that cannot fail has no failure.
+    public var failure: OutputFailure? { nil }
+}
+
+/// A write to one of kvtool's outputs that failed: what was written to, why it failed, and what was left.
+///
+/// Its message reads `Cannot write to standard output: no space left on the device (ENOSPC): the disk is full; the
+/// output is incomplete`.
+public struct OutputFailure: Error, Equatable {
+    /// What failed, such as `Cannot write to standard output` or `Cannot write 'tasks.jsonl'`.
+    public let action: String
+    /// Why, from ``SystemError``.
+    public let reason: String
+    /// What the failure left behind, such as `the output is incomplete`.
+    public let aftermath: String
+
+    /// The message kvtool prints after `Error: `.
+    public var message: String {
+        "\(action): \(reason); \(aftermath)"
+    }
 }
 
 /// Where a kvtool run writes, and whether a person is watching.
@@ -56,7 +85,8 @@ public struct Console {
     public static func standard() -> Console {
         Console(
             output: FileDescriptorSink(descriptor: STDOUT_FILENO),
-            errors: FileDescriptorSink(descriptor: STDERR_FILENO, bufferSize: 0),
+            errors: FileDescriptorSink(
+                descriptor: STDERR_FILENO, bufferSize: 0, name: "to standard error", aftermath: "messages were lost"),
             outputIsTerminal: isatty(STDOUT_FILENO) == 1, errorsIsTerminal: isatty(STDERR_FILENO) == 1)
     }
 
@@ -69,71 +99,92 @@ public struct Console {
     func printError(_ line: String) {
         errors.write(line + "\n")
     }
+
+    /// Throws the failure of standard output, if a write to it failed, so that long work stops early.
+    ///
+    /// - Throws: ``OutputFailure``.
+    func checkOutput() throws(OutputFailure) {
+        if let failure = output.failure { throw failure }
+    }
 }
 
-/// A sink that writes to a file descriptor through a buffer.
+/// A sink that writes to a file descriptor through a buffer, checking every write.
+///
+/// Partial and interrupted writes are retried; any other failure (a full disk, a closed pipe) is kept as
+/// ``failure`` and drops later writes. SIGPIPE must be ignored for a closed pipe to show as a failed write rather
+/// than kill the process: kvtool's executable ignores it.
 public final class FileDescriptorSink: TextSink {
     private let descriptor: Int32
-    private let closesDescriptor: Bool
     private let bufferSize: Int
+    private let name: String
+    private let aftermath: String
     private var buffer: [UInt8] = []
 
-    /// The `errno` of the first write that failed, if any; later writes are dropped.
-    public private(set) var failure: Int32?
+    /// The `errno` of the first write that failed, if any.
+    public private(set) var errorCode: Int32?
+
+    /// The first write that failed, if any; later writes were dropped.
+    public var failure: OutputFailure? {
+        errorCode.map {
+            OutputFailure(action: "Cannot write \(name)", reason: SystemError.describe($0), aftermath: aftermath)
+        }
+    }
 
     /// Creates a sink over an open descriptor, which it does not close.
     ///
     /// - Parameters:
     ///   - descriptor: The descriptor to write to.
     ///   - bufferSize: How many bytes to gather before writing; 0 writes at once.
-    public convenience init(descriptor: Int32, bufferSize: Int = 64 << 10) {
-        self.init(descriptor: descriptor, bufferSize: bufferSize, closesDescriptor: false)
-    }
-
-    private init(descriptor: Int32, bufferSize: Int, closesDescriptor: Bool) {
+    ///   - name: What the descriptor is, as a failure's message names it after "Cannot write".
+    ///   - aftermath: What a failure leaves, as its message says it.
+    public init(
+        descriptor: Int32, bufferSize: Int = 64 << 10, name: String = "to standard output",
+        aftermath: String = "the output is incomplete"
+    ) {
         self.descriptor = descriptor
         self.bufferSize = bufferSize
-        self.closesDescriptor = closesDescriptor
+        self.name = name
+        self.aftermath = aftermath
         buffer.reserveCapacity(bufferSize)
-    }
-
-    /// Creates or truncates the file at `path` and returns a sink that writes to it and closes it when released.
-    ///
-    /// - Throws: ``ToolError`` when the file cannot be created.
-    static func creatingFile(atPath path: String) throws(ToolError) -> FileDescriptorSink {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            throw ToolError("Cannot create '\(path)': \(String(cString: strerror(errno)))")
-        }
-        return FileDescriptorSink(descriptor: descriptor, bufferSize: 64 << 10, closesDescriptor: true)
-    }
-
-    deinit {
-        flush()
-        if closesDescriptor { close(descriptor) }
     }
 
     /// Buffers `text`, and writes the buffer out once it is full.
     public func write(_ text: String) {
+        guard errorCode == nil else { return }
         buffer.append(contentsOf: text.utf8)
         if buffer.count >= bufferSize { flush() }
     }
 
-    /// Writes the buffer out, retrying interrupted and partial writes.
+    /// Writes `bytes` after what is buffered, without copying them into the buffer.
+    func write(_ bytes: UnsafeRawBufferPointer) {
+        flush()
+        writeFully(bytes)
+    }
+
+    /// Writes the buffer out.
     public func flush() {
         defer { buffer.removeAll(keepingCapacity: true) }
-        guard failure == nil, !buffer.isEmpty else { return }
-        buffer.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = systemWrite(descriptor, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return
-                }
-                offset += written
+        guard !buffer.isEmpty else { return }
+        buffer.withUnsafeBytes { writeFully($0) }
+    }
+
+    /// Writes all of `bytes`, retrying interrupted and partial writes, unless a write failed before.
+    private func writeFully(_ bytes: UnsafeRawBufferPointer) {
+        guard errorCode == nil, let base = bytes.baseAddress else { return }
+        var offset = 0
+        while offset < bytes.count {
+            let written = systemWrite(descriptor, base + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                errorCode = errno
+                return
             }
+            // write(2) returns 0 for a non-empty buffer only on devices that take nothing more.
+            guard written > 0 else {
+                errorCode = EIO
+                return
+            }
+            offset += written
         }
     }
 }

@@ -8,12 +8,17 @@
 /// header that LMDB does not hand out.
 ///
 /// Checking first gives precise messages for the usual mistakes (a wrong path, a file, an empty directory, a file
-/// that is not LMDB) and keeps LMDB from creating a lock file in a directory that holds no store.
+/// that is not LMDB), keeps LMDB from creating a lock file in a directory that holds no store, and refuses a
+/// `data.mdb` that is not a regular file: a symbolic link, a FIFO (whose open would block), a device. The checks look
+/// at the path itself (`lstat`, `O_NOFOLLOW`); they are checks, not a guarantee against someone who swaps the file
+/// between them and LMDB's own open.
 struct DataFile {
     /// The store's directory.
     let directory: String
     /// The size of `data.mdb` in bytes.
     let fileSize: Int
+    /// The user who owns `data.mdb`: the store's owner.
+    let owner: uid_t
     /// The header of the newest meta page, when it could be read.
     let header: Header?
 
@@ -35,22 +40,34 @@ struct DataFile {
     /// Checks that `directory` holds an LMDB data file, and reads its header.
     ///
     /// - Throws: ``ToolError`` naming what is wrong: no such path, a file rather than a directory, a directory
-    ///   without `data.mdb`, or a `data.mdb` that is not an LMDB file.
+    ///   without `data.mdb`, a `data.mdb` that is not a regular file, or one that is not an LMDB file (saying what its
+    ///   first bytes are).
     init(directory: String) throws(ToolError) {
         self.directory = directory
         var status = stat()
         guard stat(directory, &status) == 0 else {
             if errno == ENOENT { throw ToolError("No such store: '\(directory)' does not exist") }
-            throw ToolError("Cannot read '\(directory)': \(String(cString: strerror(errno)))")
+            throw ToolError("Cannot read '\(directory)': \(SystemError.describe(errno))")
         }
         guard status.st_mode & S_IFMT == S_IFDIR else {
             throw ToolError("'\(directory)' is a file, not a store: a store is a directory that holds data.mdb")
         }
         let dataPath = directory + "/data.mdb"
-        guard stat(dataPath, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+        switch FileKind.status(of: dataPath) {
+        case .failure(let failure) where failure.code == ENOENT:
             throw ToolError("'\(directory)' is not a store: the directory holds no data.mdb")
+        case .failure(let failure):
+            throw ToolError("Cannot read '\(dataPath)': \(SystemError.describe(failure.code))")
+        case .success(let found):
+            guard FileKind(mode: found.st_mode) == .regular else {
+                throw ToolError(
+                    "'\(directory)' is not a store kvtool opens: its data.mdb is "
+                        + "\(FileKind.describe(dataPath, status: found)), not a regular file")
+            }
+            status = found
         }
         fileSize = Int(status.st_size)
+        owner = status.st_uid
         header = try Self.readHeader(dataPath, directory: directory)
     }
 
@@ -66,18 +83,43 @@ struct DataFile {
 
     /// Reads both meta pages and returns the newer; throws when the first does not carry LMDB's magic number.
     private static func readHeader(_ path: String, directory: String) throws(ToolError) -> Header? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK: should a FIFO have replaced the file since the check, the open does not wait for a writer.
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else {
-            throw ToolError("Cannot read '\(path)': \(String(cString: strerror(errno)))")
+            throw ToolError("Cannot read '\(path)': \(SystemError.describe(errno))")
         }
         defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            throw ToolError(
+                "'\(directory)' is not a store kvtool opens: its data.mdb changed while kvtool looked at it")
+        }
         guard let first = readMeta(descriptor, at: 0), first.magic == magic else {
-            throw ToolError("'\(directory)' is not a store: its data.mdb is not an LMDB data file")
+            throw ToolError("'\(directory)' is not a store: its data.mdb \(foreignDescription(descriptor))")
         }
         guard first.pageSize > 0, let second = readMeta(descriptor, at: first.pageSize), second.magic == magic else {
             return first.header
         }
         return second.header.transactionID > first.header.transactionID ? second.header : first.header
+    }
+
+    /// What a data file without LMDB's magic number holds, for the message: empty, or its first bytes.
+    private static func foreignDescription(_ descriptor: Int32) -> String {
+        var bytes = [UInt8](repeating: 0, count: 16)
+        let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { return "is empty, with no LMDB environment" }
+        var status = stat()
+        let size = fstat(descriptor, &status) == 0 ? Int(status.st_size) : count
+        let shown = bytes.prefix(count)
+        let hex = shown.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined(separator: " ")
+        // Printable ASCII as is, anything else as a dot, as hexdump -C shows bytes.
+        let text = String(shown.map { (0x20..<0x7F).contains($0) ? Character(UnicodeScalar($0)) : "." })
+        let bytesText = "its first bytes are \(hex) (\"\(text)\")"
+        if size < metaLength {
+            return "is not an LMDB file: it is \(Formatting.count(size, "byte")) long, too short for one, and "
+                + bytesText
+        }
+        return "is not an LMDB file: " + bytesText
     }
 
     private static func readMeta(_ descriptor: Int32, at offset: Int) -> (magic: UInt32, pageSize: Int, header: Header)?

@@ -1,6 +1,12 @@
 import KVStore
 import LMDB
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// A store that kvtool opened from its path alone, with its catalog read: the format, and each entity's fields,
 /// indexes and relationships.
 ///
@@ -67,21 +73,46 @@ final class InspectedStore {
 
     /// Opens the store at `path`.
     ///
+    /// Read-only opens create and write nothing in the store's directory but the reader slot LMDB takes in an
+    /// existing `lock.mdb`. A store without a lock file has no process using it, and is read without one (LMDB's
+    /// `noLock`), so that none is created: not by another user (root, say), whose lock file would lock the store's
+    /// owner out, nor by the owner. A writable open of such a store creates the lock file, and is refused unless
+    /// kvtool runs as the store's owner. A `data.mdb` or `lock.mdb` that is not a regular file is refused (see
+    /// ``DataFile`` and ``LockFile``).
+    ///
     /// - Parameters:
     ///   - path: The store's directory.
     ///   - writable: Whether to open for writing; otherwise the store is opened read-only.
-    /// - Throws: ``ToolError`` when the path is not a store (missing, a file, no `data.mdb`, not LMDB, no catalog)
-    ///   or was written by a newer format.
+    /// - Throws: ``ToolError`` when the path is not a store (missing, a file, no `data.mdb`, not LMDB, no catalog),
+    ///   has a planted `lock.mdb` or `data.mdb`, was written by a newer format, or would be left with a lock file its
+    ///   owner cannot open.
     static func open(_ path: String, writable: Bool = false) throws -> InspectedStore {
         let dataFile = try DataFile(directory: path)
+        var options: Environment.Options = writable ? [] : [.readOnly]
+        // Right before the open, since LMDB opens the lock file by name.
+        if try LockFile.check(in: path) == .absent {
+            if !writable {
+                options.insert(.noLock)
+            } else if geteuid() != dataFile.owner {
+                let owner = User.name(of: dataFile.owner) ?? "<owner>"
+                throw ToolError(
+                    "'\(path)' belongs to \(User.describe(dataFile.owner)) and has no lock file: writing it as "
+                        + "\(User.describe(geteuid())) would create a lock.mdb that its owner cannot open. Run "
+                        + "kvtool as its owner (for example 'runuser -u \(owner) -- kvtool ...')")
+            }
+        }
         let configuration = Environment.Configuration(
-            mapSize: max(dataFile.header?.mapSize ?? 0, 1 << 20), maxTables: 4096,
-            options: writable ? [] : [.readOnly])
+            mapSize: max(dataFile.header?.mapSize ?? 0, 1 << 20), maxTables: 4096, options: options)
         let environment: Environment
         do {
             environment = try Environment.open(path: path, configuration: configuration)
         } catch LMDBError.invalid {
             throw ToolError("'\(path)' is not a store: its data.mdb is not an LMDB data file")
+        } catch LMDBError.accessDenied where geteuid() != dataFile.owner {
+            throw ToolError(
+                "Cannot open the store at '\(path)': permission denied (EACCES). It belongs to "
+                    + "\(User.describe(dataFile.owner)) and kvtool runs as \(User.describe(geteuid())); reading it "
+                    + "takes write access to its lock.mdb. Run kvtool as its owner")
         } catch {
             throw ToolError("Cannot open the store at '\(path)': \(error)")
         }
@@ -93,7 +124,7 @@ final class InspectedStore {
             do {
                 catalog = try environment.openTable(named: Catalog.tableName)
             } catch LMDBError.notFound {
-                throw ToolError("'\(path)' is an LMDB environment but not a KVStore store: it has no catalog table")
+                throw ToolError("'\(path)' is not a KVStore store: it is \(try Self.describeForeign(environment))")
             }
             return try InspectedStore(
                 path: path, dataFile: dataFile, environment: environment, closesEnvironment: closes,
@@ -102,6 +133,35 @@ final class InspectedStore {
             if closes { try? environment.close() }
             throw error
         }
+    }
+
+    /// Whether the store is read without a lock file, which only holds while no program opens it meanwhile.
+    var readsWithoutLockFile: Bool {
+        environment.configuration.options.contains(.noLock)
+    }
+
+    /// Checks, after a command read the store without a lock file, that no program opened the store meanwhile: a
+    /// program that writes does not know about kvtool's reads then, and may have reused pages kvtool read.
+    ///
+    /// - Throws: ``ToolError`` when a lock file appeared.
+    func checkNoProgramOpenedIt() throws(ToolError) {
+        guard readsWithoutLockFile else { return }
+        if case .failure(let failure) = FileKind.status(of: path + "/lock.mdb"), failure.code == ENOENT { return }
+        throw ToolError(
+            "A program opened '\(path)' while kvtool read it without a lock file; what kvtool read may mix two "
+                + "states of the store. Run the command again")
+    }
+
+    /// An LMDB environment that has no catalog table, for the message: the tables it has.
+    private static func describeForeign(_ environment: Environment) throws -> String {
+        let names = try tableNames(in: environment).map { name in
+            String(name.map { $0.isASCII && ($0.asciiValue ?? 0) < 0x20 ? "?" : $0 })
+        }
+        guard !names.isEmpty else { return "an LMDB environment with no tables and no KVStore catalog" }
+        let shown = names.prefix(10).joined(separator: ", ")
+        let more = names.count > 10 ? " and \(names.count - 10) more" : ""
+        return
+            "an LMDB environment with \(names.count == 1 ? "table" : "tables") \(shown)\(more) but no KVStore catalog"
     }
 
     /// Closes the environment, unless the process had it open before kvtool.
@@ -195,6 +255,11 @@ final class InspectedStore {
 
     /// The names of every table of the store, in key order.
     func tableNames() throws -> [String] {
+        try Self.tableNames(in: environment)
+    }
+
+    /// The names of every table of an environment, in key order: the keys of its main table.
+    static func tableNames(in environment: Environment) throws -> [String] {
         let main = try environment.openTable(named: nil)
         return try environment.read { txn in
             var names: [String] = []
