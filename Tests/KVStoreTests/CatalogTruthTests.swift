@@ -283,7 +283,7 @@ func integrityErrors(at path: String) throws -> [String] {
         // The script knows only folders; the store says their files cascade.
         do {
             let script = try open(FolderOnly.self, at: directory.path)
-            try script.write { txn in try txn.delete(FolderOnly.self, id: folder.id) }
+            try script.write { txn in _ = try txn.delete(FolderOnly.self, id: folder.id) }
             try script.close()
         }
         #expect(try integrityErrors(at: directory.path) == [])

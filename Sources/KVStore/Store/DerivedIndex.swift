@@ -6,13 +6,20 @@ import LMDB
 ///
 /// Every writer keeps every index of the store in step, whatever its Swift declarations say: a container maintains
 /// the indexes its models declare through their key paths, and these through the records.
-struct DerivedIndex: Sendable {
-    let catalog: IndexCatalog
-    let table: Table
+package struct DerivedIndex: Sendable {
+    /// The index as the catalog describes it.
+    package let catalog: IndexCatalog
+    /// Its table.
+    package let table: Table
+
+    package init(catalog: IndexCatalog, table: Table) {
+        self.catalog = catalog
+        self.table = table
+    }
 }
 
 /// The entry changes one write makes in derived indexes, computed and checked before anything is written.
-struct DerivedIndexChanges {
+package struct DerivedIndexChanges {
     private var changes: [(index: DerivedIndex, removed: [[UInt8]], added: [[UInt8]])] = []
 
     /// Computes the entries to remove and add for the record under `key` going from `old` to `new` (`nil` for no
@@ -21,7 +28,7 @@ struct DerivedIndexChanges {
     /// - Throws: ``KVStoreError/schemaChanged`` for an index whose keys only a program declaring it can compute,
     ///   ``KVStoreError/uniqueViolation`` when a unique index holds a new value for another model, and
     ///   ``KVStoreError/encodingFailed`` when a value cannot be part of a key; nothing is written then.
-    init(
+    package init(
         _ indexes: [DerivedIndex],
         entity: String,
         id: UUID,
@@ -63,7 +70,7 @@ struct DerivedIndexChanges {
     }
 
     /// Removes and adds the entries, for the record under `key`.
-    func apply(key: UnsafeRawBufferPointer, in txn: borrowing Transaction) throws {
+    package func apply(key: UnsafeRawBufferPointer, in txn: borrowing Transaction) throws {
         for change in changes {
             for indexKey in change.removed {
                 if change.index.catalog.isUnique {
