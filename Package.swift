@@ -31,8 +31,14 @@ let package = Package(
         // runs kvtool's integrity check in-process.
         .executableTarget(name: "crashtest", dependencies: ["KVStore", "LMDB", "KVToolCore"], path: "Tools/crashtest"),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
-        // KVToolCore gives the model-based tests kvtool's integrity check, run in-process.
-        .testTarget(name: "KVStoreTests", dependencies: ["KVStore", "KVToolCore"]),
+        // The models of the multi-process tests, shared by the tests and the child processes they start.
+        .target(name: "SharingModels", dependencies: ["KVStore"], path: "Tests/SharingModels"),
+        // The child process of the multi-process tests: opens a store, writes, migrates or streams as told.
+        .executableTarget(
+            name: "SharingHelper", dependencies: ["KVStore", "SharingModels"], path: "Tests/SharingHelper"),
+        // KVToolCore gives the model-based tests kvtool's integrity check, run in-process; the helper executable is a
+        // dependency so that it is built for the multi-process tests that start it.
+        .testTarget(name: "KVStoreTests", dependencies: ["KVStore", "KVToolCore", "SharingModels", "SharingHelper"]),
         // Depends on the executables so that they are built for the smoke tests that run them.
         .testTarget(name: "KVToolTests", dependencies: ["KVToolCore", "KVStore", "LMDB", "kvtool", "crashtest"]),
     ],

@@ -154,8 +154,8 @@ extension ModelContainer {
                 throw KVStoreError(
                     .migrationInProgress,
                     message: "Another process is migrating the store at \(path) from schema version \(migration.from) "
-                        + "to \(migration.to); this write waited \(configuration.migrationWaitTimeout) for it to "
-                        + "end (ModelConfiguration.migrationWaitTimeout). Nothing was written")
+                        + "to \(migration.to); this write waited \(configuration.migrationWaitTimeout) for it to end "
+                        + "(ModelConfiguration.migrationWaitTimeout). Nothing was written")
             }
             schema.withLock { $0.migration = migration }
             Thread.sleep(forTimeInterval: 0.01)

@@ -120,7 +120,8 @@ public final class ModelContainer: Sendable {
             lockProbe = try StoreLockProbe(directory: path)
             // Schema work (a migration, index builds) runs under the store's migration lock, so that two processes
             // opening at once never build one index twice, and writers elsewhere wait for a migration to end.
-            let schemaLock = try Self.takeSchemaLock(in: path, configuration: configuration)
+            let schemaLock = try Self.takeSchemaLock(
+                in: environment, configuration: configuration, catalog: catalogTable)
             try Self.checkFormat(environment: environment, catalog: catalogTable)
             let migrated = try Migrator(environment: environment, catalog: catalogTable, progress: migrationProgress)
                 .prepare(versioning)
@@ -300,16 +301,24 @@ public final class ModelContainer: Sendable {
     /// migrates the store, or builds an index) up to the configuration's ``ModelConfiguration/migrationWaitTimeout``.
     ///
     /// - Throws: ``KVStoreError/migrationInProgress`` after the timeout.
-    private static func takeSchemaLock(in path: String, configuration: ModelConfiguration) throws -> HeldStoreLock {
+    private static func takeSchemaLock(
+        in environment: Environment, configuration: ModelConfiguration, catalog: Table
+    ) throws -> HeldStoreLock {
+        let path = environment.path
         let deadline = ContinuousClock.now + configuration.migrationWaitTimeout
         while true {
             if let held = try StoreLock.migration.tryAcquire(in: path) { return held }
             guard ContinuousClock.now < deadline else {
+                let migration = try environment.read { txn in try Catalog.schemaState(in: txn, table: catalog).migration
+                }
+                let work =
+                    migration.map { "migrating it from schema version \($0.from) to \($0.to)" }
+                    ?? "changing its schema (building an index)"
                 throw KVStoreError(
                     .migrationInProgress,
-                    message: "Another process is changing the schema of the store at \(path) (a migration, or an "
-                        + "index it builds); this open waited \(configuration.migrationWaitTimeout) for it to end "
-                        + "(ModelConfiguration.migrationWaitTimeout)")
+                    message: "Another process is \(work) in the store at \(path); this open waited "
+                        + "\(configuration.migrationWaitTimeout) for it to end (ModelConfiguration.migrationWaitTimeout)"
+                )
             }
             Thread.sleep(forTimeInterval: 0.01)
         }
