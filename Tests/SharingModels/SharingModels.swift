@@ -5,51 +5,51 @@ import KVStore
 // test helper executable (`SharingHelper`) and the tests that spawn it.
 
 /// The first version: notes with a title index.
-public enum NotesV1: VersionedSchema {
-    public static let versionIdentifier = SchemaVersion(1, 0, 0)
-    public static let models: [any Model.Type] = [Note.self]
+package enum NotesV1: VersionedSchema {
+    package static let versionIdentifier = SchemaVersion(1, 0, 0)
+    package static let models: [any Model.Type] = [Note.self]
 
-    public struct Note: Model, Equatable {
-        public var id = UUID.timeOrdered()
-        public var title: String
-        public var body: String
+    package struct Note: Model, Equatable {
+        package var id = UUID.timeOrdered()
+        package var title: String
+        package var body: String
 
-        public init(id: UUID = UUID.timeOrdered(), title: String, body: String) {
+        package init(id: UUID = UUID.timeOrdered(), title: String, body: String) {
             self.id = id
             self.title = title
             self.body = body
         }
 
-        public static let entity = Entity<Note>(indexes: [.index(\.title)])
+        package static let entity = Entity<Note>(indexes: [.index(\.title)])
     }
 }
 
 /// The second version: every note gets a word count, filled by a custom stage.
-public enum NotesV2: VersionedSchema {
-    public static let versionIdentifier = SchemaVersion(2, 0, 0)
-    public static let models: [any Model.Type] = [Note.self]
+package enum NotesV2: VersionedSchema {
+    package static let versionIdentifier = SchemaVersion(2, 0, 0)
+    package static let models: [any Model.Type] = [Note.self]
 
-    public struct Note: Model, Equatable {
-        public var id: UUID
-        public var title: String
-        public var body: String
-        public var words: Int
+    package struct Note: Model, Equatable {
+        package var id: UUID
+        package var title: String
+        package var body: String
+        package var words: Int
 
-        public init(id: UUID = UUID.timeOrdered(), title: String, body: String, words: Int) {
+        package init(id: UUID = UUID.timeOrdered(), title: String, body: String, words: Int) {
             self.id = id
             self.title = title
             self.body = body
             self.words = words
         }
 
-        public static let entity = Entity<Note>(indexes: [.index(\.title), .index(\.words)])
+        package static let entity = Entity<Note>(indexes: [.index(\.title), .index(\.words)])
     }
 }
 
 /// V1 to V2, slowed down by `NotesPlan.delayPerRecord` so that other processes meet it half-way.
-public enum NotesPlan: SchemaMigrationPlan {
-    public static let schemas: [any VersionedSchema.Type] = [NotesV1.self, NotesV2.self]
-    public static let stages: [MigrationStage] = [
+package enum NotesPlan: SchemaMigrationPlan {
+    package static let schemas: [any VersionedSchema.Type] = [NotesV1.self, NotesV2.self]
+    package static let stages: [MigrationStage] = [
         .custom(
             fromVersion: NotesV1.self, toVersion: NotesV2.self,
             migrations: [
@@ -61,70 +61,70 @@ public enum NotesPlan: SchemaMigrationPlan {
                 }
             ])
     ]
-    public static let migrationChunkSize = 10
+    package static let migrationChunkSize = 10
 }
 
 /// A script's view of the same store: notes without any index, and without the program's version.
-public struct PlainNote: Model, Equatable {
-    public var id = UUID.timeOrdered()
-    public var title: String
-    public var body: String
+package struct PlainNote: Model, Equatable {
+    package var id = UUID.timeOrdered()
+    package var title: String
+    package var body: String
 
-    public init(id: UUID = UUID.timeOrdered(), title: String, body: String) {
+    package init(id: UUID = UUID.timeOrdered(), title: String, body: String) {
         self.id = id
         self.title = title
         self.body = body
     }
 
-    public static let entity = Entity<PlainNote>(name: "Note")
+    package static let entity = Entity<PlainNote>(name: "Note")
 }
 
 /// A program that keeps titles unique.
-public struct UniqueNote: Model, Equatable {
-    public var id = UUID.timeOrdered()
-    public var title: String
-    public var body: String
+package struct UniqueNote: Model, Equatable {
+    package var id = UUID.timeOrdered()
+    package var title: String
+    package var body: String
 
-    public init(id: UUID = UUID.timeOrdered(), title: String, body: String) {
+    package init(id: UUID = UUID.timeOrdered(), title: String, body: String) {
         self.id = id
         self.title = title
         self.body = body
     }
 
-    public static let entity = Entity<UniqueNote>(name: "Note", indexes: [.unique(\.title)])
+    package static let entity = Entity<UniqueNote>(name: "Note", indexes: [.unique(\.title)])
 }
 
 /// A script that declares the removal of the program's title index.
-public struct TitleRemovingNote: Model, Equatable {
-    public var id = UUID.timeOrdered()
-    public var title: String
-    public var body: String
+package struct TitleRemovingNote: Model, Equatable {
+    package var id = UUID.timeOrdered()
+    package var title: String
+    package var body: String
 
-    public init(id: UUID = UUID.timeOrdered(), title: String, body: String) {
+    package init(id: UUID = UUID.timeOrdered(), title: String, body: String) {
         self.id = id
         self.title = title
         self.body = body
     }
 
-    public static let entity = Entity<TitleRemovingNote>(name: "Note", removedIndexes: ["title"])
+    package static let entity = Entity<TitleRemovingNote>(name: "Note", removedIndexes: ["title"])
 }
 
 /// An attachment streamed in, for the tests of streamed writers killed part-way.
-public struct Attachment: Model, Equatable {
-    public var id = UUID.timeOrdered()
-    public var name: String
-    public var content = ExternalData()
+package struct Attachment: Model, Equatable {
+    package var id = UUID.timeOrdered()
+    package var name: String
+    package var content = ExternalData()
 
-    public init(id: UUID = UUID.timeOrdered(), name: String) {
+    package init(id: UUID = UUID.timeOrdered(), name: String) {
         self.id = id
         self.name = name
     }
 
-    public static let entity = Entity<Attachment>(externalStorage: [.attribute(\.content)])
+    package static let entity = Entity<Attachment>(externalStorage: [.attribute(\.content)])
 }
 
 /// The configuration every process of a test uses for the store at `path`.
-public func sharingConfiguration(_ path: String, waitTimeout: Duration = .seconds(20)) -> ModelConfiguration {
+package func sharingConfiguration(_ path: String, waitTimeout: Duration = .seconds(20)) -> ModelConfiguration {
     var configuration = ModelConfiguration(path: path, isDurable: false)
     configuration.migrationWaitTimeout = waitTimeout
     return configuration
