@@ -26,6 +26,10 @@ let package = Package(
         .executableTarget(
             name: "FuzzIndexKey",
             dependencies: ["FuzzSupport", .product(name: "KVStore", package: "KVStore")]),
+        // Random bytes checked as an LMDB data file by the page check, from seeds that are real small stores.
+        .executableTarget(
+            name: "FuzzPageCheck",
+            dependencies: ["FuzzSupport", .product(name: "LMDB", package: "KVStore")]),
         // Random bytes parsed as one line of `kvtool import`, against the catalog of a store of the model.
         .executableTarget(
             name: "FuzzImportLine",

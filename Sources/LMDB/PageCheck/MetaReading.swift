@@ -9,7 +9,8 @@ struct MetaReading {
     /// Reads both meta pages of `file`.
     ///
     /// The second meta page lies one page after the first, and the page size is in the first. When the first is
-    /// damaged, the second is looked for at each page size LMDB writes: it must say it is page 1 of that size.
+    /// damaged, or no valid meta page lies where its page size puts the second, the second is looked for at each page
+    /// size LMDB writes: it must say it is page 1 of that size.
     ///
     /// - Throws: ``LMDBError`` when the first page cannot be read at all (an I/O error, not a short file).
     static func read(_ file: DataFile) throws(LMDBError) -> MetaReading {
@@ -25,14 +26,21 @@ struct MetaReading {
             guard case .bytes(let bytes) = file.read(at: pageSize, count: length) else { return nil }
             return MetaPage(bytes, slot: 1)
         }
+        var named: MetaPage?
         if let first, first.isUsable {
-            return MetaReading(
-                metas: [first, second(at: first.pageSize)], pageSize: first.pageSize, fileSize: file.size)
+            named = second(at: first.pageSize)
+            if let named, named.isUsable, named.pageSize == first.pageSize {
+                return MetaReading(metas: [first, named], pageSize: first.pageSize, fileSize: file.size)
+            }
         }
+        // A second meta page where its own page size puts it outweighs a page size the first names alone.
         for size in PageLayout.pageSizes {
             if let meta = second(at: size), meta.isUsable, meta.pageSize == size, meta.pageNumber == 1 {
                 return MetaReading(metas: [first, meta], pageSize: size, fileSize: file.size)
             }
+        }
+        if let first, first.isUsable {
+            return MetaReading(metas: [first, named], pageSize: first.pageSize, fileSize: file.size)
         }
         return MetaReading(metas: [first, nil], pageSize: nil, fileSize: file.size)
     }

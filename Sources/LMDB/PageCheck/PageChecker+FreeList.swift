@@ -93,7 +93,8 @@ extension PageChecker {
         if let outOfRange {
             damage(
                 .freeList, page: page, owner: .freeList,
-                "\(what) lists \(outOfRange.count) pages outside the snapshot's pages 2 to \(lastPage), first "
+                "\(what) lists \(outOfRange.count == 1 ? "a page" : "\(outOfRange.count) pages") outside the "
+                    + "snapshot's pages 2 to \(lastPage): \(outOfRange.count == 1 ? "" : "the first is ")page "
                     + "\(outOfRange.first).")
         }
         if let misordered {
