@@ -437,6 +437,22 @@ import Testing
         #expect(report.problems.first { $0.kind == .truncatedFile }?.message.contains("cut short") == true)
     }
 
+    @Test func problemsBeyondTheLimitAreCountedNotListed() throws {
+        try Stores.withClosedStore(Self.fill) { path, _ in
+            var store = try RawStore(path: path)
+            store.bytes.removeLast(store.bytes.count / 2)
+            try store.save()
+            let all = try PageCheck.checkFile(path: path)
+            let limited = try PageCheck.checkFile(path: path, options: .init(maxProblems: 2))
+            #expect(all.problems.count > 3)
+            #expect(limited.problems == Array(all.problems.prefix(2)))
+            #expect(limited.omittedProblemCount == all.problems.count - 2)
+            #expect(limited.omitsDamage)
+            #expect(!limited.isClean)
+            #expect(limited.damagedPages == all.damagedPages)
+        }
+    }
+
     @Test func aFileTooShortForAMetaPageIsReportedNotThrown() throws {
         let report = try Self.check { store in store.bytes.removeLast(store.bytes.count - 60) }
         #expect(Self.damage(report).contains(Found(kind: .metaPage, page: 0, owner: .meta)))

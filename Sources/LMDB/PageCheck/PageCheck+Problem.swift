@@ -87,7 +87,8 @@ extension PageCheck {
         public var kind: Kind
         /// The page the problem is on, or `nil` when it concerns no single page.
         public var page: Int?
-        /// What the page belongs to: the table whose records a damaged page may hold.
+        /// What the page belongs to: the table whose records a damaged page may hold. For a damaged table record,
+        /// the table it describes (the record itself lies on a page of the main table).
         public var owner: Owner
         /// A sentence that says what is wrong.
         public var message: String

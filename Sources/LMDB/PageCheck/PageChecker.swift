@@ -125,6 +125,14 @@ final class PageChecker {
     }
 
     /// Reports the runs of pages that no tree reaches and the free list does not list.
+    ///
+    /// In a committed snapshot every page from 2 to `mm_last_pg` is either reached or free: a commit writes the pages
+    /// it freed under its own transaction ID, and puts back the free pages it took but did not use, before it writes
+    /// the meta page; mdb.c's compacting copy relies on it, failing with `MDB_INCOMPATIBLE` ("page leak or corrupt
+    /// DB") otherwise. Pages past `mm_last_pg` are not the snapshot's: a transaction that had not committed (or, on a
+    /// live store, one that committed later) wrote them, and with `MDB_WRITEMAP` the file is as long as the map. A
+    /// crash leaves only such pages, or reused free pages that the older meta page still lists as free. A leak is
+    /// therefore a note, not damage: LMDB bugs of the past (ITS#8174) left some, and no reader goes wrong.
     private func reportLeakedPages() -> Int {
         var total = 0
         for run in usage.unusedRuns(in: 2..<max(2, existingPages)) {
