@@ -12,6 +12,7 @@ enum PageCheckStores {
     /// store (the directory, or the file with `singleFile`) and the statistics LMDB gave before closing.
     static func withClosedStore<R>(
         singleFile: Bool = false,
+        options: Environment.Options = [],
         maxTables: Int = 300,
         _ fill: (Environment) throws -> [Table],
         _ body: (_ path: String, _ statistics: Statistics) throws -> R
@@ -23,7 +24,7 @@ enum PageCheckStores {
             let environment = try Environment.open(
                 path: path,
                 configuration: .init(
-                    mapSize: 64 << 20, maxTables: maxTables, options: singleFile ? .noSubdirectory : []))
+                    mapSize: 64 << 20, maxTables: maxTables, options: options.union(singleFile ? .noSubdirectory : [])))
             let tables = try fill(environment)
             statistics[nil] = try environment.statistics()
             try environment.read { txn in
