@@ -150,8 +150,3 @@ struct MetaReading {
         return problems
     }
 }
-
-/// `0x`-prefixed hexadecimal, as messages show flags and magic numbers.
-func hex<Value: BinaryInteger>(_ value: Value) -> String {
-    "0x" + String(value, radix: 16)
-}
