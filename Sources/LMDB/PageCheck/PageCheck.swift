@@ -27,9 +27,12 @@
 /// and page counts; the free list's transaction IDs and page lists; and that every page of the snapshot is used
 /// once: never reached twice, never both reached and free, and otherwise reported as leaked.
 ///
-/// What is not: the content of values (records carry their own checksums one layer up), free pages themselves, and
-/// pages past the snapshot's last page. Files are read as written by a 64-bit little-endian LMDB 0.9 with its
-/// default key size limit (511 bytes), the only kind this platform writes.
+/// What is not: the content of values (records carry their own checksums one layer up); free pages themselves;
+/// pages past the snapshot's last page; the trees of the older meta page (only its header fields); the key of a
+/// branch page's first node, which LMDB ignores; unused bytes between nodes; that the keys of an `integerKey` table
+/// all have one size (keys of different sizes are ordered as zero-extended numbers); the `md_pad` of a table's own
+/// record, which LMDB leaves 0. Files are read as written by a 64-bit little-endian LMDB 0.9 with its default key
+/// size limit (511 bytes), the only kind this platform writes.
 public enum PageCheck {
     /// How much of a file a check reads.
     public enum Scope: Hashable, Sendable {
