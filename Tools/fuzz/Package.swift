@@ -1,9 +1,10 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// libFuzzer targets for KVStore's decoders, in a package of their own so that fuzzing never reaches the library's
-// users. No setting here is unusual: `make fuzz` builds with `--sanitize fuzzer --sanitize address`, which
-// instruments this package and the KVStore package it depends on, and links libFuzzer, whose `main` runs each target.
+// libFuzzer targets for KVStore's decoders and the LMDB binding's page check, in a package of their own so that fuzzing
+// never reaches the library's users. No setting here is unusual: `make fuzz` builds with `--sanitize fuzzer --sanitize
+// address`, which instruments this package and the KVStore package it depends on, and links libFuzzer, whose `main`
+// runs each target.
 let package = Package(
     name: "KVStoreFuzz",
     dependencies: [
@@ -26,6 +27,10 @@ let package = Package(
         .executableTarget(
             name: "FuzzIndexKey",
             dependencies: ["FuzzSupport", .product(name: "KVStore", package: "KVStore")]),
+        // Random bytes checked as an LMDB data file by the page check, from seeds that are real small stores.
+        .executableTarget(
+            name: "FuzzPageCheck",
+            dependencies: ["FuzzSupport", .product(name: "LMDB", package: "KVStore")]),
         // Random bytes parsed as one line of `kvtool import`, against the catalog of a store of the model.
         .executableTarget(
             name: "FuzzImportLine",
