@@ -57,9 +57,9 @@ extension Environment {
         public var mapSize: Int = 16 << 20
 
         /// The largest size the map may grow to, in bytes. A write transaction that would need more fails with
-        /// ``LMDBError/mapFull``. Set it equal to ``mapSize`` to turn growth off. The default is 1 TiB, which costs
+        /// ``LMDBError/mapFull``. Set it equal to ``mapSize`` to turn growth off. The default is 64 TiB, which costs
         /// address space only: the file grows with the data.
-        public var maxMapSize: Int = 1 << 40
+        public var maxMapSize: Int = 1 << 46
 
         /// The number of named tables the environment can hold. The default is 128.
         public var maxTables: Int = 128
@@ -77,7 +77,7 @@ extension Environment {
         /// Creates a configuration.
         public init(
             mapSize: Int = 16 << 20,
-            maxMapSize: Int = 1 << 40,
+            maxMapSize: Int = 1 << 46,
             maxTables: Int = 128,
             maxReaders: Int = 126,
             fileMode: UInt32 = 0o600,

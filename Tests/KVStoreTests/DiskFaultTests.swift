@@ -103,7 +103,7 @@ struct DiskFaultTests {
         }
     }
 
-    @Test func aFullDiskDuringASaveThrowsAStorageErrorAndKeepsEarlierSaves() async throws {
+    @Test func aFullDiskDuringASaveThrowsADiskFullErrorAndKeepsEarlierSaves() async throws {
         let workspace = try FaultShim.Workspace("store-enospc")
         let first = Project(name: "first")
         do {
@@ -128,7 +128,8 @@ struct DiskFaultTests {
                     do {
                         try context.save()
                     } catch let error as KVStoreError
-                        where error == .storage && error.description.contains("No space left on device")
+                        where error == .diskFull && error.message.contains("is full")
+                            && error.description.contains("No space left on device")
                     {
                         guard disarm() > 0 else { return Status.shimFailedNothing }
                         // The changes stay pending, for the caller to retry.

@@ -89,9 +89,9 @@ package enum Catalog {
             return try decoder.decode(T.self, from: Data(bytes))
         } catch {
             throw KVStoreError(
-                .corruptRecord,
-                message:
-                    "The catalog entry '\(String(decoding: key, as: UTF8.self))' does not decode; the store is damaged",
+                .damaged,
+                message: "The catalog entry '\(String(decoding: key, as: UTF8.self))' does not decode: the store is "
+                    + "damaged. Nothing was changed; run 'kvtool check', and restore the store from a backup",
                 underlying: error)
         }
     }
@@ -117,7 +117,7 @@ package enum Catalog {
             guard let bytes else { return 0 }
             guard bytes.count == 8 else {
                 throw KVStoreError(
-                    .corruptRecord,
+                    .damaged,
                     message:
                         "The catalog's generation entry is \(bytes.count) bytes long, not 8: the store is damaged; "
                         + "run 'kvtool check'")

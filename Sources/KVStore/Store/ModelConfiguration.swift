@@ -18,7 +18,8 @@ public struct ModelConfiguration: Sendable, Hashable {
     /// The initial size of the memory map in bytes; it grows by itself.
     public var initialMapSize: Int
 
-    /// The largest size the store may grow to, in bytes.
+    /// The largest size the store may grow to, in bytes. The default, 64 TiB, costs nothing until the store grows
+    /// (the map grows by doubling), and opens any store this machine's address space can map.
     public var maximumMapSize: Int
 
     /// How long a write, or an open, waits for another process's migration of the store to end before it fails with
@@ -40,7 +41,7 @@ public struct ModelConfiguration: Sendable, Hashable {
     ///   - isDurable: Whether commits wait for the disk.
     ///   - initialMapSize: The initial size of the memory map.
     ///   - maximumMapSize: The largest size the store may grow to.
-    public init(path: String, isDurable: Bool = true, initialMapSize: Int = 64 << 20, maximumMapSize: Int = 1 << 40) {
+    public init(path: String, isDurable: Bool = true, initialMapSize: Int = 64 << 20, maximumMapSize: Int = 1 << 46) {
         self.path = path
         self.isDurable = isDurable
         self.initialMapSize = initialMapSize
@@ -59,7 +60,7 @@ public struct ModelConfiguration: Sendable, Hashable {
         self.path = isStoredInMemoryOnly ? nil : "default.store"
         self.isDurable = !isStoredInMemoryOnly
         self.initialMapSize = isStoredInMemoryOnly ? 4 << 20 : 64 << 20
-        self.maximumMapSize = 1 << 40
+        self.maximumMapSize = 1 << 46
     }
 
     /// Whether the store lives only as long as its container.

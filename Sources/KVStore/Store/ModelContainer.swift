@@ -116,6 +116,7 @@ public final class ModelContainer: Sendable {
             // function". The lock file is reset only when no process has the store open, so a reader killed while
             // another process keeps it open would otherwise pin its snapshot until someone clears it by hand.
             try environment.clearStaleReaders()
+            try Self.checkPages(environment)
             catalogTable = try Self.openCatalog(environment)
             lockProbe = try StoreLockProbe(directory: path)
             // Schema work (a migration, index builds) runs under the store's migration lock, so that two processes
@@ -264,6 +265,22 @@ public final class ModelContainer: Sendable {
         return path
     }
 
+    /// Reads the meta pages, the main table and the root page of every table with the binding's bounds-checked page
+    /// parser before LMDB reads them: LMDB 0.9 trusts its pages, and a damaged root would crash the process.
+    ///
+    /// - Throws: ``KVStoreError/damaged`` naming the damaged pages and their tables.
+    private static func checkPages(_ environment: Environment) throws {
+        let report = try environment.checkPages(scope: .roots, maxProblems: 20)
+        guard !report.isClean else { return }
+        let damage = report.problems.filter { $0.severity == .damage }
+        let shown = damage.prefix(3).map(\.description).joined(separator: "; ")
+        let more = damage.count > 3 ? " and \(damage.count - 3) more" : ""
+        throw KVStoreError(
+            .damaged,
+            message: "The store at \(environment.path) is damaged: \(shown)\(more). Nothing was read or changed; run "
+                + "'kvtool check \(environment.path)' to see all of it, and restore the store from a backup")
+    }
+
     /// Opens the catalog table, creating it only in a new store: one whose file holds no table yet.
     ///
     /// - Throws: ``KVStoreError/storage`` for an LMDB environment of something else (naming its tables),
@@ -393,12 +410,4 @@ public final class ModelContainer: Sendable {
         }
     }
 
-    /// Turns binding errors into store errors with the same information.
-    static func mapped(_ error: any Error) -> any Error {
-        guard let error = error as? LMDBError else { return error }
-        if error == .environmentClosed {
-            return KVStoreError(.closed, message: "The container is closed", underlying: error)
-        }
-        return KVStoreError(.storage, message: "The storage engine failed", underlying: error)
-    }
 }
