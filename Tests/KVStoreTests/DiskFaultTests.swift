@@ -129,7 +129,7 @@ struct DiskFaultTests {
                         try context.save()
                     } catch let error as KVStoreError
                         where error == .diskFull && error.message.contains("is full")
-                            && error.description.contains("No space left on device")
+                        && error.description.contains("No space left on device")
                     {
                         guard disarm() > 0 else { return Status.shimFailedNothing }
                         // The changes stay pending, for the caller to retry.
