@@ -48,7 +48,7 @@ import Testing
             title: "r", course: .main, ingredients: [], steps: [], nutrition: [:], ratings: [:], tags: [],
             source: .family, tagIDs: ids + ids.reversed() + [ids[0]])
         let index = Recipe.entity.indexes.first { $0.name == "tagIDs" }
-        let keys = index?.keys(recipe) ?? []
+        let keys = index?.keys(recipe, longKeyHash: .standard).map(\.key) ?? []
         let expected = ids.map { id -> [UInt8] in
             var key: [UInt8] = []
             id.appendIndexKey(to: &key)

@@ -23,9 +23,20 @@ package enum RecordIndexKeys {
 
     /// The finalized keys of a record in an index, without duplicates, in the order of their first appearance.
     ///
+    /// - Parameter hash: How the store completes keys that LMDB's limit cuts.
     /// - Throws: ``IndexKeyDerivationError`` when a field's value cannot be part of a key (data, URL, decimal,
     ///   containers), or a multi-entry field does not hold an array.
     package static func keys(
+        of record: RecordValue, in index: IndexCatalog, hash: LongKeyHash = .standard
+    ) throws(IndexKeyDerivationError) -> [[UInt8]] {
+        try wholeKeys(of: record, in: index).map { IndexKey.finalized($0, hash: hash) }
+    }
+
+    /// The keys of a record in an index before LMDB's limit cuts them, without duplicates, in the order of their
+    /// first appearance.
+    ///
+    /// - Throws: ``IndexKeyDerivationError`` when a field's value cannot be part of a key.
+    package static func wholeKeys(
         of record: RecordValue, in index: IndexCatalog
     ) throws(IndexKeyDerivationError) -> [[UInt8]] {
         if index.isMultiEntry, let field = index.fields.first {
@@ -39,18 +50,28 @@ package enum RecordIndexKeys {
             var seen = Set<[UInt8]>()
             var keys: [[UInt8]] = []
             for element in elements {
-                let key = try key(for: [element], fields: [field])
+                let key = try wholeKey(for: [element], fields: [field])
                 if seen.insert(key).inserted { keys.append(key) }
             }
             return keys
         }
-        return [try key(for: index.fields.map { value(of: $0, in: record) }, fields: index.fields)]
+        return [try wholeKey(for: index.fields.map { value(of: $0, in: record) }, fields: index.fields)]
     }
 
     /// The finalized key of these component values.
     ///
+    /// - Parameter hash: How the store completes keys that LMDB's limit cuts.
     /// - Throws: ``IndexKeyDerivationError`` when a value cannot be part of a key.
     package static func key(
+        for components: [RecordValue], fields: [String], hash: LongKeyHash = .standard
+    ) throws(IndexKeyDerivationError) -> [UInt8] {
+        IndexKey.finalized(try wholeKey(for: components, fields: fields), hash: hash)
+    }
+
+    /// The key of these component values before LMDB's limit cuts it.
+    ///
+    /// - Throws: ``IndexKeyDerivationError`` when a value cannot be part of a key.
+    package static func wholeKey(
         for components: [RecordValue], fields: [String]
     ) throws(IndexKeyDerivationError) -> [UInt8] {
         var key: [UInt8] = []
@@ -62,7 +83,6 @@ package enum RecordIndexKeys {
                     field: field, reason: "holds \(component.kind.typeName), which no index key holds")
             }
         }
-        IndexKey.finalize(&key)
         return key
     }
 }

@@ -14,7 +14,7 @@ import Foundation
 /// ``finalize(_:)`` on every complete key before storing or seeking it.
 package enum IndexKey {
     /// The longest key ``finalize(_:)`` leaves, comfortably under LMDB's 511 bytes.
-    static let maximumLength = 480
+    package static let maximumLength = 480
 
     /// The presence byte of a nil component.
     static let absent: UInt8 = 0x00
@@ -112,32 +112,70 @@ package enum IndexKey {
 
     // MARK: Length
 
+    /// The bytes of a long key kept before the truncation marker and the hash.
+    static let keptPrefix = maximumLength - 9
+
     /// Makes `key` fit LMDB: a key longer than ``maximumLength`` is cut to a
-    /// prefix followed by `0xFF` and the 8-byte big-endian FNV-1a 64 hash of
-    /// the whole key.
+    /// prefix of ``keptPrefix`` bytes followed by `0xFF` and the 8-byte
+    /// big-endian hash of the whole key.
     ///
-    /// Distinct long keys stay distinct with overwhelming probability, and
-    /// keys sharing no prefix of that length keep their order; a truncated
-    /// key no longer says the whole value, so callers verify matches against
-    /// the record.
+    /// Keys sharing no prefix of that length keep their order. A cut key no
+    /// longer says the whole value, and two values may share one (the hash is
+    /// not collision-free): every match through such a key is confirmed
+    /// against the record, and a unique index stores a second value under the
+    /// same cut key with a sequence number appended (see ``isGrouped(_:)``).
     ///
     /// - Returns: Whether the key was truncated.
     @discardableResult
-    package static func finalize(_ key: inout [UInt8]) -> Bool {
-        finalize(&key, from: 0)
+    package static func finalize(_ key: inout [UInt8], hash: LongKeyHash = .standard) -> Bool {
+        finalize(&key, from: 0, hash: hash)
     }
 
-    /// ``finalize(_:)`` for the key that starts at `start` and runs to the end of `bytes`.
+    /// ``finalize(_:hash:)`` for the key that starts at `start` and runs to the end of `bytes`.
     ///
     /// - Returns: Whether the key was truncated.
     @discardableResult
-    static func finalize(_ bytes: inout [UInt8], from start: Int) -> Bool {
+    static func finalize(_ bytes: inout [UInt8], from start: Int, hash: LongKeyHash = .standard) -> Bool {
         guard bytes.count - start > maximumLength else { return false }
-        let hash = fnv1a64(bytes[start...])
-        bytes.removeSubrange((start + maximumLength - 9)...)
+        let digest = hash.digest(bytes[start...])
+        bytes.removeSubrange((start + keptPrefix)...)
         bytes.append(truncationMarker)
-        appendBigEndian(hash, to: &bytes)
+        appendBigEndian(digest, to: &bytes)
         return true
+    }
+
+    /// Whether a stored key may stand for several values: it has the shape of a cut key (``maximumLength`` bytes,
+    /// the truncation marker after ``keptPrefix`` bytes), or is one with a sequence number.
+    ///
+    /// A key of that shape that was not cut (a value whose key is exactly that long) is treated the same, so the
+    /// rule depends on the bytes alone and every writer agrees on it. Other keys are exact: equal keys, equal values.
+    package static func isGrouped(_ key: UnsafeRawBufferPointer) -> Bool {
+        (key.count == maximumLength || key.count == maximumLength + 2) && key[keptPrefix] == truncationMarker
+    }
+
+    /// ``isGrouped(_:)`` for a key in an array.
+    static func isGrouped(_ key: [UInt8]) -> Bool {
+        key.withUnsafeBytes { isGrouped($0) }
+    }
+
+    /// The key of the `sequence`th value (from 1) that shares the cut key `key` in a unique index.
+    static func sequenced(_ key: UnsafeRawBufferPointer, _ sequence: UInt16) -> [UInt8] {
+        var bytes = Array(key.prefix(maximumLength))
+        withUnsafeBytes(of: sequence.bigEndian) { bytes.append(contentsOf: $0) }
+        return bytes
+    }
+
+    /// The stored keys a grouped key's group spans: the key itself and its sequenced keys.
+    static func group(of key: [UInt8]) -> KeyRangeBounds {
+        let base = Array(key.prefix(maximumLength))
+        return KeyRangeBounds(lower: base, upper: base + [0xFF, 0xFF])
+    }
+
+    /// The stored keys of every value whose cut key has the same prefix as `key`, whatever their hash: where a
+    /// range bound that was cut must start or end, since cut keys sharing a prefix sort by hash, not by value.
+    static func prefixGroup(of key: [UInt8]) -> KeyRangeBounds {
+        let prefix = Array(key.prefix(keptPrefix + 1))
+        return KeyRangeBounds(lower: prefix, upper: prefix + Array(repeating: 0xFF, count: 10))
     }
 
     /// The 64-bit FNV-1a hash of `bytes`.
@@ -171,10 +209,36 @@ package enum IndexKey {
 }
 
 extension IndexKey {
-    /// A copy of `key`, finalized as ``finalize(_:)`` does.
-    static func finalized(_ key: [UInt8]) -> [UInt8] {
+    /// A copy of `key`, finalized as ``finalize(_:hash:)`` does.
+    static func finalized(_ key: [UInt8], hash: LongKeyHash = .standard) -> [UInt8] {
         var key = key
-        finalize(&key)
+        finalize(&key, hash: hash)
         return key
+    }
+}
+
+/// Inclusive bounds of stored index keys.
+struct KeyRangeBounds: Equatable {
+    let lower: [UInt8]
+    let upper: [UInt8]
+}
+
+/// The hash that completes a cut index key: a property of the store, recorded in its catalog's format entry, so
+/// every process computes the same keys.
+///
+/// Nothing depends on the hash being free of collisions: values that share a cut key are told apart by their
+/// records. A store can be made with a hash that collides on purpose, to test that.
+package enum LongKeyHash: String, Codable, Sendable {
+    /// FNV-1a, 64 bits.
+    case standard = "fnv1a64"
+    /// Every key hashes to 0, so every long value with the same prefix collides: for tests only.
+    case collidingForTests = "colliding"
+
+    /// The hash of `bytes`.
+    func digest(_ bytes: some Sequence<UInt8>) -> UInt64 {
+        switch self {
+        case .standard: IndexKey.fnv1a64(bytes)
+        case .collidingForTests: 0
+        }
     }
 }

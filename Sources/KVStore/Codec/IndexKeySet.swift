@@ -8,9 +8,15 @@ struct IndexKeySet {
     private var bytes: [UInt8] = []
     /// For each key, in the order appended (index by index): the position of its index and where its bytes end.
     private var ends: [(index: Int, end: Int)] = []
+    /// The whole keys of the keys that were cut, one after the other, with the cut key each belongs to.
+    private var whole: [(index: Int, cut: [UInt8], whole: [UInt8])] = []
+    /// How the store completes cut keys.
+    let longKeyHash: LongKeyHash
 
-    /// Creates an empty set.
-    init() {}
+    /// Creates an empty set for a store whose cut keys end with `longKeyHash`.
+    init(longKeyHash: LongKeyHash = .standard) {
+        self.longKeyHash = longKeyHash
+    }
 
     /// Whether the set has no key.
     var isEmpty: Bool { ends.isEmpty }
@@ -19,6 +25,13 @@ struct IndexKeySet {
     mutating func removeAll() {
         bytes.clear()
         ends.clear()
+        whole.clear()
+    }
+
+    /// The whole key of the cut key `key` of the index at position `index`: the bytes the value encodes to before
+    /// LMDB's limit cut them; `key` itself when it was not cut.
+    func wholeKey(of key: UnsafeRawBufferPointer, index: Int) -> [UInt8] {
+        whole.first { $0.index == index && $0.cut.elementsEqual(key) }?.whole ?? Array(key)
     }
 
     /// Appends a key of the index at position `index`, which `build` writes, cut to LMDB's key limit.
@@ -28,7 +41,11 @@ struct IndexKeySet {
     mutating func append(index: Int, unique: Bool = false, _ build: (inout [UInt8]) -> Void) {
         let start = bytes.count
         build(&bytes)
-        IndexKey.finalize(&bytes, from: start)
+        if bytes.count - start > IndexKey.maximumLength {
+            let wholeKey = Array(bytes[start...])
+            IndexKey.finalize(&bytes, from: start, hash: longKeyHash)
+            whole.append((index, Array(bytes[start...]), wholeKey))
+        }
         if unique {
             let key = bytes[start...]
             var keyStart = 0
@@ -51,6 +68,18 @@ struct IndexKeySet {
                 if keyIndex == index { try body(UnsafeRawBufferPointer(rebasing: buffer[start..<end])) }
                 start = end
             }
+        }
+    }
+
+    /// Calls `body` with the one key of the index at position `index` (a unique index has one per model), or `nil`.
+    func withOnlyKey<R>(of index: Int, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        try bytes.withUnsafeBytes { buffer in
+            var start = 0
+            for (keyIndex, end) in ends {
+                if keyIndex == index { return try body(UnsafeRawBufferPointer(rebasing: buffer[start..<end])) }
+                start = end
+            }
+            return try body(nil)
         }
     }
 

@@ -142,11 +142,11 @@ public struct ModelIndex<M: Model>: Sendable {
     /// on `M`, which code generic over the model iterates without looking up type metadata.
     let appendKeys: IndexKeyAppender
 
-    /// The index keys of a model, finalized.
-    func keys(_ model: M) -> [[UInt8]] {
-        var set = IndexKeySet()
+    /// The index keys of a model, finalized, with the whole key of each.
+    func keys(_ model: M, longKeyHash: LongKeyHash) -> [(key: [UInt8], whole: [UInt8])] {
+        var set = IndexKeySet(longKeyHash: longKeyHash)
         withUnsafePointer(to: model) { appendKeys(UnsafeRawPointer($0), 0, &set) }
-        return set.keys(of: 0)
+        return set.keys(of: 0).map { key in (key, key.withUnsafeBytes { set.wholeKey(of: $0, index: 0) }) }
     }
 
     /// One encoder per attribute, for the query planner: a boxed value to its key component.
@@ -194,7 +194,8 @@ public struct ModelIndex<M: Model>: Sendable {
                 }
                 var seen = Set<[UInt8]>()
                 for element in elements {
-                    let key = finalized { element.appendIndexKey(to: &$0) }
+                    var key: [UInt8] = []
+                    element.appendIndexKey(to: &key)
                     if seen.insert(key).inserted { set.append(index: position) { $0.append(contentsOf: key) } }
                 }
             },
@@ -260,16 +261,6 @@ public struct ModelIndex<M: Model>: Sendable {
             return { $0.assumingMemoryBound(to: M.self).pointee[keyPath: keyPath] }
         }
         return { $0.advanced(by: offset).assumingMemoryBound(to: V.self).pointee }
-    }
-
-    /// Builds a key and cuts it to LMDB's limit.
-    private static func finalized(_ build: (inout [UInt8]) -> Void) -> [UInt8] {
-        // Room for a UUID, a date or a short string without growing the array.
-        var key: [UInt8] = []
-        key.reserveCapacity(32)
-        build(&key)
-        _ = IndexKey.finalize(&key)
-        return key
     }
 
     private static func encoder<V: IndexKeyEncodable>(_: V.Type) -> @Sendable (Any) -> [UInt8]? {

@@ -138,6 +138,8 @@ package struct StoreFormat: Codable, Sendable, Equatable {
     package var formatVersion: Int
     /// When the store was created.
     package var created: Date
+    /// How the store completes index keys that LMDB's limit cuts; `nil` for the standard hash.
+    package var longKeyHash: LongKeyHash? = nil
 }
 
 /// An entity's description in the catalog.

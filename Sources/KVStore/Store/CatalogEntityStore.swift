@@ -14,11 +14,14 @@ final class CatalogEntityStore: AnyEntityStore {
     private let fields: FieldTable
     private let indexes: [DerivedIndex]
     private let externalTable: ExternalValueTable?
+    private let longKeyHash: LongKeyHash
 
     /// Opens the tables of `entry`'s entity.
     ///
+    /// - Parameter longKeyHash: How the store completes index keys that LMDB's limit cuts.
     /// - Throws: ``KVStoreError/damaged`` when a table the entry names is missing from the file.
-    init(entry: EntityCatalog, environment: Environment) throws {
+    init(entry: EntityCatalog, environment: Environment, longKeyHash: LongKeyHash) throws {
+        self.longKeyHash = longKeyHash
         name = entry.name
         fields = entry.fields
         allRelationships = entry.relationships.map(RelationshipInfo.init(catalog:))
@@ -125,7 +128,8 @@ final class CatalogEntityStore: AnyEntityStore {
             let new = RecordValue.object(entries)
             try withKey(id) { key in
                 let derived = try DerivedIndexChanges(
-                    indexes, entity: name, id: id, old: old, new: new, key: key, in: txn)
+                    indexes, entity: name, id: id, old: old, new: new, key: key, records: records, fields: fields,
+                    hash: longKeyHash, in: txn)
                 try txn.put(new.encode(fields: &fields), forKey: key, in: records)
                 try derived.apply(key: key, in: txn)
             }
@@ -137,8 +141,10 @@ final class CatalogEntityStore: AnyEntityStore {
         for id in ids {
             guard let old = try record(id, in: txn) else { continue }
             try withKey(id) { key in
-                try DerivedIndexChanges(indexes, entity: name, id: id, old: old, new: nil, key: key, in: txn)
-                    .apply(key: key, in: txn)
+                try DerivedIndexChanges(
+                    indexes, entity: name, id: id, old: old, new: nil, key: key, records: records, fields: fields,
+                    hash: longKeyHash, in: txn
+                ).apply(key: key, in: txn)
                 _ = try txn.delete(forKey: key, in: records)
             }
             try externalTable?.deleteAll(owner: id, in: txn)

@@ -20,11 +20,23 @@ package struct DerivedIndex: Sendable {
 
 /// The entry changes one write makes in derived indexes, computed and checked before anything is written.
 package struct DerivedIndexChanges {
-    private var changes: [(index: DerivedIndex, removed: [[UInt8]], added: [[UInt8]])] = []
+    /// One index's change: the entries to remove and add, as (stored key, whole key).
+    private struct Change {
+        let index: DerivedIndex
+        let removed: [(key: [UInt8], whole: [UInt8])]
+        let added: [(key: [UInt8], whole: [UInt8])]
+    }
+
+    private var changes: [Change] = []
 
     /// Computes the entries to remove and add for the record under `key` going from `old` to `new` (`nil` for no
     /// record), and checks the unique ones.
     ///
+    /// - Parameters:
+    ///   - records: The entity's record table, where the holder of a unique value is read to tell values apart that
+    ///     share a cut key.
+    ///   - fields: The entity's field table, to read those records.
+    ///   - hash: How the store completes keys that LMDB's limit cuts.
     /// - Throws: ``KVStoreError/schemaChanged`` for an index whose keys only a program declaring it can compute,
     ///   ``KVStoreError/uniqueViolation`` when a unique index holds a new value for another model, and
     ///   ``KVStoreError/encodingFailed`` when a value cannot be part of a key; nothing is written then.
@@ -35,6 +47,9 @@ package struct DerivedIndexChanges {
         old: RecordValue?,
         new: RecordValue?,
         key: UnsafeRawBufferPointer,
+        records: Table,
+        fields: FieldTable,
+        hash: LongKeyHash,
         in txn: borrowing Transaction
     ) throws {
         for index in indexes {
@@ -46,54 +61,86 @@ package struct DerivedIndexChanges {
                         + "it; declare the index in \(entity)'s entity, or write through the program that does. "
                         + "Nothing was written")
             }
-            let oldKeys = try old.map { try keys(of: $0, index, entity: entity, id: id) } ?? []
-            let newKeys = try new.map { try keys(of: $0, index, entity: entity, id: id) } ?? []
-            let added = newKeys.filter { !oldKeys.contains($0) }
+            let oldKeys = try old.map { try Self.keys(of: $0, index, hash: hash, entity: entity, id: id) } ?? []
+            let newKeys = try new.map { try Self.keys(of: $0, index, hash: hash, entity: entity, id: id) } ?? []
+            let added = newKeys.filter { new in !oldKeys.contains { $0.whole == new.whole } }
+            let removed = oldKeys.filter { old in !newKeys.contains { $0.whole == old.whole } }
             if index.catalog.isUnique {
-                for indexKey in added {
-                    guard let owner = try txn.value(forKey: indexKey, in: index.table), !owner.elementsEqual(key) else {
-                        continue
+                for entry in added {
+                    let holder = try entry.key.withUnsafeBytes { storedKey in
+                        try UniqueIndexEntries.holder(of: storedKey, other: key, in: index.table, txn: txn) { holder in
+                            try Self.holds(
+                                holder, whole: entry.whole, index: index, records: records, fields: fields, txn: txn)
+                        }
                     }
-                    let holder = owner.count == 16 ? owner.withUnsafeBytes { UUID(bytes: $0).uuidString } : "another"
+                    guard let holder else { continue }
+                    let owner = holder.count == 16 ? holder.withUnsafeBytes { UUID(bytes: $0).uuidString } : "another"
                     let values = index.catalog.fields.map { field in
                         new.map { "\(RecordIndexKeys.value(of: field, in: $0))" } ?? "nil"
                     }
                     throw KVStoreError(
                         .uniqueViolation, entity: entity, id: id, field: index.catalog.fields.joined(separator: ", "),
                         message: "\(entity) \(id): \(index.catalog.fields.joined(separator: ", ")) "
-                            + "\(values.joined(separator: ", ")) is already used by \(entity) \(holder) (the store's "
+                            + "\(values.joined(separator: ", ")) is already used by \(entity) \(owner) (the store's "
                             + "unique index \(index.catalog.name)); nothing of this save was written")
                 }
             }
-            changes.append((index, oldKeys.filter { !newKeys.contains($0) }, added))
+            changes.append(Change(index: index, removed: removed, added: added))
         }
     }
 
     /// Removes and adds the entries, for the record under `key`.
     package func apply(key: UnsafeRawBufferPointer, in txn: borrowing Transaction) throws {
         for change in changes {
-            for indexKey in change.removed {
-                if change.index.catalog.isUnique {
-                    let isOwn = try txn.withUnsafeBytes(forKey: indexKey, in: change.index.table) {
-                        $0?.elementsEqual(key)
+            let table = change.index.table
+            for entry in change.removed {
+                try entry.key.withUnsafeBytes { storedKey in
+                    if change.index.catalog.isUnique {
+                        try UniqueIndexEntries.remove(storedKey, owner: key, in: table, txn: txn)
+                    } else {
+                        _ = try txn.delete(key, forKey: storedKey, in: table)
                     }
-                    if isOwn == true { try txn.delete(forKey: indexKey, in: change.index.table) }
-                } else {
-                    _ = try txn.delete(key, forKey: indexKey, in: change.index.table)
                 }
             }
-            for indexKey in change.added { try txn.put(key, forKey: indexKey, in: change.index.table) }
+            for entry in change.added {
+                try entry.key.withUnsafeBytes { storedKey in
+                    if change.index.catalog.isUnique {
+                        try UniqueIndexEntries.place(storedKey, owner: key, in: table, txn: txn)
+                    } else {
+                        try txn.put(key, forKey: storedKey, in: table)
+                    }
+                }
+            }
         }
     }
 
-    private func keys(of value: RecordValue, _ index: DerivedIndex, entity: String, id: UUID) throws -> [[UInt8]] {
+    private static func keys(
+        of value: RecordValue, _ index: DerivedIndex, hash: LongKeyHash, entity: String, id: UUID
+    ) throws -> [(key: [UInt8], whole: [UInt8])] {
         do {
-            return try RecordIndexKeys.keys(of: value, in: index.catalog)
+            return try RecordIndexKeys.wholeKeys(of: value, in: index.catalog).map {
+                (IndexKey.finalized($0, hash: hash), $0)
+            }
         } catch {
             throw KVStoreError(
                 .encodingFailed, entity: entity, id: id, field: error.field,
                 message: "Cannot write \(entity) \(id): \(error), but the store's index \(index.catalog.name) indexes "
                     + "it; nothing was written")
+        }
+    }
+
+    /// Whether the stored record whose ID is `holder` has the whole key `whole` in `index`.
+    private static func holds(
+        _ holder: [UInt8], whole: [UInt8], index: DerivedIndex, records: Table, fields: FieldTable,
+        txn: borrowing Transaction
+    ) throws -> Bool {
+        guard holder.count == 16 else { return false }
+        return try holder.withUnsafeBytes { holderKey in
+            try txn.withUnsafeBytes(forKey: holderKey, in: records) { bytes in
+                // An entry whose record is gone holds nothing (kvtool check reports it).
+                guard let bytes, let record = try? RecordValue.decode(from: bytes, fields: fields) else { return false }
+                return (try? RecordIndexKeys.wholeKeys(of: record, in: index.catalog))?.contains(whole) ?? false
+            }
         }
     }
 }

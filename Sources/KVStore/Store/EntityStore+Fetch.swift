@@ -28,7 +28,7 @@ extension EntityStore {
         let wanted = planned.isSorted || descriptor.sortBy.isEmpty ? descriptor.fetchLimit.map { offset + $0 } : nil
         var results: [M] = []
         if wanted == 0 { return [] }
-        try forEachCandidate(planned.plan, in: txn, reader: reader) { model in
+        try forEachCandidate(planned.plan, in: txn, reader: reader, order: descriptor.sortBy) { model in
             if let predicate = descriptor.predicate, try !predicate.evaluate(model) { return true }
             results.append(model)
             return wanted.map { results.count < $0 } ?? true
@@ -52,10 +52,14 @@ extension EntityStore {
 
     /// Calls `body` with each candidate model of a plan, in the plan's order, until `body` returns false. A model
     /// reached through several keys of a multi-entry index is visited once.
+    ///
+    /// - Parameter order: The fetch's sort, which an ordered read of an index applies among values whose keys LMDB's
+    ///   limit cut to the same prefix.
     func forEachCandidate(
         _ plan: QueryPlan,
         in txn: borrowing Transaction,
         reader: RecordReader,
+        order: [SortDescriptor<M>] = [],
         _ body: (M) throws -> Bool
     ) throws {
         switch plan {
@@ -66,8 +70,15 @@ extension EntityStore {
             var ids: [UUID] = []
             var seen = Set<UUID>()
             try txn.withCursor(on: index.table) { cursor in
-                for key in keys.map(IndexKey.finalized) {
+                for key in keys.map({ IndexKey.finalized($0, hash: longKeyHash) }) {
                     if index.description.isUnique {
+                        // A cut key's group may hold several owners, of values that differ after the cut.
+                        guard !IndexKey.isGrouped(key) else {
+                            for owner in try UniqueIndexEntries.owners(of: key, in: index.table, txn: txn) {
+                                owner.withUnsafeBytes { appendOnce(UUID(bytes: $0), to: &ids, seen: &seen) }
+                            }
+                            continue
+                        }
                         if try cursor.seek(to: key) {
                             _ = try cursor.withCurrent { _, value in
                                 appendOnce(UUID(bytes: value), to: &ids, seen: &seen)
@@ -87,25 +98,81 @@ extension EntityStore {
             try visit(ids, in: txn, reader: reader, body)
         case .range(let name, let lower, let upper):
             let table = try storedIndex(name).table
-            let lowerKey = lower.map { IndexKey.finalized($0.key) }
-            let upperKey = upper.map { IndexKey.finalized($0.key) }
-            var ids: [UUID] = []
+            // A bound that was cut is widened to every key of its prefix: cut keys sharing a prefix sort by hash,
+            // not by value. The predicate, evaluated on every candidate, keeps the right ones.
+            var lowerKey = lower.map { IndexKey.finalized($0.key, hash: longKeyHash) }
+            var upperKey = upper.map { IndexKey.finalized($0.key, hash: longKeyHash) }
+            var lowerInclusive = lower?.isInclusive ?? true
+            var upperInclusive = upper?.isInclusive ?? true
+            if let key = lowerKey, IndexKey.isGrouped(key) {
+                lowerKey = IndexKey.prefixGroup(of: key).lower
+                lowerInclusive = true
+            }
+            if let key = upperKey, IndexKey.isGrouped(key) {
+                upperKey = IndexKey.prefixGroup(of: key).upper
+                upperInclusive = true
+            }
+            // Cut keys sharing a prefix sort by hash: each such run of models is put in the fetch's order.
+            var runs: [(prefix: [UInt8]?, ids: [UUID])] = []
             var seen = Set<UUID>()
             try txn.scan(table, in: KeyRange(from: lowerKey, upTo: nil)) { indexKey, value in
-                if let lower, let lowerKey, !lower.isInclusive, compareBytes(indexKey, lowerKey) == 0 { return true }
-                if let upper, let upperKey {
+                if let lowerKey, !lowerInclusive, compareBytes(indexKey, lowerKey) == 0 { return true }
+                if let upperKey {
                     let order = compareBytes(indexKey, upperKey)
-                    if order > 0 || (order == 0 && !upper.isInclusive) { return false }
+                    if order > 0 || (order == 0 && !upperInclusive) { return false }
                 }
-                appendOnce(UUID(bytes: value), to: &ids, seen: &seen)
+                let id = UUID(bytes: value)
+                guard seen.insert(id).inserted else { return true }
+                let prefix = IndexKey.isGrouped(indexKey) ? Array(indexKey.prefix(IndexKey.keptPrefix + 1)) : nil
+                if let prefix, runs.last?.prefix == prefix {
+                    runs[runs.count - 1].ids.append(id)
+                } else {
+                    runs.append((prefix, [id]))
+                }
                 return true
             }
-            try visit(ids, in: txn, reader: reader, body)
-        case .ordered(let name, let reverse):
-            try txn.scan(try storedIndex(name).table, reverse: reverse) { _, value in
-                guard let model = try model(for: UUID(bytes: value), in: txn, reader: reader) else { return true }
-                return try body(model)
+            for run in runs {
+                guard run.prefix != nil else {
+                    guard let model = try model(for: run.ids[0], in: txn, reader: reader) else { continue }
+                    guard try body(model) else { return }
+                    continue
+                }
+                var models: [M] = []
+                for id in run.ids {
+                    if let model = try model(for: id, in: txn, reader: reader) { models.append(model) }
+                }
+                models.sort(using: order)
+                for model in models where try !body(model) { return }
             }
+        case .ordered(let name, let reverse):
+            // Cut keys that share a prefix sort by hash: their models are gathered and put in the sort's order.
+            var group: (prefix: [UInt8], models: [M])?
+            func flush() throws -> Bool {
+                guard var pending = group else { return true }
+                group = nil
+                pending.models.sort(using: order)
+                for model in pending.models where try !body(model) { return false }
+                return true
+            }
+            var goesOn = true
+            try txn.scan(try storedIndex(name).table, reverse: reverse) { indexKey, value in
+                guard let model = try model(for: UUID(bytes: value), in: txn, reader: reader) else { return true }
+                if IndexKey.isGrouped(indexKey) {
+                    let prefix = Array(indexKey.prefix(IndexKey.keptPrefix + 1))
+                    if group?.prefix != prefix {
+                        goesOn = try flush()
+                        guard goesOn else { return false }
+                        group = (prefix, [])
+                    }
+                    group?.models.append(model)
+                    return true
+                }
+                goesOn = try flush()
+                guard goesOn else { return false }
+                goesOn = try body(model)
+                return goesOn
+            }
+            if goesOn { _ = try flush() }
         }
     }
 

@@ -49,6 +49,8 @@ final class EntityStore<M: Model>: AnyEntityStore {
     let indexTables: [IndexTable]
     /// Whether a save must check a unique constraint before it writes the record.
     let hasUniqueIndex: Bool
+    /// How the store completes index keys that LMDB's key limit cuts.
+    let longKeyHash: LongKeyHash
     /// Each index's key function, by position.
     private let keyAppenders: [IndexKeyAppender]
     /// How the model writes and reads its fields when it is ``FieldCodable``; `nil` for `Codable` alone.
@@ -83,6 +85,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
         catalogTable: Table,
         entry: EntityCatalog,
         derivedIndexes: [DerivedIndex] = [],
+        longKeyHash: LongKeyHash = .standard,
         usesFieldCodable: Bool = true,
         externalTable: ExternalValueTable? = nil,
         externalAttributes: [StoredExternalAttribute] = [],
@@ -102,9 +105,11 @@ final class EntityStore<M: Model>: AnyEntityStore {
         self.externalTable = externalTable
         self.externalAttributes = externalAttributes
         self.retiredExternalFields = retiredExternalFields
+        self.longKeyHash = longKeyHash
         self.state = Locked(
             EntityWriterState(
-                fields: entry.fields, persistedRevision: entry.fields.revision, entry: entry, derived: derivedIndexes))
+                fields: entry.fields, persistedRevision: entry.fields.revision, entry: entry, derived: derivedIndexes,
+                keys: IndexKeySets(longKeyHash: longKeyHash)))
     }
 
     /// The field table as it stands.
@@ -288,7 +293,9 @@ final class EntityStore<M: Model>: AnyEntityStore {
                 replaced = true
                 indexKeys(of: try decode(bytes, id: id, fields: state.fields, decoder: state.decoder), into: &keys.old)
             }
-            if let conflict = try updateIndexEntries(old: keys.old, new: keys.new, key: key, in: txn) {
+            if let conflict = try updateIndexEntries(
+                old: keys.old, new: keys.new, key: key, fields: state.fields, in: txn)
+            {
                 throw uniqueViolation(indexes[conflict.index].description, model: model, owner: conflict.owner)
             }
             try txn.put(record, forKey: key, in: records)
@@ -302,7 +309,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
             }
             try txn.put(record, forKey: key, in: records)
         }
-        _ = try updateIndexEntries(old: keys.old, new: keys.new, key: key, in: txn)
+        _ = try updateIndexEntries(old: keys.old, new: keys.new, key: key, fields: state.fields, in: txn)
         return replaced
     }
 
@@ -314,7 +321,9 @@ final class EntityStore<M: Model>: AnyEntityStore {
     ) throws -> DerivedIndexChanges {
         let old = try txn.unsafeBytes(forKey: key, in: records).map { try recordValue($0, id: id, fields: fields) }
         let new = try record.map { try $0.withUnsafeBytes { try recordValue($0, id: id, fields: fields) } }
-        return try DerivedIndexChanges(derived, entity: name, id: id, old: old, new: new, key: key, in: txn)
+        return try DerivedIndexChanges(
+            derived, entity: name, id: id, old: old, new: new, key: key, records: records, fields: fields,
+            hash: longKeyHash, in: txn)
     }
 
     /// A record as a value tree, for the derived indexes.
@@ -401,9 +410,9 @@ final class EntityStore<M: Model>: AnyEntityStore {
                 try derivedChanges(derived, id: id, key: key, record: nil, fields: fields, in: txn).apply(
                     key: key, in: txn)
             }
-            var oldKeys = IndexKeySet()
+            var oldKeys = IndexKeySet(longKeyHash: longKeyHash)
             indexKeys(of: old, into: &oldKeys)
-            _ = try updateIndexEntries(old: oldKeys, new: IndexKeySet(), key: key, in: txn)
+            _ = try updateIndexEntries(old: oldKeys, new: IndexKeySet(longKeyHash: longKeyHash), key: key, in: txn)
             try txn.delete(forKey: key, in: records)
             try externalTable?.deleteAll(owner: id, in: txn)
             changes?.deleted(id, in: name)
@@ -420,34 +429,99 @@ final class EntityStore<M: Model>: AnyEntityStore {
         old: IndexKeySet,
         new: IndexKeySet,
         key: UnsafeRawBufferPointer,
+        fields: FieldTable? = nil,
         in txn: borrowing Transaction
     ) throws -> (index: Int, owner: [UInt8])? {
+        // Unique constraints are checked before anything is written, so that a refused save changes nothing even
+        // when the caller goes on with the transaction.
+        if hasUniqueIndex {
+            for position in 0..<indexTables.count where indexTables[position].isUnique {
+                let conflict = try new.withOnlyKey(of: position) { newKey -> [UInt8]? in
+                    guard let newKey, try uniqueKeyChanged(old: old, new: new, at: position) else { return nil }
+                    let whole = IndexKey.isGrouped(newKey) ? new.wholeKey(of: newKey, index: position) : []
+                    return try UniqueIndexEntries.holder(
+                        of: newKey, other: key, in: indexTables[position].table, txn: txn
+                    ) { holder in
+                        // The writer's lock is held: the field table is passed, not read from the state.
+                        try holds(
+                            holder, wholeKey: whole, position: position,
+                            reader: RecordReader(fields: fields ?? self.fields), in: txn)
+                    }
+                }
+                if let conflict { return (position, conflict) }
+            }
+        }
         for position in 0..<indexTables.count {
             let index = indexTables[position]
-            try old.forEachKey(of: position) { indexKey in
-                guard !new.contains(indexKey, of: position) else { return }
-                if index.isUnique {
-                    // Only remove the entry if it is this model's.
-                    let isOwn = try txn.withUnsafeBytes(forKey: indexKey, in: index.table) { $0?.elementsEqual(key) }
-                    if isOwn == true { try txn.delete(forKey: indexKey, in: index.table) }
-                } else {
-                    _ = try txn.delete(key, forKey: indexKey, in: index.table)
+            guard index.isUnique else {
+                try old.forEachKey(of: position) { indexKey in
+                    if !new.contains(indexKey, of: position) {
+                        _ = try txn.delete(key, forKey: indexKey, in: index.table)
+                    }
                 }
-            }
-            var owner: [UInt8]?
-            try new.forEachKey(of: position) { indexKey in
-                guard owner == nil, !old.contains(indexKey, of: position) else { return }
-                guard index.isUnique else { return try txn.put(key, forKey: indexKey, in: index.table) }
-                do {
-                    try txn.put(key, forKey: indexKey, in: index.table, options: .noOverwrite)
-                } catch LMDBError.keyExists {
-                    let existing = try txn.value(forKey: indexKey, in: index.table) ?? []
-                    if !existing.elementsEqual(key) { owner = existing }
+                try new.forEachKey(of: position) { indexKey in
+                    if !old.contains(indexKey, of: position) { try txn.put(key, forKey: indexKey, in: index.table) }
                 }
+                continue
             }
-            if let owner { return (position, owner) }
+            guard try uniqueKeyChanged(old: old, new: new, at: position) else { continue }
+            try old.withOnlyKey(of: position) { oldKey in
+                if let oldKey { try UniqueIndexEntries.remove(oldKey, owner: key, in: index.table, txn: txn) }
+            }
+            try new.withOnlyKey(of: position) { newKey in
+                if let newKey { try UniqueIndexEntries.place(newKey, owner: key, in: index.table, txn: txn) }
+            }
         }
         return nil
+    }
+
+    /// Whether a save changes the value a unique index holds for the model: its stored key changed, or, for a cut
+    /// key, the whole value behind it.
+    private func uniqueKeyChanged(old: IndexKeySet, new: IndexKeySet, at position: Int) throws -> Bool {
+        try old.withOnlyKey(of: position) { oldKey in
+            try new.withOnlyKey(of: position) { newKey in
+                guard let oldKey, let newKey else { return oldKey != nil || newKey != nil }
+                guard oldKey.elementsEqual(newKey) else { return true }
+                return IndexKey.isGrouped(newKey)
+                    && old.wholeKey(of: oldKey, index: position) != new.wholeKey(of: newKey, index: position)
+            }
+        }
+    }
+
+    /// Adds the entry of the model whose ID bytes are `owner`, under the stored key `indexKey` (of the whole key
+    /// `whole`), to the unique index named `index`, unless another model holds the value: an index build's write.
+    ///
+    /// - Returns: The ID bytes of the model that holds the value, or `nil` when the entry was added (or was there).
+    func addUniqueEntry(
+        _ indexKey: [UInt8], whole: [UInt8], index name: String, owner: UnsafeRawBufferPointer,
+        in txn: borrowing Transaction
+    ) throws -> [UInt8]? {
+        guard let position = indexes.firstIndex(where: { $0.description.name == name }) else { return nil }
+        let table = indexTables[position].table
+        let reader = self.reader
+        return try indexKey.withUnsafeBytes { storedKey in
+            let holder = try UniqueIndexEntries.holder(of: storedKey, other: owner, in: table, txn: txn) { holder in
+                try holds(holder, wholeKey: whole, position: position, reader: reader, in: txn)
+            }
+            if holder == nil { try UniqueIndexEntries.place(storedKey, owner: owner, in: table, txn: txn) }
+            return holder
+        }
+    }
+
+    /// Whether the stored model whose ID is `holder` has the whole key `wholeKey` in the index at `position`: how a
+    /// unique index tells values apart that share a cut key.
+    private func holds(
+        _ holder: [UInt8], wholeKey: [UInt8], position: Int, reader: RecordReader, in txn: borrowing Transaction
+    ) throws -> Bool {
+        guard holder.count == 16 else { return false }
+        let id = holder.withUnsafeBytes { UUID(bytes: $0) }
+        // An entry whose model is gone holds nothing (kvtool check reports it).
+        guard let model = try model(for: id, in: txn, reader: reader) else { return false }
+        var keys = IndexKeySet(longKeyHash: longKeyHash)
+        indexKeys(of: model, into: &keys)
+        var holds = false
+        keys.forEachKey(of: position) { if keys.wholeKey(of: $0, index: position) == wholeKey { holds = true } }
+        return holds
     }
 
     private func uniqueViolation(_ index: ModelIndex<M>, model: M, owner: [UInt8]) -> KVStoreError {
@@ -556,15 +630,20 @@ private struct EntityWriterState {
     var encoder = RecordEncoder()
     var buffer: [UInt8] = []
     /// The index keys of the model being saved and of the one it replaces.
-    var keys = IndexKeySets()
+    var keys: IndexKeySets
     /// Decodes the record a save replaces.
     let decoder = RecordDecoder()
 }
 
 /// The index keys of a model being saved and of the model it replaces, reused from save to save.
 struct IndexKeySets {
-    var new = IndexKeySet()
-    var old = IndexKeySet()
+    var new: IndexKeySet
+    var old: IndexKeySet
+
+    init(longKeyHash: LongKeyHash = .standard) {
+        new = IndexKeySet(longKeyHash: longKeyHash)
+        old = IndexKeySet(longKeyHash: longKeyHash)
+    }
 }
 
 /// What decoding a batch of records needs: the entity's field table, and one decoder reused for every record.

@@ -34,6 +34,11 @@ public struct ModelConfiguration: Sendable, Hashable {
     /// `false` codes them through `Codable`, for comparing the two (kvbench's `--coding codable`).
     @_spi(Benchmarking) public var usesFieldCodable = true
 
+    /// Whether a new store completes the index keys that LMDB's limit cuts with a hash that makes every long value of
+    /// a prefix collide, so that tests reach the code that tells such values apart. Recorded in the store; for tests
+    /// only.
+    @_spi(Testing) public var collidesLongKeysForTesting = false
+
     /// A configuration for a store in the directory at `path`.
     ///
     /// - Parameters:

@@ -182,7 +182,8 @@ extension ModelContainer {
             }
             store.reload(entry, derivedIndexes: derived)
         }
-        let catalogStores = try Self.catalogStores(entries, declared: storesByName, environment: environment)
+        let catalogStores = try Self.catalogStores(
+            entries, declared: storesByName, environment: environment, longKeyHash: longKeyHash)
         schema.withLock { following in
             following.migration = nil
             following.catalogStores = catalogStores
@@ -244,11 +245,13 @@ extension ModelContainer {
 
     /// Opens the entities of the catalog that the container does not declare.
     static func catalogStores(
-        _ entries: [EntityCatalog], declared: [String: any AnyEntityStore], environment: Environment
+        _ entries: [EntityCatalog], declared: [String: any AnyEntityStore], environment: Environment,
+        longKeyHash: LongKeyHash
     ) throws -> [String: CatalogEntityStore] {
         var stores: [String: CatalogEntityStore] = [:]
         for entry in entries where declared[entry.name] == nil {
-            stores[entry.name] = try CatalogEntityStore(entry: entry, environment: environment)
+            stores[entry.name] = try CatalogEntityStore(
+                entry: entry, environment: environment, longKeyHash: longKeyHash)
         }
         return stores
     }

@@ -41,6 +41,8 @@ public final class ModelContainer: Sendable {
     let schema: Locked<SchemaFollowing>
     /// A descriptor of the data file, to test the store's locks (a migration under way in another process).
     let lockProbe: StoreLockProbe
+    /// How the store completes index keys that LMDB's key limit cuts, from its catalog's format entry.
+    let longKeyHash: LongKeyHash
 
     /// The hooks for logging and metrics, if any.
     public let observer: (any ModelContainerObserver)?
@@ -123,13 +125,15 @@ public final class ModelContainer: Sendable {
             // opening at once never build one index twice, and writers elsewhere wait for a migration to end.
             let schemaLock = try Self.takeSchemaLock(
                 in: environment, configuration: configuration, catalog: catalogTable)
-            try Self.checkFormat(environment: environment, catalog: catalogTable)
+            let longKeyHash = try Self.checkFormat(
+                environment: environment, catalog: catalogTable, configuration: configuration)
+            self.longKeyHash = longKeyHash
             let migrated = try Migrator(environment: environment, catalog: catalogTable, progress: migrationProgress)
                 .prepare(versioning)
             var stores: [ObjectIdentifier: any DeclaredEntityStore] = [:]
             var names: Set<String> = []
             for type in types {
-                var loader = SchemaLoader(environment: environment, catalog: catalogTable)
+                var loader = SchemaLoader(environment: environment, catalog: catalogTable, longKeyHash: longKeyHash)
                 loader.usesFieldCodable = configuration.usesFieldCodable
                 loader.appliesSchemaChanges = migrated
                 let store = try loader.open(declared: type)
@@ -154,7 +158,8 @@ public final class ModelContainer: Sendable {
                     try Catalog.entities(in: txn, table: catalog).entities
                 )
             }
-            let catalogStores = try Self.catalogStores(entries, declared: storesByName, environment: environment)
+            let catalogStores = try Self.catalogStores(
+                entries, declared: storesByName, environment: environment, longKeyHash: longKeyHash)
             try Self.validateRelationships(
                 Dictionary(uniqueKeysWithValues: stores.values.map { ($0.name, $0) }), catalogStores: catalogStores)
             schema = Locked(
@@ -341,7 +346,13 @@ public final class ModelContainer: Sendable {
         }
     }
 
-    private static func checkFormat(environment: Environment, catalog: Table) throws {
+    /// Checks the store's format, or stamps a new store's.
+    ///
+    /// - Returns: The hash the store completes cut index keys with.
+    /// - Throws: ``KVStoreError/newerFormat`` for a store of a newer format.
+    private static func checkFormat(
+        environment: Environment, catalog: Table, configuration: ModelConfiguration
+    ) throws -> LongKeyHash {
         let stored = try environment.read { txn in
             try Catalog.read(StoreFormat.self, key: Catalog.formatKey, in: txn, table: catalog)
         }
@@ -352,13 +363,17 @@ public final class ModelContainer: Sendable {
                     message: "The store at \(environment.path) was written by KVStore format \(stored.formatVersion); "
                         + "this version reads format \(Catalog.formatVersion) and older. Upgrade KVStore to open it")
             }
-            return
+            return stored.longKeyHash ?? .standard
         }
+        let hash: LongKeyHash = configuration.collidesLongKeysForTesting ? .collidingForTests : .standard
         try environment.write { txn in
             try Catalog.write(
-                StoreFormat(formatVersion: Catalog.formatVersion, created: Date()), key: Catalog.formatKey, in: txn,
-                table: catalog)
+                StoreFormat(
+                    formatVersion: Catalog.formatVersion, created: Date(),
+                    longKeyHash: hash == .standard ? nil : hash),
+                key: Catalog.formatKey, in: txn, table: catalog)
         }
+        return hash
     }
 
     /// Checks that every declared relationship's target is in the container or in the store, and that declared

@@ -12,6 +12,8 @@ import LMDB
 struct SchemaLoader {
     let environment: Environment
     let catalog: Table
+    /// How the store completes index keys that LMDB's key limit cuts (its catalog's format entry says).
+    var longKeyHash = LongKeyHash.standard
     /// Whether ``FieldCodable`` models are coded through their fields (see ``ModelConfiguration/usesFieldCodable``).
     var usesFieldCodable = true
     /// Whether this open migrated the store, which makes the models' indexes the store's: indexes they do not
@@ -71,7 +73,8 @@ struct SchemaLoader {
         }
         let store = EntityStore<M>(
             name: entity.name, records: records, indexes: indexes, relationships: entity.relationships,
-            catalogTable: catalog, entry: entry, derivedIndexes: derived, usesFieldCodable: usesFieldCodable,
+            catalogTable: catalog, entry: entry, derivedIndexes: derived, longKeyHash: longKeyHash,
+            usesFieldCodable: usesFieldCodable,
             externalTable: externalTable, externalAttributes: externalAttributes, retiredExternalFields: retiredExternal
         )
         try checkCompatibility(store)
@@ -295,18 +298,15 @@ struct SchemaLoader {
         for model in models {
             try withKey(model.id) { key in
                 for index in unbuilt {
-                    for indexKey in index.description.keys(model) {
+                    for (indexKey, whole) in index.description.keys(model, longKeyHash: longKeyHash) {
                         guard index.description.isUnique else {
                             try txn.put(key, forKey: indexKey, in: index.table)
                             continue
                         }
-                        do {
-                            try txn.put(key, forKey: indexKey, in: index.table, options: .noOverwrite)
-                        } catch LMDBError.keyExists {
-                            // Another writer of the store maintained the index for this very record meanwhile.
-                            if try txn.value(forKey: indexKey, in: index.table)?.elementsEqual(key) == true {
-                                continue
-                            }
+                        // An entry another writer of the store made for this very record meanwhile is kept.
+                        let holder = try store.addUniqueEntry(
+                            indexKey, whole: whole, index: index.description.name, owner: key, in: txn)
+                        if holder != nil {
                             throw KVStoreError(
                                 .uniqueViolation, entity: store.name, id: model.id,
                                 field: index.description.fields.joined(separator: ", "),
