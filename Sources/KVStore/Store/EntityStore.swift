@@ -437,7 +437,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
         if hasUniqueIndex {
             for position in 0..<indexTables.count where indexTables[position].isUnique {
                 let conflict = try new.withOnlyKey(of: position) { newKey -> [UInt8]? in
-                    guard let newKey, try uniqueKeyChanged(old: old, new: new, at: position) else { return nil }
+                    guard let newKey, uniqueKeyChanged(old: old, new: new, at: position) else { return nil }
                     let whole = IndexKey.isGrouped(newKey) ? new.wholeKey(of: newKey, index: position) : []
                     return try UniqueIndexEntries.holder(
                         of: newKey, other: key, in: indexTables[position].table, txn: txn
@@ -464,7 +464,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
                 }
                 continue
             }
-            guard try uniqueKeyChanged(old: old, new: new, at: position) else { continue }
+            guard uniqueKeyChanged(old: old, new: new, at: position) else { continue }
             try old.withOnlyKey(of: position) { oldKey in
                 if let oldKey { try UniqueIndexEntries.remove(oldKey, owner: key, in: index.table, txn: txn) }
             }
@@ -477,9 +477,9 @@ final class EntityStore<M: Model>: AnyEntityStore {
 
     /// Whether a save changes the value a unique index holds for the model: its stored key changed, or, for a cut
     /// key, the whole value behind it.
-    private func uniqueKeyChanged(old: IndexKeySet, new: IndexKeySet, at position: Int) throws -> Bool {
-        try old.withOnlyKey(of: position) { oldKey in
-            try new.withOnlyKey(of: position) { newKey in
+    private func uniqueKeyChanged(old: IndexKeySet, new: IndexKeySet, at position: Int) -> Bool {
+        old.withOnlyKey(of: position) { oldKey in
+            new.withOnlyKey(of: position) { newKey in
                 guard let oldKey, let newKey else { return oldKey != nil || newKey != nil }
                 guard oldKey.elementsEqual(newKey) else { return true }
                 return IndexKey.isGrouped(newKey)
