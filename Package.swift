@@ -17,10 +17,13 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"])]
         ),
+        // CRC-32C with the SSE 4.2 instruction where the CPU has it (selected at run time through a function's target
+        // attribute, so no compiler flags), for the checksums of records, external chunks and catalog entries.
+        .target(name: "CCRC32C"),
         // The safe binding: the only module that imports CLMDB, and free of Foundation.
         .target(name: "LMDB", dependencies: ["CLMDB"]),
         // The object store users import.
-        .target(name: "KVStore", dependencies: ["LMDB"]),
+        .target(name: "KVStore", dependencies: ["LMDB", "CCRC32C"]),
         // The inspector's logic, a library so that its tests run it in-process.
         .target(name: "KVToolCore", dependencies: ["KVStore", "LMDB"], path: "Tools/kvtool/Core"),
         // The inspector's executable: its main only calls KVToolCore.

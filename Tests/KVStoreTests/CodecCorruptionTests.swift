@@ -56,17 +56,62 @@ import Testing
         }
     }
 
+    /// The sample as a record written before checksums: version 1, no trailing checksum.
+    static func uncheckedSampleRecord() throws -> (bytes: [UInt8], fields: FieldTable) {
+        let (bytes, fields) = try sampleRecord()
+        return ([RecordFormat.uncheckedVersion] + bytes[1..<(bytes.count - RecordFormat.checksumLength)], fields)
+    }
+
+    @Test func aRecordWrittenBeforeChecksumsStillDecodes() throws {
+        let (bytes, fields) = try Self.uncheckedSampleRecord()
+        #expect(try decodeTestRecord(Sample.self, from: bytes, fields: fields) == Self.sample)
+        #expect(
+            try decodeTestTree(bytes, fields: fields) == decodeTestTree(try Self.sampleRecord().bytes, fields: fields))
+    }
+
     @Test func trailingBytesThrow() throws {
-        let (bytes, fields) = try Self.sampleRecord()
+        let (bytes, fields) = try Self.uncheckedSampleRecord()
         #expect(throws: RecordFormatError(.trailingBytes, at: bytes.count)) {
             try decodeTestRecord(Sample.self, from: bytes + [0], fields: fields)
         }
         #expect(throws: RecordFormatError(.trailingBytes, at: bytes.count)) {
             try decodeTestTree(bytes + [0], fields: fields)
         }
+        // A checked record's checksum covers its length too.
+        let (checked, _) = try Self.sampleRecord()
+        #expect(throws: RecordFormatError(.checksumMismatch, at: checked.count + 1)) {
+            try decodeTestRecord(Sample.self, from: checked + [0], fields: fields)
+        }
     }
 
-    @Test(arguments: [0, 2, 200, 255] as [UInt8])
+    @Test func everyChangedByteOfACheckedRecordIsCaught() throws {
+        let (bytes, fields) = try Self.sampleRecord()
+        for position in 0..<bytes.count {
+            for bit in [0, 3, 7] {
+                var damaged = bytes
+                damaged[position] ^= 1 << bit
+                #expect(throws: RecordFormatError.self, "byte \(position), bit \(bit)") {
+                    try decodeTestRecord(Sample.self, from: damaged, fields: fields)
+                }
+                #expect(throws: RecordFormatError.self, "byte \(position), bit \(bit)") {
+                    try decodeTestTree(damaged, fields: fields)
+                }
+                if position > 0 {
+                    #expect(throws: RecordFormatError(.checksumMismatch, at: damaged.count)) {
+                        try decodeTestTree(damaged, fields: fields)
+                    }
+                }
+            }
+        }
+        // A checked record passed off as an unchecked one still fails: its checksum is left over after the value.
+        var relabeled = bytes
+        relabeled[0] = RecordFormat.uncheckedVersion
+        #expect(throws: RecordFormatError(.trailingBytes, at: bytes.count - RecordFormat.checksumLength)) {
+            try decodeTestTree(relabeled, fields: fields)
+        }
+    }
+
+    @Test(arguments: [0, 3, 200, 255] as [UInt8])
     func aBadVersionThrows(_ version: UInt8) throws {
         var (bytes, fields) = try Self.sampleRecord()
         bytes[0] = version
@@ -217,4 +262,34 @@ import Testing
 /// Decodes any record by skipping its value, to test the skipping walk.
 private struct RecordFormatProbe: Decodable {
     init(from decoder: any Decoder) throws {}
+}
+
+/// CRC-32C against the standard check value and the hardware and table paths' agreement on every length.
+@Suite struct ChecksumTests {
+    @Test func theStandardCheckValue() {
+        #expect(Checksum.crc32c(Array("123456789".utf8)) == 0xE306_9283)
+        #expect(Checksum.crc32c([UInt8]()) == 0)
+        #expect(Checksum.crc32c([UInt8](repeating: 0, count: 32)) == 0x8A91_36AA)
+        #expect(Checksum.crc32c([UInt8](repeating: 0xFF, count: 32)) == 0x62A8_AB43)
+    }
+
+    @Test func everyLengthAndAlignmentMatchesABitwiseReference() {
+        func reference(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+            var crc: UInt32 = 0xFFFF_FFFF
+            for byte in bytes {
+                crc ^= UInt32(byte)
+                for _ in 0..<8 { crc = (crc >> 1) ^ (0x82F6_3B78 & (0 &- (crc & 1))) }
+            }
+            return ~crc
+        }
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<300).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        for start in 0..<9 {
+            for end in stride(from: start, through: bytes.count, by: 7) {
+                let slice = bytes[start..<end]
+                let computed = slice.withUnsafeBytes { Checksum.crc32c($0) }
+                #expect(computed == reference(slice), "\(start)..<\(end)")
+            }
+        }
+    }
 }

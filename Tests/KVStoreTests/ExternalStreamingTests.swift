@@ -261,7 +261,9 @@ func withExternalContainerAsync(_ body: (ModelContainer) async throws -> Void) a
                 try txn.put([UInt8](patternBytes(ExternalValueTable.chunkSize)), forKey: key, in: table.chunks)
             }
             let short = try #require(throws: KVStoreError.self) { try container.data(for: \.image, of: fetched) }
-            #expect(short.description.contains("Chunk 2 of PhotoE.image of \(photo.id) holds 3 bytes instead of"))
+            #expect(short.description.contains("Chunk 1 of PhotoE.image of \(photo.id)"), "\(short)")
+            #expect(short == .damaged)
+            #expect(short.description.contains("checksum does not match"))
         }
     }
 

@@ -76,13 +76,16 @@ import Testing
                         Array(bytes.prefix(keep)) + (keep == 17 ? [0xEE, 0xEE] : []), forKey: key, in: store.records)
                 }
             }
+            // The record's checksum no longer matches: damage, named with entity, ID and table, never data.
             let error = try #require(throws: KVStoreError.self) { try context.model(for: task.id, as: Task.self) }
-            #expect(error == .corruptRecord)
+            #expect(error == .damaged)
             #expect(error.entity == "Task")
             #expect(error.id == task.id)
             #expect(error.description.contains(task.id.uuidString))
-            #expect(throws: KVStoreError.corruptRecord) { try context.fetch(FetchDescriptor<Task>()) }
-            #expect(throws: KVStoreError.corruptRecord) {
+            #expect(error.description.contains("table 'records/Task'"))
+            #expect(!error.description.contains("migrate"))
+            #expect(throws: KVStoreError.damaged) { try context.fetch(FetchDescriptor<Task>()) }
+            #expect(throws: KVStoreError.damaged) {
                 try context.models(for: [healthy.id, task.id], as: Task.self)
             }
             // The healthy record still reads.

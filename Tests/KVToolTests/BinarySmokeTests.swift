@@ -37,14 +37,14 @@ import Testing
 
     @Test func versionAndInfoRunInTheBuiltBinary() throws {
         #expect(
-            try Self.run(["--version"]) == RunResult(status: 0, output: "kvtool 0.1.0 (KVStore format 1)\n", errors: "")
+            try Self.run(["--version"]) == RunResult(status: 0, output: "kvtool 0.1.0 (KVStore format 2)\n", errors: "")
         )
         let store = TemporaryStore()
         try Sample.makeStore(at: store.path)
         let info = try Self.run(["info", store.path])
         #expect(info.status == 0)
         #expect(info.errors == "")
-        #expect(info.output.hasPrefix("Path              \(store.path)\nFormat version    1\nSchema version    none\n"))
+        #expect(info.output.hasPrefix("Path              \(store.path)\nFormat version    2\nSchema version    none\n"))
         #expect(info.output.contains("\nrecords/Task                4      1      1\n"))
         let missing = try Self.run(["count", store.path])
         #expect(missing.status == 64)

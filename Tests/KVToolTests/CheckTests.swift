@@ -87,7 +87,7 @@ import Testing
         }
         #expect(
             result.output == """
-                error: Task \(task.id): the record does not decode: Corrupt record at byte 60: record ends in the middle of a value
+                error: Task \(task.id): the record does not decode: Corrupt record at byte 75: its checksum does not match its bytes
                 1 error, 0 warnings: 2 entities, 6 records, 11 index entries, 2 references checked.
 
                 """)

@@ -5,7 +5,7 @@ import Testing
 /// `export` and `import`: the format, round trips, and what import refuses.
 @Suite struct ExportImportTests {
     static let header =
-        #"{"kvtool-export":1,"format":1,"fields":{"Project":{"id":"uuid","name":"string","createdAt":"date"},"#
+        #"{"kvtool-export":1,"format":2,"fields":{"Project":{"id":"uuid","name":"string","createdAt":"date"},"#
         + #""Task":{"id":"uuid","title":"string","isDone":"bool","createdAt":"date","projectID":"uuid","#
         + #""dueDate":"date"}}}"#
 

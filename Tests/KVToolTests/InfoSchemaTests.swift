@@ -13,7 +13,7 @@ import Testing
         #expect(result.status == 0)
         let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         #expect(
-            lines.prefix(3) == ["Path              \(store.path)", "Format version    1", "Schema version    none"])
+            lines.prefix(3) == ["Path              \(store.path)", "Format version    2", "Schema version    none"])
         #expect(lines.contains("Map size          64.0 MiB (67,108,864 bytes)"))
         #expect(lines.contains("Page size         4,096 bytes"))
         #expect(lines.contains("Readers in use    0 of 126"))
@@ -37,7 +37,7 @@ import Testing
         let result = kvtool("info", store.path, "--json")
         #expect(result.status == 0)
         let json = try JSONParser.parse(Array(result.output.utf8))
-        #expect(json[member: "formatVersion"] == .number("1"))
+        #expect(json[member: "formatVersion"] == .number("2"))
         #expect(json[member: "schemaVersion"] == JSONValue.null)
         #expect(json[member: "migrations"] == .array([]))
         #expect(json[member: "pageSize"] == .number("4096"))

@@ -68,9 +68,12 @@ enum FileWritingCommand: String, CaseIterable, CustomTestStringConvertible {
         #expect(result.status == 0, "\(result.errors)")
         #expect(try command.wrote(file))
         #expect(FileFacts(file) == FileFacts(type: S_IFREG, mode: 0o600, owner: geteuid()))
+        // The folder may be shared with other tests running meanwhile: only this output's temporaries count.
+        let name = (file as NSString).lastPathComponent
         let leftovers = try FileManager.default.contentsOfDirectory(
             atPath: (file as NSString).deletingLastPathComponent)
-        #expect(!leftovers.contains { $0.contains(".kvtool-") }, "no temporary file is left: \(leftovers)")
+        #expect(
+            !leftovers.contains { $0.hasPrefix("." + name + ".kvtool-") }, "no temporary file is left: \(leftovers)")
     }
 
     @Test(arguments: FileWritingCommand.allCases)
@@ -227,7 +230,9 @@ enum FileWritingCommand: String, CaseIterable, CustomTestStringConvertible {
         let arguments = FileWritingCommand.extract.arguments(store: store.path, file: file, ["--force"])
         #expect(kvtool(arguments: arguments).status == 1)
         #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == Self.victimText, "the old file is kept")
+        // The folder may be shared with other tests running meanwhile: only this output's temporaries count.
+        let name = (file as NSString).lastPathComponent
         let siblings = try FileManager.default.contentsOfDirectory(atPath: (file as NSString).deletingLastPathComponent)
-        #expect(!siblings.contains { $0.contains(".kvtool-") })
+        #expect(!siblings.contains { $0.hasPrefix("." + name + ".kvtool-") })
     }
 }

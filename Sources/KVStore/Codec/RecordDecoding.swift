@@ -135,12 +135,11 @@ final class RecordDecoding: Decoder {
         isBusy = true
     }
 
-    /// Checks the record's version byte and returns the offset of its value.
+    /// Checks the record's version byte and checksum, leaves the checksum out of the bytes read, and returns the
+    /// offset of its value.
     private func valueOffsetAfterVersion() throws -> Int {
-        var offset = 0
-        let version = try reader.readByte(at: &offset)
-        guard version == RecordFormat.version else { throw RecordFormatError(.badVersion(version), at: 0) }
-        return offset
+        reader = ByteReader(try RecordFormat.checkedBody(reader.buffer))
+        return 1
     }
 
     /// Lets go of the record's bytes and resets the state for the next record, keeping the buffers.

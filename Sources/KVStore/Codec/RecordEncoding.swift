@@ -119,6 +119,7 @@ final class RecordEncoding: Encoder {
             bytes.removeSubrange(start...)
             throw error
         }
+        Checksum.append(to: &bytes, from: start)
     }
 
     /// Appends one record, version byte included, whose top-level fields `body` writes through a ``FieldWriter``.
@@ -141,6 +142,7 @@ final class RecordEncoding: Encoder {
             bytes.removeSubrange(start...)
             throw error
         }
+        Checksum.append(to: &bytes, from: start)
     }
 
     // MARK: Values

@@ -3,13 +3,42 @@ import Foundation
 /// Constants of the binary record format, and the helpers that write its
 /// primitive encodings.
 ///
-/// A record is one version byte followed by one value; a value is a
-/// ``ValueKind`` tag byte followed by its payload. Lengths, counts and field
-/// ids are LEB128 varints; signed integers are zigzag varints; fixed-width
-/// numbers are little-endian.
+/// A record is one version byte, one value and the CRC-32C of the two; a
+/// value is a ``ValueKind`` tag byte followed by its payload. Lengths, counts
+/// and field ids are LEB128 varints; signed integers are zigzag varints;
+/// fixed-width numbers and the checksum are little-endian.
+///
+/// Records written before checksums existed have version 1 and no checksum;
+/// they still read, and opening their store rewrites them with one.
 enum RecordFormat {
-    /// The version byte that starts every record this code writes.
-    static let version: UInt8 = 1
+    /// The version byte that starts every record this code writes: a record with a trailing checksum.
+    static let version: UInt8 = 2
+
+    /// The version byte of records written before checksums: the value ends the record.
+    static let uncheckedVersion: UInt8 = 1
+
+    /// The length of the trailing checksum.
+    static let checksumLength = 4
+
+    /// The part of `bytes`, a whole record, that the decoders read: all of it for an unchecked record, all but the
+    /// checksum for a checked one, once the checksum matches.
+    ///
+    /// - Throws: ``RecordFormatError`` for a version this code does not read, or a checksum that does not match.
+    @inline(__always)
+    static func checkedBody(_ bytes: UnsafeRawBufferPointer) throws(RecordFormatError) -> UnsafeRawBufferPointer {
+        guard let version = bytes.first else { throw RecordFormatError(.truncated, at: 0) }
+        switch version {
+        case RecordFormat.version:
+            guard bytes.count > checksumLength + 1, Checksum.isValid(trailing: bytes) else {
+                throw RecordFormatError(.checksumMismatch, at: bytes.count)
+            }
+            return UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - checksumLength)])
+        case uncheckedVersion:
+            return bytes
+        default:
+            throw RecordFormatError(.badVersion(version), at: 0)
+        }
+    }
 
     /// How deeply containers may nest before decoding gives up.
     ///

@@ -25,6 +25,8 @@ struct RecordFormatError: Error, Equatable, Sendable, CustomStringConvertible {
         case trailingBytes
         /// Containers nested deeper than ``RecordFormat/maximumDepth``.
         case nestingTooDeep
+        /// The record's checksum does not match its bytes: they changed after they were written.
+        case checksumMismatch
     }
 
     /// What is wrong with the bytes.
@@ -51,6 +53,7 @@ struct RecordFormatError: Error, Equatable, Sendable, CustomStringConvertible {
             case .invalidText(let text): "cannot parse \"\(text)\""
             case .trailingBytes: "unexpected bytes after the record's value"
             case .nestingTooDeep: "containers nested deeper than \(RecordFormat.maximumDepth) levels"
+            case .checksumMismatch: "its checksum does not match its bytes"
             }
         return "Corrupt record at byte \(offset): \(what)"
     }

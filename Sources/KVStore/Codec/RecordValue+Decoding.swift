@@ -9,10 +9,8 @@ extension RecordValue {
     ///   - fields: The entity's field table, which names the field ids.
     /// - Throws: ``RecordFormatError`` for corrupt bytes.
     package static func decode(from bytes: UnsafeRawBufferPointer, fields: FieldTable) throws -> RecordValue {
-        let reader = ByteReader(bytes)
-        var offset = 0
-        let version = try reader.readByte(at: &offset)
-        guard version == RecordFormat.version else { throw RecordFormatError(.badVersion(version), at: 0) }
+        let reader = ByteReader(try RecordFormat.checkedBody(bytes))
+        var offset = 1
         let value = try decodeValue(reader, at: &offset, fields: fields, depth: 0)
         guard offset == reader.count else { throw RecordFormatError(.trailingBytes, at: offset) }
         return value

@@ -13,6 +13,7 @@ extension RecordValue {
     package func encode(fields: inout FieldTable) -> [UInt8] {
         var bytes: [UInt8] = [RecordFormat.version]
         append(to: &bytes, fields: &fields, isRoot: true)
+        Checksum.append(to: &bytes, from: 0)
         return bytes
     }
 

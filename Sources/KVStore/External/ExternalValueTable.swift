@@ -20,11 +20,46 @@ final class ExternalValueTable: Sendable {
     let entity: String
     let chunks: Table
     let staging: Table
+    /// The CRC-32C of each chunk, under the chunk's key.
+    let checksums: Table
+    /// Whether every chunk must have a checksum: false only in a store written before checksums, until opening it
+    /// gave its chunks theirs.
+    let requiresChecksums: Bool
 
-    init(entity: String, chunks: Table, staging: Table) {
+    init(entity: String, chunks: Table, staging: Table, checksums: Table, requiresChecksums: Bool) {
         self.entity = entity
         self.chunks = chunks
         self.staging = staging
+        self.checksums = checksums
+        self.requiresChecksums = requiresChecksums
+    }
+
+    /// Opens the tables of an entity's external values.
+    ///
+    /// - Parameters:
+    ///   - exists: Whether the catalog lists external fields of the entity, so that its tables must be in the file.
+    ///   - isChecked: Whether the store's format has checksums for every chunk; a store written before them gets its
+    ///     checksum table created.
+    /// - Throws: ``KVStoreError/damaged`` naming a table the catalog implies and the file lacks.
+    static func open(
+        entity: String, environment: Environment, exists: Bool, isChecked: Bool
+    ) throws -> ExternalValueTable {
+        func table(_ name: String, mustExist: Bool) throws -> Table {
+            mustExist
+                ? try SchemaLoader.existingTable(name, options: [], entity: entity, environment: environment)
+                : try environment.openTable(named: name, create: true)
+        }
+        return ExternalValueTable(
+            entity: entity,
+            chunks: try table(Catalog.externalTableName(entity), mustExist: exists),
+            staging: try table(Catalog.stagingTableName(entity), mustExist: exists),
+            checksums: try table(Catalog.checksumTableName(entity), mustExist: exists && isChecked),
+            requiresChecksums: isChecked)
+    }
+
+    /// The little-endian CRC-32C of a chunk, as its checksum entry holds it.
+    static func checksum(of chunk: UnsafeRawBufferPointer) -> [UInt8] {
+        withUnsafeBytes(of: Checksum.crc32c(chunk).littleEndian, Array.init)
     }
 
     // MARK: - Keys
@@ -56,12 +91,11 @@ final class ExternalValueTable: Sendable {
         while offset < bytes.count {
             let end = min(offset + Self.chunkSize, bytes.count)
             let chunk = UnsafeRawBufferPointer(rebasing: bytes[offset..<end])
-            try txn.put(
-                reservingCount: chunk.count, forKey: Self.key(owner: owner, field: field, value: value, chunk: index),
-                in: chunks
-            ) { target in
+            let key = Self.key(owner: owner, field: field, value: value, chunk: index)
+            try txn.put(reservingCount: chunk.count, forKey: key, in: chunks) { target in
                 target.copyMemory(from: chunk)
             }
+            try txn.put(Self.checksum(of: chunk), forKey: key, in: checksums)
             offset = end
             index += 1
         }
@@ -97,18 +131,24 @@ final class ExternalValueTable: Sendable {
 
     /// Deletes the chunks of one value.
     func deleteValue(owner: UUID, field: UInt32, value: UUID, in txn: borrowing Transaction) throws {
-        try deleteRange(Self.key(owner: owner, field: field, value: value), in: chunks, txn: txn)
+        try deleteChunks(Self.key(owner: owner, field: field, value: value), txn: txn)
+    }
+
+    /// Deletes the chunks whose keys start with `prefix`, and their checksums.
+    private func deleteChunks(_ prefix: [UInt8], txn: borrowing Transaction) throws {
+        try deleteRange(prefix, in: chunks, txn: txn)
+        try deleteRange(prefix, in: checksums, txn: txn)
     }
 
     /// Deletes every external value of a model, and the staged ones of writes to it that never finished.
     func deleteAll(owner: UUID, in txn: borrowing Transaction) throws {
-        try deleteRange(Self.key(owner: owner), in: chunks, txn: txn)
+        try deleteChunks(Self.key(owner: owner), txn: txn)
         try deleteRange(Self.key(owner: owner), in: staging, txn: txn)
     }
 
     /// Deletes the values of one field of a model, finished or staged.
     func deleteField(owner: UUID, field: UInt32, in txn: borrowing Transaction) throws {
-        try deleteRange(Self.key(owner: owner, field: field), in: chunks, txn: txn)
+        try deleteChunks(Self.key(owner: owner, field: field), txn: txn)
         try deleteRange(Self.key(owner: owner, field: field), in: staging, txn: txn)
     }
 
@@ -195,6 +235,14 @@ final class ExternalValueTable: Sendable {
                     .missingExternalData, entity: entity, id: owner, field: field.name,
                     message: "Chunk \(index) of \(entity).\(field.name) of \(owner) holds \(bytes.count) bytes "
                         + "instead of \(expected): the store is damaged")
+            }
+            let stored = try txn.value(forKey: key, in: checksums)
+            if stored.map({ !$0.elementsEqual(Self.checksum(of: bytes)) }) ?? requiresChecksums {
+                throw KVStoreError(
+                    .damaged, entity: entity, id: owner, field: field.name,
+                    message: "Chunk \(index) of \(entity).\(field.name) of \(owner) (table '\(chunks.name ?? "")') is "
+                        + "damaged: \(stored == nil ? "it has no checksum" : "its checksum does not match its bytes"). "
+                        + "Nothing of it was read; run 'kvtool check' on the store, and restore it from a backup")
             }
             return try body(bytes)
         }

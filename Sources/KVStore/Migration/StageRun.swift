@@ -71,10 +71,9 @@ struct StageRun {
         }
         var externalTables: [String: ExternalValueTable] = [:]
         for step in steps {
-            if let chunks = try migrator.openExisting(Catalog.externalTableName(step.source), options: []),
-                let staging = try migrator.openExisting(Catalog.stagingTableName(step.source), options: [])
-            {
-                externalTables[step.source] = ExternalValueTable(entity: step.source, chunks: chunks, staging: staging)
+            if try migrator.openExisting(Catalog.externalTableName(step.source), options: []) != nil {
+                externalTables[step.source] = try ExternalValueTable.open(
+                    entity: step.source, environment: environment, exists: true, isChecked: true)
             }
         }
         var state: MigrationState
@@ -282,7 +281,10 @@ struct StageRun {
             if let table = try migrator.openExisting(Catalog.recordTableName(entry.name), options: []) {
                 drops.append(table)
             }
-            for name in [Catalog.externalTableName(entry.name), Catalog.stagingTableName(entry.name)] {
+            for name in [
+                Catalog.externalTableName(entry.name), Catalog.stagingTableName(entry.name),
+                Catalog.checksumTableName(entry.name),
+            ] {
                 if let table = try migrator.openExisting(name, options: []) { drops.append(table) }
             }
             for index in entry.indexes {

@@ -12,12 +12,14 @@ import LMDB
 /// | `records/<Entity>` | 16-byte UUID | encoded record |
 /// | `index/<Entity>/<index>` | order-preserving key | 16-byte UUID (`dupSort`, `dupFixed`; plain when unique) |
 /// | `external/<Entity>` | owner UUID, field id, value UUID, chunk number (big-endian) | one chunk of an external value |
-/// | `staging/<Entity>` | owner UUID, field id, value UUID | empty: a streamed value whose write is not finished |
+/// | `checksums/<Entity>` | a chunk's key | the chunk's CRC-32C, 4 bytes little-endian |
+/// | `staging/<Entity>` | owner UUID, field id, value UUID | writer's process ID and lock token: a streamed value whose write is not finished |
 ///
 /// Everything `kvtool` needs to read a store without the program's Swift types is here.
 package enum Catalog {
-    /// The format this version of KVStore writes and reads.
-    package static let formatVersion = 1
+    /// The format this version of KVStore writes and reads: 2, with checksums on records, external chunks and
+    /// catalog entries. Format 1 stores (without them) are upgraded in place when a container opens them.
+    package static let formatVersion = 2
 
     /// The name of the catalog table.
     package static let tableName = "catalog"
@@ -55,6 +57,11 @@ package enum Catalog {
         "external/\(entity)"
     }
 
+    /// The name of the table of the checksums of an entity's external chunks.
+    package static func checksumTableName(_ entity: String) -> String {
+        "checksums/\(entity)"
+    }
+
     /// The name of the table that lists an entity's streamed values whose write has not finished.
     package static func stagingTableName(_ entity: String) -> String {
         "staging/\(entity)"
@@ -78,21 +85,64 @@ package enum Catalog {
         return decoder
     }()
 
+    /// The byte that starts a catalog value with a checksum: the value is this byte, the little-endian CRC-32C of the
+    /// JSON, then the JSON. Values written before checksums are the JSON alone, and start with `{`.
+    static let checkedValueMarker: UInt8 = 0xC5
+
+    /// The bytes of a catalog value: the marker, the JSON's checksum, the JSON.
+    static func encodeValue<T: Encodable>(_ value: T) throws -> [UInt8] {
+        let json = try encoder.encode(value)
+        var bytes: [UInt8] = [checkedValueMarker]
+        bytes.reserveCapacity(json.count + 5)
+        withUnsafeBytes(of: Checksum.crc32c(Array(json)).littleEndian) { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: json)
+        return bytes
+    }
+
+    /// The JSON of a catalog value, once its checksum matches; a value written before checksums is all JSON.
+    ///
+    /// - Throws: ``KVStoreError/damaged`` naming the entry when the checksum does not match, or the value is neither.
+    static func json(of bytes: UnsafeRawBufferPointer, key: [UInt8]) throws -> UnsafeRawBufferPointer {
+        if bytes.first == UInt8(ascii: "{") { return bytes }
+        guard bytes.count >= 5, bytes[0] == checkedValueMarker else {
+            throw damagedEntry(key, "it is not a catalog value")
+        }
+        let json = UnsafeRawBufferPointer(rebasing: bytes[5...])
+        guard Checksum.crc32c(json) == UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 1, as: UInt32.self))
+        else { throw damagedEntry(key, "its checksum does not match its bytes") }
+        return json
+    }
+
+    /// Decodes a catalog value read from the table.
+    ///
+    /// - Throws: ``KVStoreError/damaged`` naming the entry.
+    static func decodeValue<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, key: [UInt8]) throws -> T
+    {
+        let json = try json(of: bytes, key: key)
+        do {
+            return try decoder.decode(T.self, from: Data(json))
+        } catch {
+            throw damagedEntry(key, "it does not decode", underlying: error)
+        }
+    }
+
+    private static func damagedEntry(_ key: [UInt8], _ reason: String, underlying: (any Error)? = nil) -> KVStoreError {
+        KVStoreError(
+            .damaged,
+            message: "The catalog entry '\(String(decoding: key, as: UTF8.self))' is damaged: \(reason). Nothing was "
+                + "changed; run 'kvtool check', and restore the store from a backup", underlying: underlying)
+    }
+
     /// Reads a catalog value.
+    ///
+    /// - Throws: ``KVStoreError/damaged`` naming the entry when it does not check out or decode.
     package static func read<T: Decodable>(
         _ type: T.Type, key: [UInt8], in txn: borrowing Transaction, table: Table
     )
         throws -> T?
     {
-        guard let bytes = try txn.value(forKey: key, in: table) else { return nil }
-        do {
-            return try decoder.decode(T.self, from: Data(bytes))
-        } catch {
-            throw KVStoreError(
-                .damaged,
-                message: "The catalog entry '\(String(decoding: key, as: UTF8.self))' does not decode: the store is "
-                    + "damaged. Nothing was changed; run 'kvtool check', and restore the store from a backup",
-                underlying: error)
+        try txn.withUnsafeBytes(forKey: key, in: table) { bytes in
+            try bytes.map { try decodeValue(T.self, from: $0, key: key) }
         }
     }
 
@@ -100,7 +150,7 @@ package enum Catalog {
     package static func write<T: Encodable>(
         _ value: T, key: [UInt8], in txn: borrowing Transaction, table: Table
     ) throws {
-        try txn.put(try encoder.encode(value), forKey: key, in: table)
+        try txn.put(try encodeValue(value), forKey: key, in: table)
         try advanceGeneration(in: txn, table: table)
     }
 

@@ -38,12 +38,8 @@ final class CatalogEntityStore: AnyEntityStore {
         if entry.external.isEmpty {
             externalTable = nil
         } else {
-            externalTable = ExternalValueTable(
-                entity: entry.name,
-                chunks: try SchemaLoader.existingTable(
-                    Catalog.externalTableName(entry.name), options: [], entity: entry.name, environment: environment),
-                staging: try SchemaLoader.existingTable(
-                    Catalog.stagingTableName(entry.name), options: [], entity: entry.name, environment: environment))
+            externalTable = try ExternalValueTable.open(
+                entity: entry.name, environment: environment, exists: true, isChecked: true)
         }
     }
 
@@ -167,10 +163,7 @@ final class CatalogEntityStore: AnyEntityStore {
                 do {
                     return try RecordValue.decode(from: bytes, fields: fields)
                 } catch {
-                    throw KVStoreError(
-                        .corruptRecord, entity: name, id: id,
-                        message: "The stored \(name) \(id) does not decode: the store is damaged; run 'kvtool check'",
-                        underlying: error)
+                    throw KVStoreError.undecodable(error, entity: name, id: id, table: Catalog.recordTableName(name))
                 }
             }
         }

@@ -170,10 +170,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
         do {
             return try decodeRecord(bytes, fields: fields, decoder: decoder)
         } catch {
-            throw KVStoreError(
-                .corruptRecord, entity: name, id: id,
-                message: "The stored \(name) \(id) does not decode: the store is damaged, or the model changed "
-                    + "incompatibly", underlying: error)
+            throw KVStoreError.undecodable(error, entity: name, id: id, table: Catalog.recordTableName(name))
         }
     }
 
@@ -331,10 +328,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
         do {
             return try RecordValue.decode(from: bytes, fields: fields)
         } catch {
-            throw KVStoreError(
-                .corruptRecord, entity: name, id: id,
-                message: "The stored \(name) \(id) does not decode: the store is damaged; run 'kvtool check'",
-                underlying: error)
+            throw KVStoreError.undecodable(error, entity: name, id: id, table: Catalog.recordTableName(name))
         }
     }
 

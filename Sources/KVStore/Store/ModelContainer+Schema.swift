@@ -289,7 +289,7 @@ extension Catalog {
         var damaged: [(key: String, reason: String)] = []
         try txn.scan(table, in: .prefix(entityKeyPrefix)) { key, value in
             do {
-                entities.append(try decoder.decode(EntityCatalog.self, from: Data(value)))
+                entities.append(try decodeValue(EntityCatalog.self, from: value, key: Array(key)))
             } catch {
                 damaged.append((String(decoding: key, as: UTF8.self), "\(error)"))
             }

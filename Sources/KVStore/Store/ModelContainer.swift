@@ -201,7 +201,8 @@ public final class ModelContainer: Sendable {
 
     /// The number of table slots to reserve in the environment for `types`.
     ///
-    /// Each entity needs one table for its records, one per index and two for external values (chunks and staging)
+    /// Each entity needs one table for its records, one per index and three for external values (chunks, their
+    /// checksums and staging)
     /// when it declares any, and the store one for its catalog; tables of entities and indexes other programs added
     /// come from the headroom, and a later container of the store in this process that needs more gets them (the
     /// environment reopens with more slots). LMDB allocates and clears a slot array of this size when each read
@@ -210,7 +211,7 @@ public final class ModelContainer: Sendable {
     /// nothing measurable.
     static func tableSlots(for types: [any Model.Type]) -> Int {
         func tables<M: Model>(_ type: M.Type) -> Int {
-            1 + M.entity.indexes.count + (M.entity.externalStorage.isEmpty ? 0 : 2)
+            1 + M.entity.indexes.count + (M.entity.externalStorage.isEmpty ? 0 : 3)
         }
         let needed = types.reduce(1) { $0 + tables($1) }
         return max(128, 2 * needed)
@@ -363,7 +364,8 @@ public final class ModelContainer: Sendable {
                     message: "The store at \(environment.path) was written by KVStore format \(stored.formatVersion); "
                         + "this version reads format \(Catalog.formatVersion) and older. Upgrade KVStore to open it")
             }
-            return stored.longKeyHash ?? .standard
+            let upgraded = try FormatUpgrade(environment: environment, catalog: catalog).run(from: stored)
+            return upgraded.longKeyHash ?? .standard
         }
         let hash: LongKeyHash = configuration.collidesLongKeysForTesting ? .collidingForTests : .standard
         try environment.write { txn in

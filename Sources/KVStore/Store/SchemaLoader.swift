@@ -14,6 +14,8 @@ struct SchemaLoader {
     let catalog: Table
     /// How the store completes index keys that LMDB's key limit cuts (its catalog's format entry says).
     var longKeyHash = LongKeyHash.standard
+    /// Whether every external chunk of the store has a checksum (its format is 2 or later).
+    var hasChecksums = true
     /// Whether ``FieldCodable`` models are coded through their fields (see ``ModelConfiguration/usesFieldCodable``).
     var usesFieldCodable = true
     /// Whether this open migrated the store, which makes the models' indexes the store's: indexes they do not
@@ -58,11 +60,9 @@ struct SchemaLoader {
             !entity.externalStorage.contains { $0.name == field.name }
         }
         if !entity.externalStorage.isEmpty || !retiredExternal.isEmpty {
-            let hadExternal = !(stored?.external.isEmpty ?? true)
-            externalTable = ExternalValueTable(
-                entity: entity.name,
-                chunks: try table(Catalog.externalTableName(entity.name), entity: entity.name, exists: hadExternal),
-                staging: try table(Catalog.stagingTableName(entity.name), entity: entity.name, exists: hadExternal))
+            externalTable = try ExternalValueTable.open(
+                entity: entity.name, environment: environment, exists: !(stored?.external.isEmpty ?? true),
+                isChecked: hasChecksums)
             // The field ids are the chunks' keys: intern them now, so that the catalog entry written below records
             // them before any value is written.
             externalAttributes = entity.externalStorage.map {
@@ -186,13 +186,6 @@ struct SchemaLoader {
         let declaredCatalog = EntityStore<M>.describe(declared).map(\.catalog)
         let names = Set(declaredCatalog.map(\.name))
         return declaredCatalog + stored.filter { !names.contains($0.name) }
-    }
-
-    /// Opens a table of the entity: one the catalog says exists must be in the file; a new one is created.
-    private func table(_ name: String, entity: String, exists: Bool) throws -> Table {
-        exists
-            ? try Self.existingTable(name, options: [], entity: entity, environment: environment)
-            : try environment.openTable(named: name, create: true)
     }
 
     /// Opens a table that the catalog names.
@@ -334,10 +327,9 @@ struct SchemaLoader {
                         } catch let error as DecodingError {
                             throw Self.incompatibility(error, entity: store.name, id: UUID(bytes: key))
                         } catch {
-                            throw KVStoreError(
-                                .corruptRecord, entity: store.name, id: UUID(bytes: key),
-                                message: "The stored \(store.name) \(UUID(bytes: key)) does not decode: the store is "
-                                    + "damaged", underlying: error)
+                            throw KVStoreError.undecodable(
+                                error, entity: store.name, id: UUID(bytes: key),
+                                table: Catalog.recordTableName(store.name))
                         }
                     }
                 }

@@ -70,8 +70,31 @@ extension IntegrityChecker {
             return
         }
         let chunks = try store.environment.openTable(named: tableName)
+        let checksumName = Catalog.checksumTableName(entity.name)
+        let checksums =
+            try store.tableNames().contains(checksumName) ? try store.environment.openTable(named: checksumName) : nil
+        let isChecked = store.format.formatVersion >= 2
+        if checksums == nil, isChecked {
+            problem(
+                .error, "\(entity.name) keeps values externally but has no table '\(checksumName)' of their checksums",
+                entity: entity.name)
+        }
         try checkDescriptors(of: checked, chunks: chunks)
-        try checkChunkOwners(of: checked, chunks: chunks)
+        try checkChunkOwners(of: checked, chunks: chunks, checksums: checksums, isChecked: isChecked)
+        if let checksums { try checkChecksumOwners(of: checked, checksums: checksums, chunks: chunks) }
+    }
+
+    /// Checks that every checksum entry has its chunk.
+    private func checkChecksumOwners(of checked: CheckedEntity, checksums: Table, chunks: Table) throws {
+        let entity = checked.entity
+        try walk(checksums, label: "\(entity.name) chunk checksums") { txn, key, value in
+            guard try !txn.containsKey(key, in: chunks) else { return }
+            let parts = Self.chunkKeyParts(key)
+            problem(
+                .error,
+                "\(entity.name): a checksum without its chunk (\(parts.map { "chunk \($0.chunk) of value \($0.value) of \($0.owner)" } ?? "a key of \(key.count) bytes"))",
+                entity: entity.name, id: parts?.owner)
+        }
     }
 
     /// Checks that the chunks of every descriptor are stored, each of the right size.
@@ -122,12 +145,14 @@ extension IntegrityChecker {
     /// Checks that every chunk belongs to a descriptor: a record of the entity whose external field holds the
     /// chunk's value, with fewer chunks than the chunk's number. Chunks of a value that belongs to nothing are
     /// reported once per value.
-    private func checkChunkOwners(of checked: CheckedEntity, chunks: Table) throws {
+    private func checkChunkOwners(
+        of checked: CheckedEntity, chunks: Table, checksums: Table?, isChecked: Bool
+    ) throws {
         let entity = checked.entity
         let names = Dictionary(entity.external.map { ($0.fieldID, $0.name) }, uniquingKeysWith: { first, _ in first })
         var lastOrphan: [UInt8]?
         var owner: (id: UUID, record: RecordValue?)?
-        try walk(chunks, label: "\(entity.name) chunks") { txn, key, _ in
+        try walk(chunks, label: "\(entity.name) chunks") { txn, key, chunk in
             guard let parts = Self.chunkKeyParts(key) else {
                 problem(.error, "\(entity.name): a chunk key of \(key.count) bytes is malformed", entity: entity.name)
                 return
@@ -157,14 +182,30 @@ extension IntegrityChecker {
             } else {
                 reason = "field id \(parts.field) is not an external field of \(entity.name)"
             }
-            if let reason {
-                lastOrphan = valueKey
-                problem(
-                    .error,
-                    "\(entity.name) \(parts.owner): orphan chunks of the external value \(parts.value) from chunk "
-                        + "\(parts.chunk): \(reason)", entity: entity.name, id: parts.owner,
-                    part: names[parts.field])
+            guard let reason else {
+                // A chunk of a value that belongs to a record must carry its checksum.
+                let checksum = try checksums.flatMap { try txn.value(forKey: key, in: $0) }
+                if let checksum,
+                    !checksum.elementsEqual(withUnsafeBytes(of: Checksum.crc32c(chunk).littleEndian, Array.init))
+                {
+                    problem(
+                        .error,
+                        "\(entity.name) \(parts.owner): chunk \(parts.chunk) of the external value \(parts.value) is "
+                            + "damaged: its checksum does not match its bytes", entity: entity.name, id: parts.owner,
+                        part: names[parts.field])
+                } else if checksum == nil, isChecked {
+                    problem(
+                        .error,
+                        "\(entity.name) \(parts.owner): chunk \(parts.chunk) of the external value \(parts.value) has no "
+                            + "checksum", entity: entity.name, id: parts.owner, part: names[parts.field])
+                }
+                return
             }
+            lastOrphan = valueKey
+            problem(
+                .error,
+                "\(entity.name) \(parts.owner): orphan chunks of the external value \(parts.value) from chunk "
+                    + "\(parts.chunk): \(reason)", entity: entity.name, id: parts.owner, part: names[parts.field])
         }
     }
 }

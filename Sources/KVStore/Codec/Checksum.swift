@@ -1,0 +1,30 @@
+import CCRC32C
+
+/// The checksum of KVStore's stored bytes: CRC-32C (Castagnoli), with the SSE 4.2 instruction where the CPU has it.
+///
+/// LMDB 0.9 has no checksums of its own, and trusts its pages: without these, a byte changed inside a record or a
+/// chunk on disk would be read back as data.
+package enum Checksum {
+    /// The CRC-32C of `bytes`.
+    package static func crc32c(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        kvstore_crc32c(0, bytes.baseAddress, bytes.count)
+    }
+
+    /// The CRC-32C of `bytes`.
+    package static func crc32c(_ bytes: [UInt8]) -> UInt32 {
+        bytes.withUnsafeBytes { crc32c($0) }
+    }
+
+    /// Appends the CRC-32C of `bytes[start...]`, little-endian, to `bytes`.
+    static func append(to bytes: inout [UInt8], from start: Int) {
+        let crc = bytes.withUnsafeBytes { crc32c(UnsafeRawBufferPointer(rebasing: $0[start...])) }
+        withUnsafeBytes(of: crc.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    /// Whether the last 4 bytes of `bytes` are the little-endian CRC-32C of the bytes before them.
+    static func isValid(trailing bytes: UnsafeRawBufferPointer) -> Bool {
+        guard bytes.count >= 4 else { return false }
+        let stored = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: bytes.count - 4, as: UInt32.self))
+        return crc32c(UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - 4)])) == stored
+    }
+}
