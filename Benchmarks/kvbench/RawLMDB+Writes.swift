@@ -19,15 +19,15 @@ extension RawLMDB {
                     var key = buffers.key(position)
                     var old = MDB_val()
                     try check(mdb_get(txn, tasks, &key, &old), "mdb_get")
-                    // `projectID` is a task's last field, a UUID: the record's last 16 bytes.
-                    guard old.mv_size >= 17, let oldBytes = old.mv_data else {
+                    // `projectID` is a task's last field, a UUID: the 16 bytes before the record's 4-byte checksum.
+                    guard old.mv_size >= 21, let oldBytes = old.mv_data else {
                         throw RawLMDBError(code: MDB_CORRUPTED, operation: "mdb_get")
                     }
                     // The put below may move the page the old record is on: copy its project ID first.
                     var oldProject = (UInt64(0), UInt64(0))
                     withUnsafeMutableBytes(of: &oldProject) { copy in
                         copy.copyMemory(
-                            from: UnsafeRawBufferPointer(start: oldBytes.advanced(by: old.mv_size - 16), count: 16))
+                            from: UnsafeRawBufferPointer(start: oldBytes.advanced(by: old.mv_size - 20), count: 16))
                     }
                     var value = buffers.value(position)
                     try check(mdb_put(txn, tasks, &key, &value, 0), "mdb_put")

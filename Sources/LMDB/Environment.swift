@@ -51,10 +51,15 @@ public final class Environment: Sendable {
     public var pageSize: Int { core.pageSize }
 
     var handle: OpaquePointer { core.handle }
-    var gate: TransactionGate { core.gate }
+    /// The core's gate and identity, kept here as well: every transaction reaches them, and a stored reference is
+    /// read without the retain and release a reference through the core costs.
+    let gate: TransactionGate
+    let coreID: UInt64
 
     init(core: EnvironmentCore) {
         self.core = core
+        self.gate = core.gate
+        self.coreID = core.id
     }
 
     deinit {

@@ -170,7 +170,7 @@ extension TransactionContext where Self: ~Copyable {
     @inline(__always)
     func dbi(of table: Table, _ operation: StaticString) throws(LMDBError) -> MDB_dbi {
         let dbi = table.slot.dbi
-        if dbi == 0 || table.slot.environmentID != environment.core.id {
+        if dbi == 0 || table.slot.environmentID != environment.coreID {
             throw staleTable(table, operation)
         }
         return dbi

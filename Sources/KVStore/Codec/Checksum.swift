@@ -16,9 +16,16 @@ package enum Checksum {
     }
 
     /// Appends the CRC-32C of `bytes[start...]`, little-endian, to `bytes`.
+    ///
+    /// Byte by byte: every save appends one, and `append(contentsOf:)` of a raw buffer goes through a generic path
+    /// that costs several times more.
+    @inline(__always)
     static func append(to bytes: inout [UInt8], from start: Int) {
         let crc = bytes.withUnsafeBytes { crc32c(UnsafeRawBufferPointer(rebasing: $0[start...])) }
-        withUnsafeBytes(of: crc.littleEndian) { bytes.append(contentsOf: $0) }
+        bytes.append(UInt8(truncatingIfNeeded: crc))
+        bytes.append(UInt8(truncatingIfNeeded: crc >> 8))
+        bytes.append(UInt8(truncatingIfNeeded: crc >> 16))
+        bytes.append(UInt8(truncatingIfNeeded: crc >> 24))
     }
 
     /// Whether the last 4 bytes of `bytes` are the little-endian CRC-32C of the bytes before them.

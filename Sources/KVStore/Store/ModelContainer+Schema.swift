@@ -1,5 +1,6 @@
 import Foundation
 import LMDB
+import Synchronization
 
 /// What a container knows of its store's schema, and up to which transaction it checked it.
 ///
@@ -29,6 +30,20 @@ struct SchemaFollowing: Sendable {
     var migration: MigrationState?
     /// The store's entities the program does not declare, for delete rules that reach them.
     var catalogStores: [String: CatalogEntityStore]
+}
+
+/// The parts of ``SchemaFollowing`` every transaction reads, as atomics, so that the common case takes no lock: the
+/// last transactions known to leave the catalog as the container knows it, and whether the container is stale.
+final class SchemaClock: Sendable {
+    let readVerified: Atomic<Int>
+    let writeVerified: Atomic<Int>
+    /// 0 while the models fit the store, 1 once writes are refused, 2 once reads are too.
+    let staleness = Atomic<Int>(0)
+
+    init(verified: Int) {
+        readVerified = Atomic(verified)
+        writeVerified = Atomic(verified)
+    }
 }
 
 /// Thrown inside a write transaction whose snapshot has a schema generation the container has not loaded; the write
@@ -62,19 +77,35 @@ extension ModelContainer {
     ///   once the store moved past the models.
     func beginWrite(_ txn: borrowing Transaction) throws {
         for store in declaredStores { store.didBeginWrite() }
-        let (verified, generation, stale) = schema.withLock { ($0.writeVerified, $0.writeGeneration, $0.stale) }
-        if let stale { throw stale }
-        // A write transaction's ID is the last committed one's plus one.
+        // A write transaction's ID is the last committed one's plus one: when this container committed that one,
+        // or checked it, the catalog is as it knows it. The check reads atomics, not the lock.
         let last = txn.id - 1
-        if last == verified { return }
+        if schemaClock.staleness.load(ordering: .relaxed) == 0,
+            last == schemaClock.writeVerified.load(ordering: .relaxed)
+        {
+            return
+        }
+        let (generation, stale) = schema.withLock { ($0.writeGeneration, $0.stale) }
+        if let stale { throw stale }
         guard try Catalog.generation(in: txn, table: catalogTable) == generation else { throw SchemaReloadNeeded() }
-        schema.withLock { $0.writeVerified = max($0.writeVerified, last) }
+        updateSchema { $0.writeVerified = max($0.writeVerified, last) }
+    }
+
+    /// Changes what the container knows of the schema, and publishes the fast-path copies.
+    func updateSchema(_ change: (inout SchemaFollowing) -> Void) {
+        schema.withLock { following in
+            change(&following)
+            schemaClock.readVerified.store(following.readVerified, ordering: .relaxed)
+            schemaClock.writeVerified.store(following.writeVerified, ordering: .relaxed)
+            schemaClock.staleness.store(
+                following.stale == nil ? 0 : following.staleForReads ? 2 : 1, ordering: .relaxed)
+        }
     }
 
     /// Records a commit of this container: the catalog is at `generation` after `transaction`.
     func didCommit(transaction: Int, generation: UInt64?) {
         for store in declaredStores { store.didCommit(transaction: transaction) }
-        schema.withLock { state in
+        updateSchema { state in
             if let generation { state.writeGeneration = generation }
             state.writeVerified = transaction
             // The field tables are the writer's: the read side is as current as the write side.
@@ -91,14 +122,14 @@ extension ModelContainer {
     ///
     /// Without it, records written there do not decode here.
     func followCatalog(inRead txn: borrowing Transaction) throws {
-        let (verified, known, staleForReads, stale) = schema.withLock {
-            ($0.readVerified, $0.readGeneration, $0.staleForReads, $0.stale)
-        }
+        // The fast path reads atomics, not the lock: a snapshot the container committed or checked.
+        let staleness = schemaClock.staleness.load(ordering: .relaxed)
+        if staleness != 2, txn.id <= schemaClock.readVerified.load(ordering: .relaxed) { return }
+        let (known, staleForReads, stale) = schema.withLock { ($0.readGeneration, $0.staleForReads, $0.stale) }
         if staleForReads, let stale { throw stale }
-        if txn.id <= verified { return }
         let generation = try Catalog.generation(in: txn, table: catalogTable)
         if generation == known {
-            schema.withLock { $0.readVerified = max($0.readVerified, txn.id) }
+            updateSchema { $0.readVerified = max($0.readVerified, txn.id) }
             return
         }
         let state = try Catalog.schemaState(in: txn, table: catalogTable)
@@ -107,7 +138,7 @@ extension ModelContainer {
                 EntityCatalog.self, key: Catalog.entityKey(store.name), in: txn, table: catalogTable)
             if let entry { store.refreshFields(from: entry.fields, isWriting: false) }
         }
-        schema.withLock { following in
+        updateSchema { following in
             following.migration = state.migration
             if following.stale == nil, state.history.count > following.openedHistory {
                 following.stale = Self.migratedPast(following, state: state, path: path)
@@ -157,13 +188,13 @@ extension ModelContainer {
                         + "to \(migration.to); this write waited \(configuration.migrationWaitTimeout) for it to end "
                         + "(ModelConfiguration.migrationWaitTimeout). Nothing was written")
             }
-            schema.withLock { $0.migration = migration }
+            updateSchema { $0.migration = migration }
             Thread.sleep(forTimeInterval: 0.01)
             return false
         }
         let byName = Dictionary(entries.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         if let stale = try staleness(state: state, entries: byName) {
-            schema.withLock { following in
+            updateSchema { following in
                 following.stale = stale.error
                 following.staleForReads = stale.forReads
             }
@@ -184,7 +215,7 @@ extension ModelContainer {
         }
         let catalogStores = try Self.catalogStores(
             entries, declared: storesByName, environment: environment, longKeyHash: longKeyHash)
-        schema.withLock { following in
+        updateSchema { following in
             following.migration = nil
             following.catalogStores = catalogStores
             following.writeGeneration = generation

@@ -37,8 +37,10 @@ public final class ModelContainer: Sendable {
     let storesByName: [String: any AnyEntityStore]
     /// The entities the models declare.
     var declaredStores: [any DeclaredEntityStore] { storeList }
-    /// What the container knows of the store's schema: see ``SchemaFollowing``.
+    /// What the container knows of the store's schema: see ``SchemaFollowing``; change it with ``updateSchema(_:)``.
     let schema: Locked<SchemaFollowing>
+    /// The fast-path copies of parts of ``schema``.
+    let schemaClock: SchemaClock
     /// A descriptor of the data file, to test the store's locks (a migration under way in another process).
     let lockProbe: StoreLockProbe
     /// How the store completes index keys that LMDB's key limit cuts, from its catalog's format entry.
@@ -162,6 +164,7 @@ public final class ModelContainer: Sendable {
                 entries, declared: storesByName, environment: environment, longKeyHash: longKeyHash)
             try Self.validateRelationships(
                 Dictionary(uniqueKeysWithValues: stores.values.map { ($0.name, $0) }), catalogStores: catalogStores)
+            schemaClock = SchemaClock(verified: transaction)
             schema = Locked(
                 SchemaFollowing(
                     writeGeneration: generation, writeVerified: transaction, readGeneration: generation,
