@@ -28,12 +28,20 @@ public func initialize(_ argc: UnsafeMutablePointer<CInt>, _ argv: Corpus.Argume
     return 0
 }
 
-/// Decodes one input every way.
+/// Decodes one input every way, as it is and, for a record with a checksum, with its checksum made right: a changed
+/// byte inside a record then reaches the decoders instead of stopping at the checksum.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    let bytes = UnsafeRawBufferPointer(start: data, count: size)
+    check(bytes)
+    codec.resealed(bytes)?.withUnsafeBytes { check($0) }
+    return 0
+}
+
+/// Decodes `bytes` every way.
+func check(_ bytes: UnsafeRawBufferPointer) {
     // `fatalError` below is deliberate: it is how a target reports a broken property to libFuzzer, which saves the
     // input as a crash to replay. It never runs in the library or kvtool.
-    let bytes = UnsafeRawBufferPointer(start: data, count: size)
     checkTyped(Specimen.self, bytes)
     checkFields(bytes)
     checkTyped([String: [Int?]].self, bytes)
@@ -48,7 +56,6 @@ public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             fatalError("the tree's encoding is not stable:\ninput \(Array(bytes))\nonce \(tree)\ntwice \(again)")
         }
     }
-    return 0
 }
 
 /// Decodes `bytes` as `type` and, when that works, checks that the value encodes and decodes stably.
