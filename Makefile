@@ -80,13 +80,16 @@ bench: deps
 	mkdir -p bench-results
 	.build/release/kvbench --json bench-results/kvbench.json --svg bench-results/kvbench.svg $(BENCHFLAGS)
 
-## crashtest: start writer processes, kill each at a random moment and check the store after each kill (debug build;
-## CRASHTEST_ITERATIONS kills, CRASHTESTFLAGS="--seed 42 --verbose" for more; crashtest --help lists the options)
+## crashtest: start writer processes, kill each at a random moment and check the store after each kill, then run
+## old-schema writers beside migrations killed at random points (debug build; CRASHTEST_ITERATIONS kills and
+## CRASHTEST_MIXED_ITERATIONS mixed-version rounds, CRASHTESTFLAGS="--seed 42 --verbose" for more; crashtest --help)
 CRASHTEST_ITERATIONS ?= 1000
+CRASHTEST_MIXED_ITERATIONS ?= 40
 CRASHTESTFLAGS ?=
 crashtest: deps
 	$(SWIFT) build --product crashtest $(SWIFTFLAGS)
 	.build/debug/crashtest run --iterations $(CRASHTEST_ITERATIONS) $(CRASHTESTFLAGS)
+	.build/debug/crashtest mixed --iterations $(CRASHTEST_MIXED_ITERATIONS) $(CRASHTESTFLAGS)
 
 ## lint: swift format in strict mode
 lint:

@@ -279,6 +279,14 @@ final class CrashRun {
         logOffset = try Self.fileSize(logPath)
     }
 
+    /// The errors kvtool's integrity check finds in the store at `path`, run in-process.
+    static func integrityErrors(at path: String) throws -> [String] {
+        let output = StringSink()
+        let errors = StringSink()
+        let status = KVTool.run(arguments: ["check", path], console: Console(output: output, errors: errors))
+        return status == 0 ? [] : ["status \(status): \(output.text)\(errors.text)"]
+    }
+
     private static func fileSize(_ path: String) throws -> Int {
         let attributes = try FileManager.default.attributesOfItem(atPath: path)
         return (attributes[.size] as? NSNumber)?.intValue ?? 0

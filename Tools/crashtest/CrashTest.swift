@@ -10,6 +10,10 @@ enum CrashTest {
 
         USAGE: crashtest run [--iterations <n>] [--seed <s>] [--directory <path>] [--fresh-every <k>]
                              [--max-delay-ms <ms>] [--reader-every <r>] [--verbose]
+               crashtest mixed [--iterations <n>] [--seed <s>] [--verbose]
+
+        crashtest mixed runs old-schema writers while a migration to a new schema is killed at random
+        points, then finishes the migration and checks that every save a writer saw commit is there.
 
         OPTIONS:
           --iterations <n>     Writers to start and kill (default: 100).
@@ -37,6 +41,13 @@ enum CrashTest {
             switch command {
             case "run":
                 return CrashRun(options: try options.runOptions()).run()
+            case "mixed":
+                let run = try options.runOptions()
+                return MixedVersionRun(iterations: run.iterations, seed: run.seed, verbose: run.verbose).run()
+            case "old-writer":
+                return try MixedVersionRun.runOldWriter(store: options.required("store"))
+            case "migrate":
+                return try MixedVersionRun.runMigration(store: options.required("store"))
             case "writer":
                 return try runWriter(options)
             case "read":

@@ -1,0 +1,203 @@
+import Foundation
+import KVStore
+import KVToolCore
+
+/// The two versions of the mixed-version scenario's program: notes, then notes with a word count that a custom
+/// stage fills, one record at a time, slowly enough for writers and kills to meet it half-way.
+enum MixedV1: VersionedSchema {
+    static let versionIdentifier = SchemaVersion(1, 0, 0)
+    static let models: [any Model.Type] = [Note.self]
+
+    struct Note: Model, Equatable {
+        var id = UUID.timeOrdered()
+        var title: String
+        var body: String
+        static let entity = Entity<Note>(indexes: [.index(\.title)])
+    }
+}
+
+enum MixedV2: VersionedSchema {
+    static let versionIdentifier = SchemaVersion(2, 0, 0)
+    static let models: [any Model.Type] = [Note.self]
+
+    struct Note: Model, Equatable {
+        var id: UUID
+        var title: String
+        var body: String
+        var words: Int
+        static let entity = Entity<Note>(indexes: [.index(\.title), .index(\.words)])
+    }
+}
+
+enum MixedPlan: SchemaMigrationPlan {
+    static let schemas: [any VersionedSchema.Type] = [MixedV1.self, MixedV2.self]
+    static let stages: [MigrationStage] = [
+        .custom(
+            fromVersion: MixedV1.self, toVersion: MixedV2.self,
+            migrations: [
+                .transform(MixedV1.Note.self, to: MixedV2.Note.self) { old in
+                    usleep(300)
+                    return MixedV2.Note(
+                        id: old.id, title: old.title, body: old.body, words: old.body.split(separator: " ").count)
+                }
+            ])
+    ]
+    static let migrationChunkSize = 20
+}
+
+/// `crashtest mixed`: old-schema writers keep saving while a migration to the new schema runs and is killed with
+/// SIGKILL at random points; then the migration finishes, and every save an old writer saw commit must be there,
+/// migrated, with `kvtool check` clean.
+///
+/// The old writers stop with a clear error (``KVStoreError/schemaChanged`` once the migration ended,
+/// ``KVStoreError/migrationInProgress`` once a killed migration left the store half-way), never a crash.
+final class MixedVersionRun {
+    private let iterations: Int
+    private var random: SplitMix64
+    private let verbose: Bool
+    private let directory: String
+    private var problems: [String] = []
+    private var acknowledged = 0
+    private var migratorKills = 0
+    private var writerEndings: [String: Int] = [:]
+
+    init(iterations: Int, seed: UInt64, verbose: Bool) {
+        self.iterations = iterations
+        random = SplitMix64(seed: seed)
+        self.verbose = verbose
+        directory =
+            URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
+                "crashtest-mixed-\(seed)-\(getpid())"
+            ).path
+        print("crashtest mixed: \(iterations) iterations, seed \(seed), in \(directory)")
+    }
+
+    /// The configuration of every process: writes wait up to 10 s for a migration under way.
+    static func configuration(_ path: String) -> ModelConfiguration {
+        var configuration = ModelConfiguration(path: path, isDurable: true, initialMapSize: 1 << 20)
+        configuration.migrationWaitTimeout = .seconds(10)
+        return configuration
+    }
+
+    /// Runs the iterations and returns the exit status.
+    func run() -> Int32 {
+        let started = ContinuousClock.now
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            for iteration in 1...max(iterations, 1) where problems.isEmpty {
+                try iterate(iteration)
+            }
+        } catch {
+            problems.append("The mixed-version test failed: \(error)")
+        }
+        let seconds = (ContinuousClock.now - started) / .seconds(1)
+        let endings = writerEndings.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
+        print(
+            """
+            Iterations:            \(iterations)
+            Migrations killed:     \(migratorKills)
+            Saves acknowledged:    \(acknowledged), all present after the migration
+            Old writers ended by:  \(endings.joined(separator: ", "))
+            Time:                  \(String(format: "%.1f", seconds)) s
+            Problems:              \(problems.count)
+            """)
+        for problem in problems { print("PROBLEM: \(problem)") }
+        if problems.isEmpty { try? FileManager.default.removeItem(atPath: directory) }
+        return problems.isEmpty ? 0 : 1
+    }
+
+    private func iterate(_ iteration: Int) throws {
+        let store = directory + "/store-\(iteration)"
+        let seeded = (0..<300).map { MixedV1.Note(title: "seed \($0 % 20)", body: "one two three") }
+        do {
+            let container = try ModelContainer(for: MixedV1.self, configuration: Self.configuration(store))
+            try container.write { txn in for note in seeded { try txn.insert(note) } }
+            try container.close()
+        }
+        let writers = try (0..<2).map { _ in try LineChild(["old-writer", "--store", store]) }
+        for writer in writers { _ = writer.waitForLine { $0 == "ready" } }
+        usleep(UInt32(random.next() % 50_000))
+        // None to three migrations killed at a random moment; with none, one runs to its end beside the writers.
+        let kills = Int(random.next() % 4)
+        for _ in 0..<kills {
+            let migrator = try LineChild(["migrate", "--store", store])
+            _ = migrator.waitForLine { $0 == "ready" }
+            usleep(UInt32(20_000 + random.next() % 200_000))
+            migrator.kill()
+            migratorKills += 1
+        }
+        if kills == 0 {
+            let migrator = try LineChild(["migrate", "--store", store])
+            let ending = migrator.waitForExit()
+            guard ending == "exit 0", migrator.lines.last == "migrated" else {
+                problems.append("iteration \(iteration): the migration ended with \(ending): \(migrator.lines)")
+                return
+            }
+        }
+        var endings: [String] = []
+        for writer in writers {
+            let ending = writer.waitForExit()
+            let last = writer.lines.last ?? ""
+            let kind = last.hasPrefix("error ") ? String(last.dropFirst(6).prefix { $0 != " " }) : ending
+            writerEndings[kind, default: 0] += 1
+            endings.append(kind)
+            guard ending == "exit 3", kind == "schemaChanged" || kind == "migrationInProgress" else {
+                problems.append("iteration \(iteration): an old writer ended with \(ending), last line '\(last)'")
+                return
+            }
+        }
+        let saved = Set(writers.flatMap(\.acknowledged)).union(seeded.map(\.id))
+        acknowledged += saved.count - seeded.count
+        let container = try ModelContainer(
+            for: MixedV2.self, migrationPlan: MixedPlan.self, configuration: Self.configuration(store))
+        let stored = try ModelContext(container).fetch(FetchDescriptor<MixedV2.Note>())
+        try container.close()
+        let missing = saved.subtracting(stored.map(\.id))
+        if !missing.isEmpty {
+            let example = missing.first.map { "\($0)" } ?? ""
+            problems.append(
+                "iteration \(iteration): \(missing.count) acknowledged saves are missing, such as \(example)")
+        }
+        if stored.contains(where: { $0.words != 3 }) {
+            problems.append("iteration \(iteration): a migrated note has a wrong word count")
+        }
+        let checked = try CrashRun.integrityErrors(at: store)
+        if !checked.isEmpty {
+            problems.append("iteration \(iteration): kvtool check: \(checked.joined(separator: "; "))")
+        }
+        if verbose {
+            print(
+                "iteration \(iteration): \(kills) migrations killed, \(saved.count - seeded.count) saves acknowledged, "
+                    + "writers ended by \(endings.joined(separator: " and "))")
+        }
+        try? FileManager.default.removeItem(atPath: store)
+    }
+
+    /// The old-schema writer child: saves notes one save each, printing each acknowledged ID, until a save fails.
+    static func runOldWriter(store: String) throws -> Int32 {
+        let container = try ModelContainer(for: MixedV1.self, configuration: configuration(store))
+        LineChild.report("ready")
+        do {
+            for index in 0..<1_000_000 {
+                let note = MixedV1.Note(title: "late \(index % 20)", body: "one two three")
+                try container.write { txn in try txn.insert(note) }
+                LineChild.report("saved \(note.id)")
+                usleep(200)
+            }
+        } catch let error as KVStoreError {
+            LineChild.report("error \(error.kind) \(error.message)")
+            return 3
+        }
+        return 0
+    }
+
+    /// The migrating child.
+    static func runMigration(store: String) throws -> Int32 {
+        LineChild.report("ready")
+        let container = try ModelContainer(
+            for: MixedV2.self, migrationPlan: MixedPlan.self, configuration: configuration(store))
+        try container.close()
+        LineChild.report("migrated")
+        return 0
+    }
+}
