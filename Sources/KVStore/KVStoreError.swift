@@ -125,6 +125,10 @@ public struct KVStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The disk is full: the write was not made, and nothing committed before it was lost. Free space and retry.
     public static let diskFull = KVStoreError(kind: "diskFull")
 
+    /// The container was opened read-only (``ModelConfiguration/isReadOnly``): it writes nothing, so a write, or an
+    /// open that would need one (a new index, a migration), is refused. The message says what would have been written.
+    public static let readOnly = KVStoreError(kind: "readOnly")
+
     /// A ``SchemaMigrationPlan`` does not hold together: a version listed twice, a stage between versions it does
     /// not list, a custom migration of a model type that is not part of its stage's schemas.
     public static let invalidMigrationPlan = KVStoreError(kind: "invalidMigrationPlan")

@@ -352,3 +352,79 @@ func integrityErrors(at path: String) throws -> [String] {
         #expect(try lastTransaction() == before)
     }
 }
+
+/// A read-only container writes nothing, whatever it is asked.
+@Suite struct ReadOnlyContainerTests {
+    private static func readOnly(_ path: String) -> ModelConfiguration {
+        var configuration = ModelConfiguration(path: path)
+        configuration.isReadOnly = true
+        return configuration
+    }
+
+    private static func fileBytes(_ path: String) throws -> Data {
+        try Data(contentsOf: URL(fileURLWithPath: path + "/data.mdb"))
+    }
+
+    @Test func aReadOnlyContainerReadsAndWritesNothing() throws {
+        let directory = StoreDirectory()
+        let doc = DocIndexedForReadOnly(title: "kept", tags: ["a"])
+        do {
+            let program = try ModelContainer(
+                for: DocIndexedForReadOnly.self, configuration: ModelConfiguration(path: directory.path))
+            try program.write { txn in try txn.insert(doc) }
+            try program.close()
+        }
+        let before = try Self.fileBytes(directory.path)
+        let container = try ModelContainer(
+            for: DocIndexedForReadOnly.self, configuration: Self.readOnly(directory.path))
+        let context = ModelContext(container)
+        #expect(
+            try context.fetch(FetchDescriptor<DocIndexedForReadOnly>(predicate: #Predicate { $0.title == "kept" })) == [
+                doc
+            ])
+        let error = try #require(throws: KVStoreError.self) {
+            try container.write { txn in try txn.insert(DocIndexedForReadOnly(title: "new", tags: [])) }
+        }
+        #expect(error == .readOnly)
+        context.insert(DocIndexedForReadOnly(title: "new", tags: []))
+        #expect(throws: KVStoreError.readOnly) { try context.save() }
+        try container.close()
+        #expect(try Self.fileBytes(directory.path) == before)
+    }
+
+    @Test func aReadOnlyOpenThatWouldHaveToWriteIsRefused() throws {
+        let directory = StoreDirectory()
+        #expect(throws: KVStoreError.readOnly) {
+            try ModelContainer(for: DocPlainForReadOnly.self, configuration: Self.readOnly(directory.path))
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.path))
+        do {
+            let script = try ModelContainer(
+                for: DocPlainForReadOnly.self, configuration: ModelConfiguration(path: directory.path))
+            try script.write { txn in try txn.insert(DocPlainForReadOnly(title: "x", tags: [])) }
+            try script.close()
+        }
+        let before = try Self.fileBytes(directory.path)
+        // The program's indexes are not in the store yet: building them would be a write.
+        let error = try #require(throws: KVStoreError.self) {
+            try ModelContainer(for: DocIndexedForReadOnly.self, configuration: Self.readOnly(directory.path))
+        }
+        #expect(error == .readOnly)
+        #expect(error.description.contains("no index title of Doc"))
+        #expect(try Self.fileBytes(directory.path) == before)
+    }
+}
+
+private struct DocIndexedForReadOnly: Model, Equatable {
+    var id = UUID.timeOrdered()
+    var title: String
+    var tags: [String]
+    static let entity = Entity<DocIndexedForReadOnly>(name: "Doc", indexes: [.index(\.title), .index(\.tags)])
+}
+
+private struct DocPlainForReadOnly: Model, Equatable {
+    var id = UUID.timeOrdered()
+    var title: String
+    var tags: [String]
+    static let entity = Entity<DocPlainForReadOnly>(name: "Doc")
+}

@@ -166,7 +166,8 @@ extension JSONEncoder {
                 #expect(value.first == RecordFormat.version)
                 return true
             }
-            let checksums = try #require(try container.store(for: Memo.self).externalTable).checksums
+            let external = try #require(try container.store(for: Memo.self).externalTable)
+            let checksums = try #require(external.checksums)
             #expect(try txn.count(of: checksums) == 3)
         }
         #expect(try integrityErrors(at: directory.path) == [])

@@ -20,13 +20,14 @@ final class ExternalValueTable: Sendable {
     let entity: String
     let chunks: Table
     let staging: Table
-    /// The CRC-32C of each chunk, under the chunk's key.
-    let checksums: Table
+    /// The CRC-32C of each chunk, under the chunk's key; `nil` only in a store of the previous format opened
+    /// read-only, which has none.
+    let checksums: Table?
     /// Whether every chunk must have a checksum: false only in a store written before checksums, until opening it
     /// gave its chunks theirs.
     let requiresChecksums: Bool
 
-    init(entity: String, chunks: Table, staging: Table, checksums: Table, requiresChecksums: Bool) {
+    init(entity: String, chunks: Table, staging: Table, checksums: Table?, requiresChecksums: Bool) {
         self.entity = entity
         self.chunks = chunks
         self.staging = staging
@@ -49,12 +50,16 @@ final class ExternalValueTable: Sendable {
                 ? try SchemaLoader.existingTable(name, options: [], entity: entity, environment: environment)
                 : try environment.openTable(named: name, create: true)
         }
+        let checksumName = Catalog.checksumTableName(entity)
+        let checksums =
+            environment.isReadOnly && !isChecked
+            ? try? environment.openTable(named: checksumName)
+            : try table(checksumName, mustExist: exists && isChecked)
         return ExternalValueTable(
             entity: entity,
             chunks: try table(Catalog.externalTableName(entity), mustExist: exists),
             staging: try table(Catalog.stagingTableName(entity), mustExist: exists),
-            checksums: try table(Catalog.checksumTableName(entity), mustExist: exists && isChecked),
-            requiresChecksums: isChecked)
+            checksums: checksums, requiresChecksums: isChecked)
     }
 
     /// The little-endian CRC-32C of a chunk, as its checksum entry holds it.
@@ -95,7 +100,7 @@ final class ExternalValueTable: Sendable {
             try txn.put(reservingCount: chunk.count, forKey: key, in: chunks) { target in
                 target.copyMemory(from: chunk)
             }
-            try txn.put(Self.checksum(of: chunk), forKey: key, in: checksums)
+            if let checksums { try txn.put(Self.checksum(of: chunk), forKey: key, in: checksums) }
             offset = end
             index += 1
         }
@@ -137,7 +142,7 @@ final class ExternalValueTable: Sendable {
     /// Deletes the chunks whose keys start with `prefix`, and their checksums.
     private func deleteChunks(_ prefix: [UInt8], txn: borrowing Transaction) throws {
         try deleteRange(prefix, in: chunks, txn: txn)
-        try deleteRange(prefix, in: checksums, txn: txn)
+        if let checksums { try deleteRange(prefix, in: checksums, txn: txn) }
     }
 
     /// Deletes every external value of a model, and the staged ones of writes to it that never finished.
@@ -236,7 +241,7 @@ final class ExternalValueTable: Sendable {
                     message: "Chunk \(index) of \(entity).\(field.name) of \(owner) holds \(bytes.count) bytes "
                         + "instead of \(expected): the store is damaged")
             }
-            let stored = try txn.value(forKey: key, in: checksums)
+            let stored = try checksums.flatMap { try txn.value(forKey: key, in: $0) }
             if stored.map({ !$0.elementsEqual(Self.checksum(of: bytes)) }) ?? requiresChecksums {
                 throw KVStoreError(
                     .damaged, entity: entity, id: owner, field: field.name,

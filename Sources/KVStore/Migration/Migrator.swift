@@ -26,6 +26,15 @@ struct Migrator {
     let environment: Environment
     let catalog: Table
     let progress: (@Sendable (MigrationProgress) -> Void)?
+    /// Whether the container opens read-only: a store that would need a stage is refused, and a version is not
+    /// stamped.
+    var isReadOnly = false
+
+    init(environment: Environment, catalog: Table, progress: (@Sendable (MigrationProgress) -> Void)?) {
+        self.environment = environment
+        self.catalog = catalog
+        self.progress = progress
+    }
 
     /// Checks the store's schema version against `versioning`, and migrates it when a plan says how. The caller
     /// holds the store's migration lock.
@@ -35,7 +44,7 @@ struct Migrator {
     ///   ``KVStoreError/invalidMigrationPlan``, and what a stage throws.
     func prepare(_ versioning: Versioning) throws -> Bool {
         let state = try environment.read { txn in try Catalog.schemaState(in: txn, table: catalog) }
-        if !state.pendingDrops.isEmpty { try dropPendingTables() }
+        if !state.pendingDrops.isEmpty, !isReadOnly { try dropPendingTables() }
         switch versioning {
         case .unversioned:
             if let migration = state.migration { throw inProgress(migration) }
@@ -81,6 +90,12 @@ struct Migrator {
                 message: "The store at \(environment.path) is part-way through migrating from \(migration.from) to "
                     + "\(migration.to), and holds records of both; open it with a migration plan that leads from "
                     + "\(migration.from) through \(migration.to) to finish the migration, not at \(targetVersion)")
+        }
+        if isReadOnly {
+            throw KVStoreError(
+                .readOnly,
+                message: "The store at \(environment.path) is at schema version \(current), and opening it at "
+                    + "\(targetVersion) needs a migration, which a read-only open does not run; open it writable once")
         }
         let chunkSize = max(1, plan.migrationChunkSize)
         var resuming = state.migration
@@ -162,6 +177,8 @@ struct Migrator {
     // MARK: - Catalog
 
     private func stamp(_ version: SchemaVersion) throws {
+        // A read-only open leaves a store without a version as it is.
+        guard !isReadOnly else { return }
         try environment.write { txn in
             var state = try Catalog.schemaState(in: txn, table: catalog)
             state.version = version

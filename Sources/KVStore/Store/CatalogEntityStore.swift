@@ -18,9 +18,11 @@ final class CatalogEntityStore: AnyEntityStore {
 
     /// Opens the tables of `entry`'s entity.
     ///
-    /// - Parameter longKeyHash: How the store completes index keys that LMDB's limit cuts.
+    /// - Parameters:
+    ///   - longKeyHash: How the store completes index keys that LMDB's limit cuts.
+    ///   - hasChecksums: Whether the store's format has checksums for every external chunk.
     /// - Throws: ``KVStoreError/damaged`` when a table the entry names is missing from the file.
-    init(entry: EntityCatalog, environment: Environment, longKeyHash: LongKeyHash) throws {
+    init(entry: EntityCatalog, environment: Environment, longKeyHash: LongKeyHash, hasChecksums: Bool) throws {
         self.longKeyHash = longKeyHash
         name = entry.name
         fields = entry.fields
@@ -39,7 +41,7 @@ final class CatalogEntityStore: AnyEntityStore {
             externalTable = nil
         } else {
             externalTable = try ExternalValueTable.open(
-                entity: entry.name, environment: environment, exists: true, isChecked: true)
+                entity: entry.name, environment: environment, exists: true, isChecked: hasChecksums)
         }
     }
 

@@ -22,6 +22,14 @@ public struct ModelConfiguration: Sendable, Hashable {
     /// (the map grows by doubling), and opens any store this machine's address space can map.
     public var maximumMapSize: Int
 
+    /// Whether the container only reads: it opens the store without writing anything to it (no format stamp, no index
+    /// build, no clean-up of abandoned streamed values), and every write throws ``KVStoreError/readOnly``.
+    ///
+    /// The store must exist, and already hold what the models declare: an entity or an index it lacks, or a
+    /// migration it needs, is refused with ``KVStoreError/readOnly`` at open. LMDB still takes a reader slot in the
+    /// store's lock file (and creates the lock file when there is none, as any reader does). The default is `false`.
+    public var isReadOnly = false
+
     /// How long a write, or an open, waits for another process's migration of the store to end before it fails with
     /// ``KVStoreError/migrationInProgress``. The default is 30 seconds.
     ///

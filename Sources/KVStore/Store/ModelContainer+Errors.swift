@@ -16,6 +16,11 @@ extension ModelContainer {
         let store = error.path.map { "the store at \($0)" } ?? "the store"
         let table = error.table.map { " (table '\($0)')" } ?? ""
         switch error.code {
+        case EACCES where error.detail?.contains("read-only") == true:
+            return KVStoreError(
+                .readOnly,
+                message: "The container was opened read-only (ModelConfiguration.isReadOnly); nothing was "
+                    + "written", underlying: error)
         case LMDBError.environmentClosed.code:
             return KVStoreError(.closed, message: "The container is closed", underlying: error)
         case ENOSPC, EDQUOT:

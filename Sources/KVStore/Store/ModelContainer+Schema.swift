@@ -214,7 +214,8 @@ extension ModelContainer {
             store.reload(entry, derivedIndexes: derived)
         }
         let catalogStores = try Self.catalogStores(
-            entries, declared: storesByName, environment: environment, longKeyHash: longKeyHash)
+            entries, declared: storesByName, environment: environment, longKeyHash: longKeyHash,
+            hasChecksums: hasChecksums)
         updateSchema { following in
             following.migration = nil
             following.catalogStores = catalogStores
@@ -277,12 +278,12 @@ extension ModelContainer {
     /// Opens the entities of the catalog that the container does not declare.
     static func catalogStores(
         _ entries: [EntityCatalog], declared: [String: any AnyEntityStore], environment: Environment,
-        longKeyHash: LongKeyHash
+        longKeyHash: LongKeyHash, hasChecksums: Bool
     ) throws -> [String: CatalogEntityStore] {
         var stores: [String: CatalogEntityStore] = [:]
         for entry in entries where declared[entry.name] == nil {
             stores[entry.name] = try CatalogEntityStore(
-                entry: entry, environment: environment, longKeyHash: longKeyHash)
+                entry: entry, environment: environment, longKeyHash: longKeyHash, hasChecksums: hasChecksums)
         }
         return stores
     }

@@ -45,6 +45,8 @@ public final class ModelContainer: Sendable {
     let lockProbe: StoreLockProbe
     /// How the store completes index keys that LMDB's key limit cuts, from its catalog's format entry.
     let longKeyHash: LongKeyHash
+    /// Whether every external chunk has a checksum: false only for a store of the previous format opened read-only.
+    let hasChecksums: Bool
 
     /// The hooks for logging and metrics, if any.
     public let observer: (any ModelContainerObserver)?
@@ -109,6 +111,7 @@ public final class ModelContainer: Sendable {
         do {
             var options: Environment.Options = []
             if !configuration.isDurable { options.insert(.noSync) }
+            if configuration.isReadOnly { options.insert(.readOnly) }
             environment = try Environment.open(
                 path: path,
                 configuration: Environment.Configuration(
@@ -124,20 +127,28 @@ public final class ModelContainer: Sendable {
             catalogTable = try Self.openCatalog(environment)
             lockProbe = try StoreLockProbe(directory: path)
             // Schema work (a migration, index builds) runs under the store's migration lock, so that two processes
-            // opening at once never build one index twice, and writers elsewhere wait for a migration to end.
-            let schemaLock = try Self.takeSchemaLock(
-                in: environment, configuration: configuration, catalog: catalogTable)
-            let longKeyHash = try Self.checkFormat(
+            // opening at once never build one index twice, and writers elsewhere wait for a migration to end. A
+            // read-only open does no such work.
+            let schemaLock =
+                configuration.isReadOnly
+                ? nil : try Self.takeSchemaLock(in: environment, configuration: configuration, catalog: catalogTable)
+            let format = try Self.checkFormat(
                 environment: environment, catalog: catalogTable, configuration: configuration)
+            let longKeyHash = format.longKeyHash ?? .standard
             self.longKeyHash = longKeyHash
-            let migrated = try Migrator(environment: environment, catalog: catalogTable, progress: migrationProgress)
-                .prepare(versioning)
+            let hasChecksums = format.formatVersion >= 2
+            self.hasChecksums = hasChecksums
+            var migrator = Migrator(environment: environment, catalog: catalogTable, progress: migrationProgress)
+            migrator.isReadOnly = configuration.isReadOnly
+            let migrated = try migrator.prepare(versioning)
             var stores: [ObjectIdentifier: any DeclaredEntityStore] = [:]
             var names: Set<String> = []
             for type in types {
                 var loader = SchemaLoader(environment: environment, catalog: catalogTable, longKeyHash: longKeyHash)
                 loader.usesFieldCodable = configuration.usesFieldCodable
                 loader.appliesSchemaChanges = migrated
+                loader.isReadOnly = configuration.isReadOnly
+                loader.hasChecksums = hasChecksums
                 let store = try loader.open(declared: type)
                 guard names.insert(store.name).inserted else {
                     throw KVStoreError(
@@ -161,7 +172,8 @@ public final class ModelContainer: Sendable {
                 )
             }
             let catalogStores = try Self.catalogStores(
-                entries, declared: storesByName, environment: environment, longKeyHash: longKeyHash)
+                entries, declared: storesByName, environment: environment, longKeyHash: longKeyHash,
+                hasChecksums: hasChecksums)
             try Self.validateRelationships(
                 Dictionary(uniqueKeysWithValues: stores.values.map { ($0.name, $0) }), catalogStores: catalogStores)
             schemaClock = SchemaClock(verified: transaction)
@@ -265,6 +277,10 @@ public final class ModelContainer: Sendable {
             }
             return path
         }
+        if configuration.isReadOnly {
+            throw KVStoreError(
+                .readOnly, message: "There is no store at \(path) to open read-only; nothing was created")
+        }
         do {
             try manager.createDirectory(
                 atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -297,6 +313,11 @@ public final class ModelContainer: Sendable {
     private static func openCatalog(_ environment: Environment) throws -> Table {
         do {
             return try environment.openTable(named: Catalog.tableName)
+        } catch LMDBError.notFound where environment.isReadOnly {
+            throw KVStoreError(
+                .readOnly,
+                message: "\(environment.path) holds no KVStore store (its data file has no catalog), and a read-only "
+                    + "open creates none")
         } catch LMDBError.notFound {
             let main = try environment.openTable(named: nil)
             let tables = try environment.read { txn in
@@ -350,13 +371,13 @@ public final class ModelContainer: Sendable {
         }
     }
 
-    /// Checks the store's format, or stamps a new store's.
+    /// Checks the store's format, upgrades a store of the previous one, or stamps a new store's.
     ///
-    /// - Returns: The hash the store completes cut index keys with.
+    /// - Returns: The store's format entry as it is now.
     /// - Throws: ``KVStoreError/newerFormat`` for a store of a newer format.
     private static func checkFormat(
         environment: Environment, catalog: Table, configuration: ModelConfiguration
-    ) throws -> LongKeyHash {
+    ) throws -> StoreFormat {
         let stored = try environment.read { txn in
             try Catalog.read(StoreFormat.self, key: Catalog.formatKey, in: txn, table: catalog)
         }
@@ -367,18 +388,23 @@ public final class ModelContainer: Sendable {
                     message: "The store at \(environment.path) was written by KVStore format \(stored.formatVersion); "
                         + "this version reads format \(Catalog.formatVersion) and older. Upgrade KVStore to open it")
             }
-            let upgraded = try FormatUpgrade(environment: environment, catalog: catalog).run(from: stored)
-            return upgraded.longKeyHash ?? .standard
+            // A read-only open reads a store of the previous format as it is: its records read without checksums.
+            if configuration.isReadOnly { return stored }
+            return try FormatUpgrade(environment: environment, catalog: catalog).run(from: stored)
         }
-        let hash: LongKeyHash = configuration.collidesLongKeysForTesting ? .collidingForTests : .standard
+        if configuration.isReadOnly {
+            throw KVStoreError(
+                .readOnly,
+                message: "The store at \(environment.path) has no format entry yet, and a read-only open "
+                    + "writes none")
+        }
+        let format = StoreFormat(
+            formatVersion: Catalog.formatVersion, created: Date(),
+            longKeyHash: configuration.collidesLongKeysForTesting ? .collidingForTests : nil)
         try environment.write { txn in
-            try Catalog.write(
-                StoreFormat(
-                    formatVersion: Catalog.formatVersion, created: Date(),
-                    longKeyHash: hash == .standard ? nil : hash),
-                key: Catalog.formatKey, in: txn, table: catalog)
+            try Catalog.write(format, key: Catalog.formatKey, in: txn, table: catalog)
         }
-        return hash
+        return format
     }
 
     /// Checks that every declared relationship's target is in the container or in the store, and that declared

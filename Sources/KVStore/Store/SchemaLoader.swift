@@ -16,6 +16,8 @@ struct SchemaLoader {
     var longKeyHash = LongKeyHash.standard
     /// Whether every external chunk of the store has a checksum (its format is 2 or later).
     var hasChecksums = true
+    /// Whether the container opens read-only: the store must hold what the model declares, since nothing is written.
+    var isReadOnly = false
     /// Whether ``FieldCodable`` models are coded through their fields (see ``ModelConfiguration/usesFieldCodable``).
     var usesFieldCodable = true
     /// Whether this open migrated the store, which makes the models' indexes the store's: indexes they do not
@@ -35,6 +37,9 @@ struct SchemaLoader {
         try validate(entity)
         let stored = try environment.read { txn in
             try Catalog.read(EntityCatalog.self, key: Catalog.entityKey(entity.name), in: txn, table: catalog)
+        }
+        if stored == nil, isReadOnly {
+            throw readOnly("the store has no entity \(entity.name) yet", entity: entity.name)
         }
         let records =
             stored == nil
@@ -78,6 +83,14 @@ struct SchemaLoader {
             externalTable: externalTable, externalAttributes: externalAttributes, retiredExternalFields: retiredExternal
         )
         try checkCompatibility(store)
+        if isReadOnly {
+            guard unbuilt.isEmpty, drops.isEmpty else {
+                let change = unbuilt.first.map { "the index \($0.description.name) of \(entity.name) is not built" }
+                throw readOnly(
+                    change ?? "\(entity.name) declares the removal of an index it still has", entity: entity.name)
+            }
+            return store
+        }
         if let externalTable { try deleteAbandonedValues(externalTable) }
         if stored != entry || !unbuilt.isEmpty {
             try environment.write { txn in
@@ -115,6 +128,7 @@ struct SchemaLoader {
             entry.removedIndexes.removeAll { $0 == index.name }
         }
         guard let position = entry.indexes.firstIndex(where: { $0.name == index.name }) else {
+            if isReadOnly { throw readOnly("the store has no index \(index.name) of \(entity) yet", entity: entity) }
             entry.indexes.append(declared)
             return (try environment.openTable(named: name, options: options, create: true), false)
         }
@@ -209,6 +223,14 @@ struct SchemaLoader {
                     + "kind of table its catalog describes. Nothing was changed; run 'kvtool check "
                     + "\(environment.path)'")
         }
+    }
+
+    /// The error of a read-only open that would have to write.
+    private func readOnly(_ reason: String, entity: String) -> KVStoreError {
+        KVStoreError(
+            .readOnly, entity: entity,
+            message: "Cannot open the store at \(environment.path) read-only for these models: \(reason), and a "
+                + "read-only open writes nothing. Open it writable once, with these models")
     }
 
     /// `unique on (email)`, for messages.
