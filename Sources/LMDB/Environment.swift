@@ -74,8 +74,8 @@ public final class Environment: Sendable {
     /// Without ``Options/noSubdirectory`` the path is a directory that must exist; LMDB creates `data.mdb` and
     /// `lock.mdb` inside it. With it, the path is the data file itself and the lock file is the path plus `-lock`.
     /// When the environment is already open, `configuration` is ignored, except that a writable open of an
-    /// environment open read-only fails, and that more table slots than it has are added when no transaction of the
-    /// process is alive.
+    /// environment open read-only fails; table slots are added when a table needs one (see
+    /// ``openTable(named:options:create:)``).
     ///
     /// - Parameters:
     ///   - path: The directory, or with ``Options/noSubdirectory`` the file.

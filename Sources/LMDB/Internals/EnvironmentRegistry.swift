@@ -51,17 +51,10 @@ enum EnvironmentRegistry {
                 usleep(100)
                 continue
             }
-            let environment = Environment(core: core)
-            if configuration.maxTables > core.tableSlots.load(ordering: .relaxed) {
-                do {
-                    try core.tableOpening.withLock { _ in try core.growTables(atLeast: configuration.maxTables) }
-                } catch let error as LMDBError {
-                    throw error
-                } catch {
-                    throw LMDBError(code: EINVAL, operation: "open", path: path, detail: "\(error)")
-                }
-            }
-            return environment
+            // A handle that asks for more table slots than the environment has gets them when it opens a table that
+            // needs one: growing reopens the environment once no transaction is alive, which must not make an open
+            // wait for the transactions of other threads.
+            return Environment(core: core)
         }
     }
 

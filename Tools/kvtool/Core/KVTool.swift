@@ -105,6 +105,9 @@ public enum KVTool {
         } catch let error as ToolError {
             console.printError("Error: \(error.message)")
             return 1
+        } catch let error as UnreadableStore {
+            console.printError("Error: \(error.message)")
+            return command == CheckCommand.self ? CheckCommand.unreadableStatus : 1
         } catch let failure as OutputFailure {
             console.printError("Error: \(failure.message)")
             reported = failure

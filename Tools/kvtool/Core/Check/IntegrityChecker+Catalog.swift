@@ -180,7 +180,7 @@ extension IntegrityChecker {
         switch (parts.first, parts.count) {
         case ("records", 2) where !names.contains(parts[1]):
             problem(.warning, "The table '\(table)' belongs to no entity of the catalog")
-        case ("external", 2), ("staging", 2):
+        case ("external", 2), ("staging", 2), ("checksums", 2):
             if store.entities.first(where: { $0.name == parts[1] })?.external.isEmpty != false {
                 problem(.warning, "The table '\(table)' belongs to no entity with external values in the catalog")
             }

@@ -80,7 +80,12 @@ extension IntegrityChecker {
                 entity: entity.name)
         }
         try checkDescriptors(of: checked, chunks: chunks)
-        try checkChunkOwners(of: checked, chunks: chunks, checksums: checksums, isChecked: isChecked)
+        let stagingName = Catalog.stagingTableName(entity.name)
+        let staging =
+            try store.tableNames().contains(stagingName) ? try store.environment.openTable(named: stagingName) : nil
+        try checkChunkOwners(
+            of: checked, chunks: chunks, checksums: checksums, isChecked: isChecked, staging: staging,
+            probe: staging == nil ? nil : try StoreLockProbe(directory: store.path))
         if let checksums { try checkChecksumOwners(of: checked, checksums: checksums, chunks: chunks) }
     }
 
@@ -146,7 +151,8 @@ extension IntegrityChecker {
     /// chunk's value, with fewer chunks than the chunk's number. Chunks of a value that belongs to nothing are
     /// reported once per value.
     private func checkChunkOwners(
-        of checked: CheckedEntity, chunks: Table, checksums: Table?, isChecked: Bool
+        of checked: CheckedEntity, chunks: Table, checksums: Table?, isChecked: Bool, staging: Table?,
+        probe: StoreLockProbe?
     ) throws {
         let entity = checked.entity
         let names = Dictionary(entity.external.map { ($0.fieldID, $0.name) }, uniquingKeysWith: { first, _ in first })
@@ -202,6 +208,21 @@ extension IntegrityChecker {
                 return
             }
             lastOrphan = valueKey
+            // The chunks of a streamed write belong to no record until its last transaction: under way when its
+            // writer still holds its lock, abandoned (and deleted by the next open) when it does not.
+            if let staging, let probe, let entry = try txn.value(forKey: valueKey, in: staging) {
+                let writer = entry.withUnsafeBytes { StagingWriter($0) }
+                let live = try writer?.isInFlight(probe: probe) ?? false
+                problem(
+                    .warning,
+                    "\(entity.name) \(parts.owner): the external value \(parts.value) of \(names[parts.field] ?? "a field") "
+                        + (live
+                            ? "is being streamed in by process \(writer?.processID ?? 0); its chunks are staged"
+                            : "was being streamed in by a writer that stopped; the next open of the store deletes its "
+                                + "staged chunks"),
+                    entity: entity.name, id: parts.owner, part: names[parts.field])
+                return
+            }
             problem(
                 .error,
                 "\(entity.name) \(parts.owner): orphan chunks of the external value \(parts.value) from chunk "

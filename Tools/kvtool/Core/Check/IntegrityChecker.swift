@@ -117,17 +117,52 @@ final class IntegrityChecker {
         self.report = report
     }
 
-    /// Runs the whole check.
+    /// Runs the whole check, but for the tables whose pages the store's page check found damaged: reading them through
+    /// LMDB, which trusts its pages, could crash or read garbage.
     ///
     /// - Throws: What LMDB throws; problems of the store are reported, not thrown.
     func run() throws {
+        let damaged = store.damagedTables
+        func readable(_ table: String, of entity: String) -> Bool {
+            guard damaged.contains(table) else { return true }
+            problem(
+                .error, "\(entity): the table '\(table)' has damaged pages; its entries were not checked",
+                entity: entity)
+            return false
+        }
         for entity in try checkCatalog() {
             statistics.entities += 1
-            try checkRecords(of: entity)
-            try checkExternalValues(of: entity)
-            for index in entity.indexes { try checkIndex(index.catalog, table: index.table, of: entity) }
+            let name = entity.entity.name
+            let records = readable(Catalog.recordTableName(name), of: name)
+            if records { try checkRecords(of: entity) }
+            let external = [
+                Catalog.externalTableName(name), Catalog.checksumTableName(name), Catalog.stagingTableName(name),
+            ]
+            if records, external.allSatisfy({ readable($0, of: name) }) { try checkExternalValues(of: entity) }
+            for index in entity.indexes
+            where records && readable(Catalog.indexTableName(name, index.catalog.name), of: name) {
+                try checkIndex(index.catalog, table: index.table, of: entity)
+            }
         }
         progress?.finish()
+    }
+
+    /// Reports what the page check found: damaged pages as errors, naming their tables, and pages neither used nor
+    /// free as warnings (a killed writer can leave some; LMDB reuses them).
+    func reportPages() {
+        for pageProblem in store.pages.problems {
+            let table = pageProblem.owner.tableName
+            let entity = table.flatMap { name -> String? in
+                let parts = name.split(separator: "/")
+                return parts.count >= 2 ? String(parts[1]) : nil
+            }
+            problem(
+                pageProblem.severity == .damage ? .error : .warning, "page check: \(pageProblem)", entity: entity,
+                part: table)
+        }
+        if store.pages.omittedProblemCount > 0 {
+            problem(.error, "page check: \(store.pages.omittedProblemCount) more problems not listed")
+        }
     }
 
     /// Reports a problem.

@@ -11,14 +11,25 @@ struct CheckCommand: Command {
             delete rule is noAction or the relationship allows dangling references, an error otherwise).
             Record and index tables are walked in key order, a chunk of entries per short read transaction, with \
             point lookups for the other direction, so memory stays bounded and a live store is not held back.
+            Before any of that, every page of the file is read with a bounds-checked parser, never through LMDB, \
+            which trusts its pages: the meta pages, each table's branch, leaf and overflow pages, duplicate \
+            sub-pages and sub-databases, and the free list (offsets, key order, depths, counts, every page used \
+            once). That walk holds one read transaction, so it sees one consistent snapshot of a live store, and \
+            holds back the reuse of that snapshot's pages while it runs. A table with a damaged page is reported \
+            and not read further. Records, external chunks and catalog entries carry checksums, which are \
+            verified. A migration under way and a streamed external write under way are reported as such.
             Problems are printed as they are found. The exit status is 0 when there is no error (warnings \
-            allowed), 1 otherwise.
+            allowed), 1 when damage or inconsistency was found, 2 when the store could not be read at all (a damaged \
+            meta page, main table or catalog), 64 for a usage mistake.
             """,
         arguments: [CommonOptions.path],
         options: [CommonOptions.json, CommonOptions.chunkSize(default: CommonOptions.readChunkSize, unit: "entries")])
 
     /// How many problems `--json` holds in memory; later ones are counted only.
     static let jsonProblemLimit = 10_000
+
+    /// The exit status when the store could not be read at all.
+    static let unreadableStatus: Int32 = 2
 
     /// The store's directory.
     let path: String
@@ -36,10 +47,17 @@ struct CheckCommand: Command {
 
     /// Runs the command and returns its exit status.
     func run(_ console: Console) throws -> Int32 {
-        try withStore(path) { store in
-            let checker = try check(store, console: console)
-            return checker.errors == 0 ? 0 : 1
+        let store: InspectedStore
+        do {
+            store = try InspectedStore.open(path, pages: .full)
+        } catch let error as ToolError {
+            console.printError("Error: \(error.message)")
+            return Self.unreadableStatus
         }
+        defer { store.close() }
+        let checker = try check(store, console: console)
+        try store.checkNoProgramOpenedIt()
+        return checker.errors == 0 ? 0 : 1
     }
 
     /// Runs the check on an open store, prints the report, and returns the checker with its counts.
@@ -55,6 +73,7 @@ struct CheckCommand: Command {
                 console.print(problem.text)
             }
         }
+        checker.reportPages()
         try checker.run()
         let statistics = checker.statistics
         if json {

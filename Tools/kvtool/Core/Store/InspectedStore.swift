@@ -36,11 +36,15 @@ final class InspectedStore {
     let entities: [EntityCatalog]
     /// The catalog entries that do not decode, by catalog key, with the reason.
     let damagedEntries: [(key: String, reason: String)]
+    /// The page check made before the store was read: its meta pages and table roots, or every page for `check`.
+    let pages: PageCheck.Report
     private let closesEnvironment: Bool
 
     private init(
-        path: String, dataFile: DataFile, environment: Environment, closesEnvironment: Bool, catalog: Table
+        path: String, dataFile: DataFile, environment: Environment, closesEnvironment: Bool, catalog: Table,
+        pages: PageCheck.Report
     ) throws {
+        self.pages = pages
         self.path = path
         self.dataFile = dataFile
         self.environment = environment
@@ -80,13 +84,21 @@ final class InspectedStore {
     /// kvtool runs as the store's owner. A `data.mdb` or `lock.mdb` that is not a regular file is refused (see
     /// ``DataFile`` and ``LockFile``).
     ///
+    /// Before LMDB reads anything but the meta pages, the library's bounds-checked page parser reads the snapshot the
+    /// open will see: by default the meta pages and every table's root, with `pages: .full` every page. A damaged meta
+    /// page, main table or catalog table makes the store unreadable; damage in other tables is in ``pages`` for
+    /// `check` to report, and refused for other commands, which would read through it.
+    ///
     /// - Parameters:
     ///   - path: The store's directory.
     ///   - writable: Whether to open for writing; otherwise the store is opened read-only.
-    /// - Throws: ``ToolError`` when the path is not a store (missing, a file, no `data.mdb`, not LMDB, no catalog),
-    ///   has a planted `lock.mdb` or `data.mdb`, was written by a newer format, or would be left with a lock file its
-    ///   owner cannot open.
-    static func open(_ path: String, writable: Bool = false) throws -> InspectedStore {
+    ///   - pages: How much of the file to check before reading it.
+    /// - Throws: ``UnreadableStore`` when the store cannot be read safely; ``ToolError`` when the path is not a store
+    ///   (missing, a file, no `data.mdb`, not LMDB, no catalog), has a planted `lock.mdb` or `data.mdb`, was written
+    ///   by a newer format, or would be left with a lock file its owner cannot open.
+    static func open(
+        _ path: String, writable: Bool = false, pages: PageCheck.Scope = .roots
+    ) throws -> InspectedStore {
         let dataFile = try DataFile(directory: path)
         var options: Environment.Options = writable ? [] : [.readOnly]
         // Right before the open, since LMDB opens the lock file by name.
@@ -101,8 +113,9 @@ final class InspectedStore {
                         + "kvtool as its owner (for example 'runuser -u \(owner) -- kvtool ...')")
             }
         }
-        let configuration = Environment.Configuration(
-            mapSize: max(dataFile.header?.mapSize ?? 0, 1 << 20), maxTables: 4096, options: options)
+        // The map size in the meta page is not trusted (damage can make it anything): LMDB maps at least the data
+        // the meta page says is used, whatever is asked.
+        let configuration = Environment.Configuration(mapSize: 1 << 20, maxTables: 4096, options: options)
         let environment: Environment
         do {
             environment = try Environment.open(path: path, configuration: configuration)
@@ -120,6 +133,8 @@ final class InspectedStore {
         // or a test's) whatever configuration is asked for; kvtool closes only one it opened itself.
         let closes = environment.configuration == configuration
         do {
+            let report = try environment.checkPages(scope: pages)
+            try Self.refuseUnsafe(report, path: path, reportsDamage: pages == .full)
             let catalog: Table
             do {
                 catalog = try environment.openTable(named: Catalog.tableName)
@@ -128,11 +143,32 @@ final class InspectedStore {
             }
             return try InspectedStore(
                 path: path, dataFile: dataFile, environment: environment, closesEnvironment: closes,
-                catalog: catalog)
+                catalog: catalog, pages: report)
         } catch {
             if closes { try? environment.close() }
             throw error
         }
+    }
+
+    /// Throws when a page check found damage that reading the store would go through: the meta pages, the main table
+    /// or the catalog always; any table when the caller does not report damage itself.
+    private static func refuseUnsafe(_ report: PageCheck.Report, path: String, reportsDamage: Bool) throws {
+        // A wrong map size in a meta page is damage to report, but harmless to read: LMDB maps what the data needs.
+        let damage = report.problems.filter { $0.severity == .damage && $0.kind != .mapSize }
+        let blocking = damage.filter { problem in
+            switch problem.owner {
+            case .meta, .main: true
+            case .table(let name): name == Catalog.tableName || !reportsDamage
+            case .freeList: !reportsDamage
+            }
+        }
+        guard !blocking.isEmpty else { return }
+        throw UnreadableStore(path: path, problems: blocking)
+    }
+
+    /// The tables with damaged pages, which `check` reports and does not read through LMDB.
+    var damagedTables: Set<String> {
+        Set(pages.problems.filter { $0.severity == .damage && $0.kind != .mapSize }.compactMap { $0.owner.tableName })
     }
 
     /// Whether the store is read without a lock file, which only holds while no program opens it meanwhile.
@@ -269,5 +305,22 @@ final class InspectedStore {
             }
             return names
         }
+    }
+}
+
+/// A store whose pages a check found damaged where reading it would go through them: LMDB trusts its pages, and would
+/// crash or return garbage.
+struct UnreadableStore: Error {
+    /// The store's directory.
+    let path: String
+    /// The damage found.
+    let problems: [PageCheck.Problem]
+
+    /// What happened and what to do.
+    var message: String {
+        let shown = problems.prefix(3).map(\.description).joined(separator: "; ")
+        let more = problems.count > 3 ? " and \(problems.count - 3) more" : ""
+        return "The store at '\(path)' is damaged where it must be read: \(shown)\(more). Run 'kvtool check \(path)' "
+            + "for the whole report, and restore the store from a backup"
     }
 }
