@@ -47,7 +47,7 @@ enum FileWritingCommand: String, CaseIterable, CustomTestStringConvertible {
     func wrote(_ file: String) throws -> Bool {
         let data = try Data(contentsOf: URL(fileURLWithPath: file))
         switch self {
-        case .export: return data.starts(with: Data(#"{"kvtool-export":1"#.utf8))
+        case .export: return data.starts(with: Data(#"{"kvtool-export":2"#.utf8))
         case .extract: return data == ExternalSample.image
         case .copy: return kvtool("count", target(for: file), "Task").output == "4\n"
         }

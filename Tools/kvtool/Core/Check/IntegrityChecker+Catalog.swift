@@ -4,8 +4,6 @@ import LMDB
 /// The catalog's consistency: entries decode, tables exist with the right flags, indexes and relationships fit the
 /// fields and entities.
 extension IntegrityChecker {
-    /// The delete rules the library knows.
-    static let deleteRules: Set<String> = ["cascade", "nullify", "deny", "noAction"]
     /// The cardinalities the library knows.
     static let cardinalities: Set<String> = ["toOne", "toMany"]
 
@@ -128,7 +126,7 @@ extension IntegrityChecker {
         if !Self.cardinalities.contains(relationship.cardinality) {
             fail("unknown cardinality '\(relationship.cardinality)'")
         }
-        if !Self.deleteRules.contains(relationship.deleteRule) {
+        if DeleteRule(rawValue: relationship.deleteRule) == nil {
             fail("unknown delete rule '\(relationship.deleteRule)'")
         }
         guard let target = store.entities.first(where: { $0.name == relationship.target }) else {
@@ -166,9 +164,9 @@ extension IntegrityChecker {
         of relationship: RelationshipCatalog, field: String, of entity: EntityCatalog, target: EntityCatalog
     ) -> String? {
         if relationship.allowsDangling { return "dangling allowed" }
-        if relationship.deleteRule == "noAction" { return "delete rule noAction" }
+        if relationship.deleteRule == DeleteRule.noAction.rawValue { return "delete rule noAction" }
         let derived = target.relationships.first { other in
-            other.field == nil && other.target == entity.name && other.deleteRule == "noAction"
+            other.field == nil && other.target == entity.name && other.deleteRule == DeleteRule.noAction.rawValue
                 && RelationshipPath.derivedField(of: other, entity: target, target: entity) == field
         }
         return derived.map { "\(target.name).\($0.name) has the delete rule noAction" }

@@ -5,39 +5,6 @@ import LMDB
 /// The consistency of external values: every descriptor's chunks are stored with the right sizes, and every chunk
 /// belongs to a descriptor.
 extension IntegrityChecker {
-    /// What a record holds of an external value.
-    struct ExternalDescriptor: Equatable {
-        let valueID: UUID
-        let byteCount: Int
-        let chunkSize: Int
-
-        var chunkCount: Int {
-            chunkSize > 0 ? byteCount / chunkSize + (byteCount % chunkSize == 0 ? 0 : 1) : 0
-        }
-
-        func size(ofChunk index: Int) -> Int {
-            index < chunkCount - 1 ? chunkSize : byteCount - (chunkCount - 1) * chunkSize
-        }
-
-        /// The descriptor in a record's field: `{"id": UUID, "size": Int, "chunkSize": Int}`, or `nil`.
-        init?(_ value: RecordValue) {
-            func integer(_ name: String) -> Int? {
-                switch IndexEntries.value(of: name, in: value) {
-                case .int(let number): Int(exactly: number)
-                case .uint(let number): Int(exactly: number)
-                default: nil
-                }
-            }
-            guard case .uuid(let valueID) = IndexEntries.value(of: "id", in: value),
-                let byteCount = integer("size"), let chunkSize = integer("chunkSize"), byteCount >= 0,
-                chunkSize > 0 || byteCount == 0
-            else { return nil }
-            self.valueID = valueID
-            self.byteCount = byteCount
-            self.chunkSize = chunkSize
-        }
-    }
-
     /// A chunk key's parts: owner, field id, value ID and chunk number.
     static func chunkKeyParts(_ key: UnsafeRawBufferPointer) -> (owner: UUID, field: UInt32, value: UUID, chunk: Int)? {
         guard key.count == 40, let owner = RecordKey.uuid(UnsafeRawBufferPointer(rebasing: key[0..<16])),
@@ -82,7 +49,7 @@ extension IntegrityChecker {
                 let record = try? RecordValue.decode(from: value, fields: entity.fields)
             else { return }  // Reported by the record check.
             for field in entity.external {
-                let stored = IndexEntries.value(of: field.name, in: record)
+                let stored = RecordIndexKeys.value(of: field.name, in: record)
                 let label = "\(entity.name) \(id): the external \(field.name)"
                 guard let descriptor = ExternalDescriptor(stored) else {
                     if case .null = stored { continue }  // A record written before the field existed.
@@ -144,7 +111,7 @@ extension IntegrityChecker {
             guard lastOrphan != valueKey else { return }
             let reason: String?
             if let name = names[parts.field] {
-                let descriptor = owner?.record.flatMap { ExternalDescriptor(IndexEntries.value(of: name, in: $0)) }
+                let descriptor = owner?.record.flatMap { ExternalDescriptor(RecordIndexKeys.value(of: name, in: $0)) }
                 if owner?.record == nil {
                     reason = "its model does not exist"
                 } else if descriptor?.valueID != parts.value {

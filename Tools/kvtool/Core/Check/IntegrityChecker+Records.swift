@@ -21,7 +21,7 @@ extension IntegrityChecker {
                 problem(.error, "\(name) \(id): the record does not decode: \(error)", entity: name, id: id)
                 return
             }
-            switch IndexEntries.value(of: "id", in: record) {
+            switch RecordIndexKeys.value(of: "id", in: record) {
             case .uuid(id): break
             case .null: problem(.error, "\(name) \(id): the record has no id field", entity: name, id: id)
             case let other:
@@ -47,7 +47,7 @@ extension IntegrityChecker {
         let part = index.catalog.name
         let keys: [[UInt8]]
         do {
-            keys = try IndexEntries.keys(of: record, in: index.catalog)
+            keys = try RecordIndexKeys.keys(of: record, in: index.catalog)
         } catch {
             problem(.error, "\(name) \(id): cannot be indexed in \(part): \(error)", entity: name, id: id, part: part)
             return
@@ -71,7 +71,7 @@ extension IntegrityChecker {
                     try txn.withUnsafeBytes(forKey: owner, in: checked.records) { bytes in
                         guard let bytes, let other = try? RecordValue.decode(from: bytes, fields: checked.entity.fields)
                         else { return false }
-                        return (try? IndexEntries.keys(of: other, in: index.catalog).contains(indexKey)) == true
+                        return (try? RecordIndexKeys.keys(of: other, in: index.catalog).contains(indexKey)) == true
                     }
                 }
                 if ownerHolds == true, let ownerID {
@@ -103,7 +103,7 @@ extension IntegrityChecker {
     ) throws {
         let relationship = reference.relationship
         let part = relationship.name
-        let (ids, invalid) = RelationshipPath.storedIDs(IndexEntries.value(of: reference.field, in: record))
+        let (ids, invalid) = RelationshipPath.storedIDs(RecordIndexKeys.value(of: reference.field, in: record))
         for value in invalid {
             problem(
                 .error, "\(entity) \(id): \(part) (field \(reference.field)) holds \(Self.describe(value)), not a UUID",
@@ -143,10 +143,12 @@ extension IntegrityChecker {
                     return
                 }
                 guard let record = try? RecordValue.decode(from: bytes, fields: checked.entity.fields),
-                    let keys = try? IndexEntries.keys(of: record, in: index)
+                    let keys = try? RecordIndexKeys.keys(of: record, in: index)
                 else { return }
                 if !keys.contains(where: { $0.elementsEqual(key) }) {
-                    let actual = index.fields.map { "\($0) = \(Self.describe(IndexEntries.value(of: $0, in: record)))" }
+                    let actual = index.fields.map {
+                        "\($0) = \(Self.describe(RecordIndexKeys.value(of: $0, in: record)))"
+                    }
                     problem(
                         .error,
                         "index \(name).\(part): the entry (\(entry)) points to \(name) \(id), whose value is "

@@ -74,7 +74,7 @@ struct ExtractCommand: Command {
         guard let record = try RecordKey.record(id, of: entity, in: records, txn: txn) else {
             throw ToolError("\(entity.name) has no record with ID \(id)")
         }
-        guard let descriptor = IntegrityChecker.ExternalDescriptor(IndexEntries.value(of: attribute, in: record))
+        guard let descriptor = ExternalDescriptor(RecordIndexKeys.value(of: attribute, in: record))
         else {
             throw ToolError("\(entity.name) \(id) holds no value for \(attribute); run 'kvtool check \(path)'")
         }

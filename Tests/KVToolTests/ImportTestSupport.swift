@@ -1,0 +1,51 @@
+import Foundation
+import KVStore
+import LMDB
+import Testing
+
+@testable import KVToolCore
+
+/// Helpers of the export and import tests.
+enum ImportTesting {
+    /// Writes lines, each followed by a line break, to a new file.
+    static func write(_ lines: [String], to path: String) throws {
+        try Data(lines.map { $0 + "\n" }.joined().utf8).write(to: URL(fileURLWithPath: path))
+    }
+
+    /// The export of a store, with the header's creation time (which the import's store has its own of) blanked.
+    static func export(_ path: String, _ extra: String...) throws -> String {
+        let result = kvtool(arguments: ["export", path] + extra)
+        try #require(result.status == 0, "export failed: \(result.errors)")
+        return withoutCreationTime(result.output)
+    }
+
+    /// An export's text with the `created` member of its header blanked.
+    static func withoutCreationTime(_ export: String) -> String {
+        guard let start = export.range(of: #","created":""#), let end = export[start.upperBound...].firstIndex(of: "\"")
+        else { return export }
+        return export.replacingCharacters(in: start.upperBound..<end, with: "…")
+    }
+
+    /// The ID of the store's last committed transaction, from its data file's header.
+    static func lastTransaction(_ path: String) throws -> Int {
+        try #require(try DataFile(directory: path).header?.transactionID)
+    }
+
+    /// The bytes of the store's data file.
+    static func dataFile(_ path: String) throws -> Data {
+        try Data(contentsOf: URL(fileURLWithPath: path + "/data.mdb"))
+    }
+
+    /// The catalog's import entry, if any.
+    static func progress(_ path: String) throws -> ImportProgress? {
+        let store = try InspectedStore.open(path)
+        defer { store.close() }
+        return try store.environment.read { txn in try ImportProgress.read(in: txn, catalog: store.catalog) }
+    }
+
+    /// The result of `kvtool check`, which must find no error.
+    static func expectClean(_ path: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let result = kvtool("check", path)
+        #expect(result.status == 0, "check: \(result.output)", sourceLocation: sourceLocation)
+    }
+}
