@@ -18,6 +18,7 @@ extension IntegrityChecker {
                 "A schema migration is under way (\(migration)): the store holds records of two schema versions "
                     + "until a program opens it with its migration plan")
         }
+        try checkImportEntry()
         let tables = Set(try store.tableNames())
         let names = Set(store.entities.map(\.name))
         var checked: [CheckedEntity] = []
@@ -58,6 +59,29 @@ extension IntegrityChecker {
         }
         for table in tables.sorted() { checkLeftover(table, names: names) }
         return checked
+    }
+
+    /// Warns about an import under way or interrupted: the store is consistent, but holds part of an input.
+    private func checkImportEntry() throws {
+        let entry: ImportProgress?
+        do {
+            entry = try store.environment.read { txn in try ImportProgress.read(in: txn, catalog: store.catalog) }
+        } catch let error as ToolError {
+            problem(.error, error.message)
+            return
+        }
+        guard let entry else { return }
+        if try entry.isRunning(in: store.path) {
+            problem(
+                .warning,
+                "An import is under way (\(entry.input == "-" ? "standard input" : "'\(entry.input)'"), at line "
+                    + "\(Formatting.grouped(entry.nextLine))): the store holds part of its input")
+        } else {
+            problem(
+                .warning,
+                "\(entry.description.prefix(1).uppercased())\(entry.description.dropFirst()); the store holds part of "
+                    + "its input: 'kvtool import --resume \(store.path) <file>' finishes it, '--abandon' forgets it")
+        }
     }
 
     /// Checks an index's description and table; returns the table when its entries can be checked.

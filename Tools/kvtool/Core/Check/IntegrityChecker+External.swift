@@ -24,6 +24,16 @@ extension IntegrityChecker {
         return prefix
     }
 
+    /// The writer a staging entry names, `.some(nil)` when the entry does not read, or `nil` when the value is not
+    /// staged.
+    private static func stagingWriter(
+        _ valueKey: [UInt8], staging: Table, txn: borrowing Transaction
+    ) throws -> StagingWriter?? {
+        try txn.withUnsafeBytes(forKey: valueKey, in: staging) { bytes -> StagingWriter?? in
+            bytes.map { StagingWriter($0) }
+        }
+    }
+
     /// Checks an entity's external values in both directions.
     func checkExternalValues(of checked: CheckedEntity) throws {
         let entity = checked.entity
@@ -37,8 +47,11 @@ extension IntegrityChecker {
             return
         }
         let chunks = try store.environment.openTable(named: tableName)
+        let stagingName = Catalog.stagingTableName(entity.name)
+        let staging =
+            try store.tableNames().contains(stagingName) ? store.environment.openTable(named: stagingName) : nil
         try checkDescriptors(of: checked, chunks: chunks)
-        try checkChunkOwners(of: checked, chunks: chunks)
+        try checkChunkOwners(of: checked, chunks: chunks, staging: staging)
     }
 
     /// Checks that the chunks of every descriptor are stored, each of the right size.
@@ -89,7 +102,11 @@ extension IntegrityChecker {
     /// Checks that every chunk belongs to a descriptor: a record of the entity whose external field holds the
     /// chunk's value, with fewer chunks than the chunk's number. Chunks of a value that belongs to nothing are
     /// reported once per value.
-    private func checkChunkOwners(of checked: CheckedEntity, chunks: Table) throws {
+    ///
+    /// The chunks of a value that the staging table lists belong to a write under way over several transactions (a
+    /// program's streamed value, an import's large one), or to one whose writer died: a warning, since the next open
+    /// of the entity by a program, or `kvtool import --resume`, deletes the latter, and nothing reads them meanwhile.
+    private func checkChunkOwners(of checked: CheckedEntity, chunks: Table, staging: Table?) throws {
         let entity = checked.entity
         let names = Dictionary(entity.external.map { ($0.fieldID, $0.name) }, uniquingKeysWith: { first, _ in first })
         var lastOrphan: [UInt8]?
@@ -123,6 +140,21 @@ extension IntegrityChecker {
                 }
             } else {
                 reason = "field id \(parts.field) is not an external field of \(entity.name)"
+            }
+            if reason != nil, let staging, let writer = try Self.stagingWriter(valueKey, staging: staging, txn: txn) {
+                lastOrphan = valueKey
+                let running =
+                    try writer.map { try $0.isInFlight(probe: StoreLockProbe(directory: store.path)) } ?? false
+                problem(
+                    .warning,
+                    "\(entity.name) \(parts.owner): staged chunks of the external value \(parts.value) of "
+                        + (names[parts.field] ?? "field id \(parts.field)")
+                        + (running
+                            ? ", which a writer is writing"
+                            : ", whose writer stopped; the next open of \(entity.name) by a program, or 'kvtool import "
+                                + "--resume', deletes them"),
+                    entity: entity.name, id: parts.owner, part: names[parts.field])
+                return
             }
             if let reason {
                 lastOrphan = valueKey

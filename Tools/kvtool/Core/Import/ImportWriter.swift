@@ -95,15 +95,15 @@ final class ImportWriter {
         expectedToken = resumedToken
         lineNumber = entry.nextLine - 1
         toCreate = validation.schema.entitiesToCreate(withRecords: Set(validation.recordCounts.keys))
-        createdEntities = resumedToken == nil ? toCreate.map(\.name) : entry.createdEntities
-        self.entry.createdEntities = createdEntities
+        createdEntities = toCreate.map(\.name)
+        if resumedToken == nil { self.entry.createdEntities = createdEntities }
         schemaState = validation.schema.schemaState
         totals = Totals(
             written: entry.written, replaced: entry.replaced, skipped: entry.skipped, values: entry.values,
             valueBytes: entry.valueBytes)
     }
 
-    /// The entities the import creates (or, resumed, created).
+    /// The entities this run of the import creates (a resumed import's were created by its first run).
     let createdEntities: [String]
 
     /// Creates the tables of the entities the import creates and opens those of every entity it writes or
