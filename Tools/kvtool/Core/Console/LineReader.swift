@@ -92,9 +92,16 @@ final class LineReader {
     func nextLine() throws -> [UInt8]? {
         var line: [UInt8] = []
         while true {
-            if let newline = buffer[start..<end].firstIndex(of: 0x0A) {
+            let (start, end) = (self.start, self.end)
+            let newline = buffer.withUnsafeBytes { bytes -> Int? in
+                guard start < end, let base = bytes.baseAddress,
+                    let found = memchr(base + start, 0x0A, end - start)
+                else { return nil }
+                return base.distance(to: found)
+            }
+            if let newline {
                 line.append(contentsOf: buffer[start..<newline])
-                start = newline + 1
+                self.start = newline + 1
                 if line.last == 0x0D { line.removeLast() }
                 return line
             }
@@ -104,8 +111,8 @@ final class LineReader {
                     "A line of \(name) at byte \(offset - line.count) is longer than "
                         + "\(Formatting.byteSize(Self.maximumLineLength)); it is not one kvtool wrote")
             }
-            start = 0
-            end = 0
+            self.start = 0
+            self.end = 0
             if isAtEnd { return line.isEmpty ? nil : line }
             try fill()
         }
@@ -138,9 +145,10 @@ struct Fingerprint {
 
     /// Adds bytes to the hash.
     mutating func add(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
         var state = self.state
-        for byte in bytes {
-            state = (state ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        for index in 0..<bytes.count {
+            state = (state ^ UInt64(base[index])) &* 0x0000_0100_0000_01b3
         }
         self.state = state
     }

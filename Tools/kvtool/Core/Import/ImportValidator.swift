@@ -677,7 +677,6 @@ final class ImportValidator {
         guard let store, let records = tables[entity.name]?.records else { return nil }
         var common: Set<String>?
         var scan = ChunkedScan(environment: store.environment, table: records, chunkSize: CommonOptions.readChunkSize)
-        let fields = entity.catalog.fields
         try scan.forEach { _, key, value in
             guard let id = RecordKey.uuid(key) else { return true }
             let record = try RecordKey.decode(value, id: id, entity: entity.catalog)
@@ -686,7 +685,6 @@ final class ImportValidator {
             common = common.map { $0.intersection(present) } ?? present
             return !(common?.isEmpty ?? false)
         }
-        _ = fields
         return common
     }
 

@@ -187,16 +187,23 @@ struct JSONParser {
     private mutating func parseString() throws(JSONParseError) -> String {
         offset += 1
         let start = offset
-        // Most strings have no escapes: find the closing quote and take the bytes in between at once.
-        while offset < bytes.count, bytes[offset] != UInt8(ascii: "\\"), bytes[offset] >= 0x20 {
-            if bytes[offset] == UInt8(ascii: "\"") {
-                guard let text = String(validating: bytes[start..<offset], as: UTF8.self) else {
-                    throw error("a string is not valid UTF-8")
-                }
-                offset += 1
-                return text
+        // Most strings have no escapes: find the closing quote and take the bytes in between at once. The scan reads
+        // the buffer directly, since long strings (an export's Base64 chunks) make it the parser's hottest loop.
+        offset = bytes.withUnsafeBufferPointer { buffer in
+            var index = start
+            while index < buffer.count {
+                let byte = buffer[index]
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+                index += 1
+            }
+            return index
+        }
+        if current == UInt8(ascii: "\"") {
+            guard let text = String(validating: bytes[start..<offset], as: UTF8.self) else {
+                throw error("a string is not valid UTF-8")
             }
             offset += 1
+            return text
         }
         var utf8 = Array(bytes[start..<offset])
         while true {
