@@ -70,7 +70,9 @@ enum FileWritingCommand: String, CaseIterable, CustomTestStringConvertible {
         #expect(FileFacts(file) == FileFacts(type: S_IFREG, mode: 0o600, owner: geteuid()))
         let leftovers = try FileManager.default.contentsOfDirectory(
             atPath: (file as NSString).deletingLastPathComponent)
-        #expect(!leftovers.contains { $0.contains(".kvtool-") }, "no temporary file is left: \(leftovers)")
+        // Only this file's temporary names: other tests write files in the same directory meanwhile.
+        let temporary = "." + (file as NSString).lastPathComponent + ".kvtool-"
+        #expect(!leftovers.contains { $0.hasPrefix(temporary) }, "no temporary file is left: \(leftovers)")
     }
 
     @Test(arguments: FileWritingCommand.allCases)
@@ -228,6 +230,6 @@ enum FileWritingCommand: String, CaseIterable, CustomTestStringConvertible {
         #expect(kvtool(arguments: arguments).status == 1)
         #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == Self.victimText, "the old file is kept")
         let siblings = try FileManager.default.contentsOfDirectory(atPath: (file as NSString).deletingLastPathComponent)
-        #expect(!siblings.contains { $0.contains(".kvtool-") })
+        #expect(!siblings.contains { $0.hasPrefix("." + (file as NSString).lastPathComponent + ".kvtool-") })
     }
 }
