@@ -10,7 +10,7 @@ import Testing
     static let sizes = [0, 1, 262_128, 3 * 262_128 + 5, 2_500_000]
 
     static func bytes(_ count: Int, seed: UInt8) -> Data {
-        Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) ^ seed })
+        ImportTesting.pattern(count, seed: UInt64(seed) + 1)
     }
 
     static func makeStore(at path: String) throws -> [Photo] {

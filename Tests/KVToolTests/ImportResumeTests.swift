@@ -25,7 +25,7 @@ import Testing
 
     /// A store of one photo with an image of `size` bytes, and its export beside it.
     static func exportOfPhoto(_ source: borrowing TemporaryStore, size: Int) throws -> (file: String, image: Data) {
-        let image = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ $0 >> 13) })
+        let image = ImportTesting.pattern(size, seed: 131)
         let container = try ModelContainer(
             for: Photo.self, configuration: ModelConfiguration(path: source.path, isDurable: false))
         try container.write { txn in

@@ -43,6 +43,27 @@ enum ImportTesting {
         return try store.environment.read { txn in try ImportProgress.read(in: txn, catalog: store.catalog) }
     }
 
+    /// `count` bytes that depend on `seed`, made eight at a time: building large values byte by byte costs seconds in a
+    /// debug build.
+    static func pattern(_ count: Int, seed: UInt64) -> Data {
+        var data = Data(count: count)
+        data.withUnsafeMutableBytes { bytes in
+            var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
+            var offset = 0
+            while offset < count {
+                state ^= state << 13
+                state ^= state >> 7
+                state ^= state << 17
+                withUnsafeBytes(of: state) { word in
+                    let length = Swift.min(8, count - offset)
+                    bytes[offset..<offset + length].copyBytes(from: word.prefix(length))
+                }
+                offset += 8
+            }
+        }
+        return data
+    }
+
     /// The result of `kvtool check`, which must find no error.
     static func expectClean(_ path: String, sourceLocation: SourceLocation = #_sourceLocation) {
         let result = kvtool("check", path)

@@ -149,7 +149,7 @@ struct Label: Model {
         }
 
         mutating func bytes(_ count: Int) -> Data {
-            Data((0..<count).map { _ in UInt8(truncatingIfNeeded: next()) })
+            ImportTesting.pattern(count, seed: next())
         }
     }
 

@@ -10,6 +10,8 @@ import LMDB
 /// transaction stops early once its lines reach ``textBudget``, so that memory stays bounded. A record whose external
 /// values are larger than that has a read transaction of its own, and its chunk lines are written as they are read,
 /// one chunk in memory at a time, like `kvtool extract`: that transaction stays open while the value is written out.
+/// After each transaction the pages it read through the memory map are given back to the kernel, so that resident
+/// memory does not grow with the store.
 struct EntityExporter {
     /// The most text one read transaction gathers before it is written out.
     static let textBudget = 16 << 20
@@ -62,8 +64,10 @@ struct EntityExporter {
                                 sink.write(text)
                                 text = ""
                                 try checkOutput()
-                                try writer.streamChunks(
-                                    of: record, id: id, txn: txn, to: sink, checkOutput: checkOutput)
+                                try writer.streamChunks(of: record, id: id, txn: txn, to: sink) {
+                                    try checkOutput()
+                                    try store.environment.releaseMappedPages()
+                                }
                             } else {
                                 text += writer.recordLine(id: id, record: record)
                                 try writer.appendChunks(of: record, id: id, txn: txn, to: &text)
@@ -83,6 +87,8 @@ struct EntityExporter {
             sink.write(text)
             text = ""
             try checkOutput()
+            // What the transaction read through the memory map stays resident until given back (when more follows).
+            if last != nil { try store.environment.releaseMappedPages() }
             progress.update("export: \(entity.name) \(Formatting.count(summary.records, "record"))")
             guard let last, visited > 0 else { break }
             after = last
@@ -191,15 +197,20 @@ private struct LineWriter {
         try forEachChunk(of: record, id: id, txn: txn) { line in text += line }
     }
 
-    /// Writes the chunk lines of a record's external values to `sink` as they are read, checking each write.
+    /// Writes the chunk lines of a record's external values to `sink` as they are read, and calls `afterChunks`
+    /// every 64 chunks (16 MiB as the library writes them) and at the end: to check the writes, and to give back the
+    /// pages read through the memory map, which would otherwise keep the whole value resident.
     mutating func streamChunks(
         of record: RecordValue, id: UUID, txn: borrowing Transaction, to sink: any TextSink,
-        checkOutput: () throws -> Void
+        afterChunks: () throws -> Void
     ) throws {
+        var count = 0
         try forEachChunk(of: record, id: id, txn: txn) { line in
             sink.write(line)
-            try checkOutput()
+            count += 1
+            if count % 64 == 0 { try afterChunks() }
         }
+        try afterChunks()
     }
 
     /// Calls `body` with each chunk line of the record's values, in the record's order of fields.

@@ -144,6 +144,11 @@ final class ImportValidator {
                 }
                 return try validateChunk(reader, schema, scratch, scratchTxn, scratchTxn)
             }
+            // The pages the chunk read through the memory maps stay resident until given back (when more follows).
+            if more {
+                try store?.environment.releaseMappedPages()
+                try scratch.environment.releaseMappedPages()
+            }
             if let name = needsEvidence, let entity = schema[name] {
                 needsEvidence = nil
                 storedEvidence[name] = .some(try fieldsOfEveryStoredRecord(entity))

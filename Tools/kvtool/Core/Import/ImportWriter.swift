@@ -49,6 +49,9 @@ final class ImportWriter {
         var progress: ImportProgress?
     }
 
+    /// How many records a transaction writes between two ``LMDB/Environment/releaseMappedPages()``.
+    static let recordsBetweenReleases = 256
+
     private let store: InspectedStore
     private let validation: ImportValidation
     private let policy: ConflictPolicy
@@ -263,6 +266,11 @@ final class ImportWriter {
                     }
                 }
                 hasCommitted = true
+                // The pages the transaction read through the memory maps stay resident until given back.
+                if units.count >= Self.recordsBetweenReleases || !isFinal {
+                    try store.environment.releaseMappedPages()
+                    try validation.scratch.environment.releaseMappedPages()
+                }
                 toCreate = []
                 schemaState = nil
                 entries = result.entries
@@ -317,7 +325,12 @@ final class ImportWriter {
         var result = BatchResult()
         result.totals = totals
         var changed: Set<String> = []
-        for unit in units {
+        for (position, unit) in units.enumerated() {
+            // Random index entries of a large chunk read many pages through the memory map: give them back as the
+            // transaction goes, so that resident memory stays bounded by a part of the chunk.
+            if position > 0 && position % Self.recordsBetweenReleases == 0 {
+                try store.environment.releaseMappedPages()
+            }
             let name = unit.work.entity.name
             guard unit.disposition.isWritten else {
                 if unit.isComplete { result.totals.skipped += 1 }
