@@ -96,6 +96,25 @@ import Testing
         #expect(kvtool("schema", target.path + "/nested").output == kvtool("schema", source.path).output)
     }
 
+    /// An export of kvtool 0.1 (format 1: field kinds in the header, no catalog, no end line) imports into a store
+    /// that has its entities.
+    @Test func importsAVersion1Export() throws {
+        let store = TemporaryStore()
+        try Sample.makeStore(at: store.path, projects: [], tasks: [])
+        let file = store.sibling("v1.jsonl")
+        try ImportTesting.write(
+            [
+                #"{"kvtool-export":1,"format":1,"fields":{"Project":{"id":"uuid","name":"string","createdAt":"date"}}}"#,
+                #"{"entity":"Project","id":"01900000-0000-7000-8000-000000000101","record":{"#
+                    + #""id":"01900000-0000-7000-8000-000000000101","name":"Inbox","createdAt":"2026-05-09T06:13:20Z"}}"#,
+            ], to: file)
+        #expect(
+            kvtool("import", store.path, file)
+                == RunResult(status: 0, output: "Imported 1 record from \(file).\n", errors: ""))
+        #expect(kvtool("list", store.path, "Project").output.contains(#""createdAt":"2026-05-09T06:13:20Z""#))
+        ImportTesting.expectClean(store.path)
+    }
+
     @Test func replacesStoredRecordsAndKeepsIndexesInStep() throws {
         let store = TemporaryStore()
         try Sample.makeStore(at: store.path)

@@ -200,3 +200,43 @@ import Testing
                 == "Error: the input is invalid: 150 problems (the first 100 shown); nothing was written to the store")
     }
 }
+
+/// Where an import creates a store, and where it does not.
+@Suite struct ImportNewStoreTests {
+    @Test func aStoreIsCreatedOnlyAtANewPathOrInAnEmptyDirectory() throws {
+        let source = TemporaryStore()
+        try Sample.makeStore(at: source.path)
+        let file = source.sibling("export.jsonl")
+        #expect(kvtool("export", source.path, "--output", file).status == 0)
+        let crowded = source.sibling("crowded")
+        try FileManager.default.createDirectory(atPath: crowded, withIntermediateDirectories: false)
+        try Data("mine".utf8).write(to: URL(fileURLWithPath: crowded + "/notes.txt"))
+        #expect(
+            kvtool("import", crowded, file)
+                == RunResult(
+                    status: 1, output: "",
+                    errors: "Error: '\(crowded)' holds no store but other files (notes.txt); import creates a store "
+                        + "only in a new or empty directory\n"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: crowded) == ["notes.txt"])
+        let empty = source.sibling("empty")
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: false)
+        #expect(kvtool("import", empty, file).status == 0)
+        ImportTesting.expectClean(empty)
+    }
+
+    /// A store whose catalog does not read keeps it: the import neither reads nor writes over the damaged entry.
+    @Test func aStoreWithADamagedCatalogEntryIsRefused() throws {
+        let store = TemporaryStore()
+        try Sample.makeStore(at: store.path)
+        let file = store.sibling("export.jsonl")
+        #expect(kvtool("export", store.path, "--output", file).status == 0)
+        try withEnvironment(at: store.path) { environment in
+            let catalog = try environment.openTable(named: Catalog.tableName)
+            try environment.write { txn in try txn.put(Array("{".utf8), forKey: Catalog.entityKey("Task"), in: catalog)
+            }
+        }
+        let result = kvtool("import", store.path, file, "--on-conflict", "skip")
+        #expect(result.status == 1)
+        #expect(result.errors.hasPrefix("Error: The catalog entry 'entity/Task' of '\(store.path)' does not decode"))
+    }
+}

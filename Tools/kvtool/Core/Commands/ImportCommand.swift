@@ -182,6 +182,7 @@ struct ImportCommand: Command {
     // MARK: - Importing
 
     private func importIntoNewStore(_ console: Console) throws -> Int32 {
+        try checkNewStorePath()
         let policy = self.policy ?? .fail
         let (reader, spool) = try openInput()
         let identity = reader.identity
@@ -199,6 +200,11 @@ struct ImportCommand: Command {
     }
 
     private func importInto(_ store: InspectedStore, _ console: Console) throws -> Int32 {
+        if let damaged = store.damagedEntries.first {
+            throw ToolError(
+                "The catalog entry '\(damaged.key)' of '\(path)' does not decode; kvtool does not import into a store "
+                    + "whose schema it cannot read. Run 'kvtool check \(path)'")
+        }
         let interrupted = try store.environment.read { txn in
             try ImportProgress.read(in: txn, catalog: store.catalog)
         }
@@ -349,6 +355,32 @@ struct ImportCommand: Command {
     }
 
     // MARK: - A new store
+
+    /// Checks that a store may be created at `path`: nothing is there, or an empty directory. A directory that holds
+    /// other files is refused, so that a mistyped path never plants a store among someone's files.
+    ///
+    /// - Throws: ``ToolError`` for a file, or a directory with files in it.
+    private func checkNewStorePath() throws(ToolError) {
+        var status = stat()
+        guard stat(path, &status) == 0 else {
+            if errno == ENOENT { return }
+            throw ToolError("Cannot create a store at '\(path)': \(SystemError.describe(errno))")
+        }
+        guard status.st_mode & S_IFMT == S_IFDIR else {
+            throw ToolError("'\(path)' is a file, not a store: a store is a directory that holds data.mdb")
+        }
+        let contents: [String]
+        do {
+            contents = try FileManager.default.contentsOfDirectory(atPath: path)
+        } catch {
+            throw ToolError("Cannot read the directory '\(path)': \(error.localizedDescription)")
+        }
+        guard contents.isEmpty else {
+            throw ToolError(
+                "'\(path)' holds no store but other files (\(contents.sorted().prefix(3).joined(separator: ", "))"
+                    + "\(contents.count > 3 ? ", ..." : "")); import creates a store only in a new or empty directory")
+        }
+    }
 
     /// Creates a store at `path` (its directory too, mode 0700, when missing): the catalog with its format entry, as
     /// a container creates one.

@@ -593,7 +593,7 @@ final class ImportValidator {
                 "\(expected.entity.name) \(expected.id): the input ends before chunk \(value.next) of \(value.field) "
                     + "(its value has \(value.descriptor.chunkCount) chunks)")
         }
-        if headerLine != nil && end == nil {
+        if (schema.header?.version ?? 0) >= 2 && end == nil {
             problems.add(
                 line: max(lineNumber, 1),
                 "the export has no end line: it is incomplete (was it cut short?), or the line was removed")

@@ -308,7 +308,9 @@ final class ImportWriter {
         }
         var entries = try currentEntries(txn, firstLine: firstLine)
         for catalog in toCreate {
-            guard entries[catalog.name] == nil else {
+            // A damaged entry is not among `entries`, and must not be written over either.
+            let exists = try txn.containsKey(Catalog.entityKey(catalog.name), in: store.catalog)
+            guard entries[catalog.name] == nil, !exists else {
                 throw ImportStop(
                     line: firstLine,
                     message: "another writer created \(catalog.name) during the import; run the import again")
