@@ -173,7 +173,9 @@ import Testing
         let source = TemporaryStore()
         let file = try Self.exportOfTasks(source, count: 300)
         let target = source.sibling("target")
-        try Self.killChild(["import", target, file, "--chunk-size", "1"]) {
+        let scratch = source.sibling("scratch")
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: false)
+        try Self.killChild(["import", target, file, "--chunk-size", "1", "--scratch-directory", scratch]) {
             try FileManager.default.fileExists(atPath: target + "/data.mdb")
                 && (try ImportTesting.progress(target)?.written ?? 0) >= 10
         }
@@ -187,6 +189,7 @@ import Testing
             kvtool("import", "--abandon", target).output
                 .hasSuffix("; the \(Formatting.count(written, "record")) it wrote stay.\n"))
         #expect(try ImportTesting.progress(target) == nil)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch) == [], "the killed import's scratch goes")
         #expect(kvtool("check", target).status == 0)
         #expect(!kvtool("check", target).output.contains("import"))
         #expect(kvtool("import", "--resume", target, file).errors.contains("has no interrupted import to resume"))

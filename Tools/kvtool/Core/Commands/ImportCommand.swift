@@ -269,8 +269,11 @@ struct ImportCommand: Command {
             ?? ImportProgress(
                 input: file, inputBytes: validation.bytes, fingerprint: validation.fingerprint,
                 onConflict: policy.rawValue, nextLine: 1, nextOffset: 0, written: 0, replaced: 0, skipped: 0,
-                values: 0, valueBytes: 0, createdEntities: [], started: now, updated: now, lockToken: lock.token)
+                values: 0, valueBytes: 0, createdEntities: [], started: now, updated: now, lockToken: lock.token,
+                scratchDirectory: nil)
         entry.lockToken = lock.token
+        if let leftover = interrupted?.scratchDirectory { ImportScratch.removeLeftover(leftover) }
+        entry.scratchDirectory = validation.scratch.directory
         let writer = ImportWriter(
             store: store, validation: validation, policy: policy, chunkSize: chunkSize, chunkBytes: chunkBytes,
             lock: lock, entry: entry, resumedToken: interrupted?.lockToken)
@@ -349,6 +352,7 @@ struct ImportCommand: Command {
         }
         try deleteAbandonedValues(store)
         try store.environment.write { txn in try ImportProgress.delete(in: txn, catalog: store.catalog) }
+        if let leftover = interrupted.scratchDirectory { ImportScratch.removeLeftover(leftover) }
         console.print(
             "Forgot \(interrupted.description); the \(Formatting.count(interrupted.written, "record")) it wrote stay.")
         return 0

@@ -47,6 +47,9 @@ struct ImportProgress: Codable, Equatable {
     var updated: Date
     /// The token of the lock the running import holds.
     var lockToken: UInt32
+    /// The running import's scratch directory, which a killed import leaves behind and a resume or abandon removes;
+    /// `nil` in entries that did not record it.
+    var scratchDirectory: String?
 
     /// The entry as a transaction sees it, or `nil`.
     ///

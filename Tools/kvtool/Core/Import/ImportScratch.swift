@@ -99,6 +99,17 @@ final class ImportScratch {
         Self.remove(directory)
     }
 
+    /// Removes a scratch directory that a killed import left, when `directory` names one: a directory called
+    /// `kvtool-import-…` that holds nothing but a scratch store's files.
+    static func removeLeftover(_ directory: String) {
+        let name = (directory as NSString).lastPathComponent
+        guard name.hasPrefix("kvtool-import-"),
+            let contents = try? FileManager.default.contentsOfDirectory(atPath: directory),
+            Set(contents).isSubset(of: ["data.mdb", "lock.mdb", "input.jsonl"])
+        else { return }
+        remove(directory)
+    }
+
     /// Removes the directory and the files in it. A failure leaves a directory in the temporary directory, which
     /// is all it can do, so it is not reported.
     private static func remove(_ directory: String) {

@@ -50,7 +50,7 @@ final class ImportWriter {
     }
 
     /// How many records a transaction writes between two ``LMDB/Environment/releaseMappedPages()``.
-    static let recordsBetweenReleases = 256
+    static let recordsBetweenReleases = 64
 
     private let store: InspectedStore
     private let validation: ImportValidation
