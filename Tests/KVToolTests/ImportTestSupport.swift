@@ -70,3 +70,28 @@ enum ImportTesting {
         #expect(result.status == 0, "check: \(result.output)", sourceLocation: sourceLocation)
     }
 }
+
+/// The input's fingerprint, which a resume compares, does not depend on how reads cut the input.
+@Suite struct FingerprintTests {
+    @Test func theHashDoesNotDependOnHowTheBytesArrive() {
+        let bytes = Array(ImportTesting.pattern(1000, seed: 5))
+        var whole = Fingerprint()
+        bytes.withUnsafeBytes { whole.add($0) }
+        for cut in [1, 3, 7, 8, 9, 64, 999] {
+            var pieces = Fingerprint()
+            var offset = 0
+            while offset < bytes.count {
+                let end = Swift.min(offset + cut, bytes.count)
+                bytes[offset..<end].withUnsafeBytes { pieces.add($0) }
+                offset = end
+            }
+            #expect(pieces.text == whole.text, "pieces of \(cut) bytes")
+        }
+        var other = Fingerprint()
+        var changed = bytes
+        changed[500] ^= 1
+        changed.withUnsafeBytes { other.add($0) }
+        #expect(other.text != whole.text)
+        #expect(whole.text.count == 16)
+    }
+}

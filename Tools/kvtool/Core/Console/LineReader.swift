@@ -139,22 +139,51 @@ final class LineReader {
     }
 }
 
-/// FNV-1a over 64 bits: a hash of a stream of bytes that is the same in every process, unlike `Hasher`.
+/// A hash of a stream of bytes that is the same in every process, unlike `Hasher`: FNV-1a over 64 bits, taking the
+/// stream eight bytes at a time (a little-endian word per step) and the bytes of a last, partial word one at a time.
+/// How the stream is cut into calls of ``add(_:)`` does not change it.
 struct Fingerprint {
     private var state: UInt64 = 0xcbf2_9ce4_8422_2325
+    /// The bytes of a word not complete yet, and how many.
+    private var pending: UInt64 = 0
+    private var pendingCount = 0
+
+    private static let prime: UInt64 = 0x0000_0100_0000_01b3
 
     /// Adds bytes to the hash.
     mutating func add(_ bytes: UnsafeRawBufferPointer) {
-        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
         var state = self.state
-        for index in 0..<bytes.count {
-            state = (state ^ UInt64(base[index])) &* 0x0000_0100_0000_01b3
+        var offset = 0
+        while pendingCount > 0 && pendingCount < 8 && offset < bytes.count {
+            pending |= UInt64(bytes[offset]) << (8 * UInt64(pendingCount))
+            pendingCount += 1
+            offset += 1
+        }
+        if pendingCount == 8 {
+            state = (state ^ pending) &* Self.prime
+            pending = 0
+            pendingCount = 0
+        }
+        while bytes.count - offset >= 8 {
+            state =
+                (state ^ UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
+                &* Self.prime
+            offset += 8
+        }
+        while offset < bytes.count {
+            pending |= UInt64(bytes[offset]) << (8 * UInt64(pendingCount))
+            pendingCount += 1
+            offset += 1
         }
         self.state = state
     }
 
-    /// The hash in hexadecimal, 16 digits.
+    /// The hash in hexadecimal, 16 digits: the bytes of a last, partial word hashed one at a time.
     var text: String {
-        String(state, radix: 16).leftPadded(to: 16)
+        var state = self.state
+        for index in 0..<pendingCount {
+            state = (state ^ ((pending >> (8 * UInt64(index))) & 0xFF)) &* Self.prime
+        }
+        return String(state, radix: 16).leftPadded(to: 16)
     }
 }

@@ -23,7 +23,7 @@ struct ImportProgress: Codable, Equatable {
     var input: String
     /// The input's size in bytes.
     var inputBytes: Int
-    /// The hash of the whole input (FNV-1a, 64 bits, in hexadecimal), so that a resume reads the same input.
+    /// The hash of the whole input (``Fingerprint``, in hexadecimal), so that a resume reads the same input.
     var fingerprint: String
     /// The conflict policy, which a resume keeps.
     var onConflict: String

@@ -96,6 +96,8 @@ final class ImportValidator {
     private var missing: [String: [String: Missing]] = [:]
     /// The fields every stored record of an entity has; `nil` inside when it has no stored record.
     private var storedEvidence: [String: Set<String>?] = [:]
+    /// The fields of each entity that may turn out required, whose absence is counted (known once its evidence is).
+    private var requiredCandidates: [String: [String]] = [:]
     private var underivableReported: Set<String> = []
     private var dispositions: [ImportScratch.Disposition: Int] = [:]
     private var tables: [String: StoredTables] = [:]
@@ -661,8 +663,15 @@ final class ImportValidator {
 
     /// Counts, per field that may be required, the records that lack it.
     private func noteMissing(_ entity: ImportEntity, present: Set<String>, line: Int, id: UUID) {
-        var candidates = Set(entity.readKinds.keys)
-        if case .some(.some(let stored)) = storedEvidence[entity.name] { candidates.formUnion(stored) }
+        let candidates: [String]
+        if let known = requiredCandidates[entity.name] {
+            candidates = known
+        } else {
+            var names = Set(entity.readKinds.keys)
+            if case .some(.some(let stored)) = storedEvidence[entity.name] { names.formUnion(stored) }
+            candidates = names.sorted()
+            requiredCandidates[entity.name] = candidates
+        }
         for field in candidates where !present.contains(field) {
             var lacking = missing[entity.name, default: [:]][field, default: Missing()]
             lacking.count += 1
