@@ -96,6 +96,30 @@ import Testing
         #expect(kvtool("schema", target.path + "/nested").output == kvtool("schema", source.path).output)
     }
 
+    /// Standard input is read twice too, through a copy in the scratch directory, which goes at the end.
+    @Test func importsFromStandardInput() throws {
+        let source = TemporaryStore()
+        try ExternalSample.makeStore(at: source.path)
+        let file = source.sibling("photo.jsonl")
+        #expect(kvtool("export", source.path, "--output", file).status == 0)
+        let scratch = source.sibling("scratch")
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: false)
+        let target = source.sibling("target")
+        let process = Process()
+        process.executableURL = try BinarySmokeTests.executable()
+        process.arguments = ["import", target, "-", "--scratch-directory", scratch]
+        process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: file))
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(printed.hasSuffix("Imported 1 record and 2 external values (585.9 KiB) from standard input.\n"))
+        #expect(try ImportTesting.export(target) == ImportTesting.export(source.path))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch) == [])
+    }
+
     /// An export of kvtool 0.1 (format 1: field kinds in the header, no catalog, no end line) imports into a store
     /// that has its entities.
     @Test func importsAVersion1Export() throws {
