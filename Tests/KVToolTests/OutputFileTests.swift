@@ -47,7 +47,7 @@ enum FileWritingCommand: String, CaseIterable, CustomTestStringConvertible {
     func wrote(_ file: String) throws -> Bool {
         let data = try Data(contentsOf: URL(fileURLWithPath: file))
         switch self {
-        case .export: return data.starts(with: Data(#"{"kvtool-export":1"#.utf8))
+        case .export: return data.starts(with: Data(#"{"kvtool-export":2"#.utf8))
         case .extract: return data == ExternalSample.image
         case .copy: return kvtool("count", target(for: file), "Task").output == "4\n"
         }
@@ -68,12 +68,11 @@ enum FileWritingCommand: String, CaseIterable, CustomTestStringConvertible {
         #expect(result.status == 0, "\(result.errors)")
         #expect(try command.wrote(file))
         #expect(FileFacts(file) == FileFacts(type: S_IFREG, mode: 0o600, owner: geteuid()))
-        // The folder may be shared with other tests running meanwhile: only this output's temporaries count.
-        let name = (file as NSString).lastPathComponent
         let leftovers = try FileManager.default.contentsOfDirectory(
             atPath: (file as NSString).deletingLastPathComponent)
-        #expect(
-            !leftovers.contains { $0.hasPrefix("." + name + ".kvtool-") }, "no temporary file is left: \(leftovers)")
+        // Only this file's temporary names: other tests write files in the same directory meanwhile.
+        let temporary = "." + (file as NSString).lastPathComponent + ".kvtool-"
+        #expect(!leftovers.contains { $0.hasPrefix(temporary) }, "no temporary file is left: \(leftovers)")
     }
 
     @Test(arguments: FileWritingCommand.allCases)
@@ -230,9 +229,7 @@ enum FileWritingCommand: String, CaseIterable, CustomTestStringConvertible {
         let arguments = FileWritingCommand.extract.arguments(store: store.path, file: file, ["--force"])
         #expect(kvtool(arguments: arguments).status == 1)
         #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == Self.victimText, "the old file is kept")
-        // The folder may be shared with other tests running meanwhile: only this output's temporaries count.
-        let name = (file as NSString).lastPathComponent
         let siblings = try FileManager.default.contentsOfDirectory(atPath: (file as NSString).deletingLastPathComponent)
-        #expect(!siblings.contains { $0.hasPrefix("." + name + ".kvtool-") })
+        #expect(!siblings.contains { $0.hasPrefix("." + (file as NSString).lastPathComponent + ".kvtool-") })
     }
 }

@@ -154,7 +154,7 @@ package enum IndexKey {
     }
 
     /// ``isGrouped(_:)`` for a key in an array.
-    static func isGrouped(_ key: [UInt8]) -> Bool {
+    package static func isGrouped(_ key: [UInt8]) -> Bool {
         key.withUnsafeBytes { isGrouped($0) }
     }
 
@@ -210,7 +210,7 @@ package enum IndexKey {
 
 extension IndexKey {
     /// A copy of `key`, finalized as ``finalize(_:hash:)`` does.
-    static func finalized(_ key: [UInt8], hash: LongKeyHash = .standard) -> [UInt8] {
+    package static func finalized(_ key: [UInt8], hash: LongKeyHash = .standard) -> [UInt8] {
         var key = key
         finalize(&key, hash: hash)
         return key

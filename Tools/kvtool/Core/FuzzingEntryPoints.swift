@@ -23,28 +23,29 @@ import KVStore
         entities = Dictionary(uniqueKeysWithValues: store.entities.map { ($0.name, $0) })
     }
 
-    /// Parses `line` as `kvtool import` does, with the kinds of an export header when the line is one.
+    /// Parses `line` as `kvtool import` does, reading a record with the store's field kinds.
     ///
     /// - Returns: For a record, its encoding decoded back and encoded again, as import would store it, then its
     ///   index keys; nil for a header.
     /// - Throws: What import reports for a bad line; ``RecordError`` when the record's own encoding does not decode.
     public func parse(_ line: [UInt8]) throws -> [[UInt8]]? {
-        let kinds = ImportLine.kinds(of: entities, header: [:])
-        guard case .record(let name, _, let value) = try ImportLine.parse(line, entities: entities, kinds: kinds),
-            var entity = entities[name]
+        guard case .record(let recordLine) = try ImportLine.parse(line), let catalog = entities[recordLine.entity]
         else { return nil }
-        let bytes = value.encode(fields: &entity.fields)
+        let entity = ImportEntity(catalog: catalog, isNew: false, exported: nil, exportedKinds: nil, ordinal: 0)
+        let value = try entity.record(from: recordLine)
+        var fields = catalog.fields
+        let bytes = value.encode(fields: &fields)
         var keys: [[UInt8]]
         do {
-            let decoded = try bytes.withUnsafeBytes { try RecordValue.decode(from: $0, fields: entity.fields) }
-            keys = [decoded.encode(fields: &entity.fields)]
+            let decoded = try bytes.withUnsafeBytes { try RecordValue.decode(from: $0, fields: fields) }
+            keys = [decoded.encode(fields: &fields)]
         } catch {
-            throw RecordError(description: "\(name) record \(bytes) does not decode: \(error)")
+            throw RecordError(description: "\(catalog.name) record \(bytes) does not decode: \(error)")
         }
-        for index in entity.indexes {
-            // A value that cannot be part of a key is a rejected record for import, reported when it writes: only
-            // the keys of the others matter here.
-            if let indexKeys = try? IndexEntries.keys(of: value, in: index) { keys += indexKeys }
+        for index in catalog.indexes {
+            // A value that cannot be part of a key is a rejected record for import, reported when it checks the
+            // input: only the keys of the others matter here.
+            if let indexKeys = try? RecordIndexKeys.keys(of: value, in: index) { keys += indexKeys }
         }
         return keys
     }

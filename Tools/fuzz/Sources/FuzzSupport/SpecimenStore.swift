@@ -20,7 +20,7 @@ public enum SpecimenStore {
         return try body(path)
     }
 
-    /// The lines `kvtool export` writes for the store at `path`: a header, then one line per record.
+    /// The lines `kvtool export` writes for the store at `path`: a header, one line per record, and an end line.
     ///
     /// - Throws: An error with kvtool's messages when the export fails.
     public static func exportedLines(of path: String) throws -> [[UInt8]] {

@@ -4,8 +4,6 @@ import LMDB
 /// The catalog's consistency: entries decode, tables exist with the right flags, indexes and relationships fit the
 /// fields and entities.
 extension IntegrityChecker {
-    /// The delete rules the library knows.
-    static let deleteRules: Set<String> = ["cascade", "nullify", "deny", "noAction"]
     /// The cardinalities the library knows.
     static let cardinalities: Set<String> = ["toOne", "toMany"]
 
@@ -20,6 +18,7 @@ extension IntegrityChecker {
                 "A schema migration is under way (\(migration)): the store holds records of two schema versions "
                     + "until a program opens it with its migration plan")
         }
+        try checkImportEntry()
         let tables = Set(try store.tableNames())
         let names = Set(store.entities.map(\.name))
         var checked: [CheckedEntity] = []
@@ -60,6 +59,29 @@ extension IntegrityChecker {
         }
         for table in tables.sorted() { checkLeftover(table, names: names) }
         return checked
+    }
+
+    /// Warns about an import under way or interrupted: the store is consistent, but holds part of an input.
+    private func checkImportEntry() throws {
+        let entry: ImportProgress?
+        do {
+            entry = try store.environment.read { txn in try ImportProgress.read(in: txn, catalog: store.catalog) }
+        } catch let error as ToolError {
+            problem(.error, error.message)
+            return
+        }
+        guard let entry else { return }
+        if try entry.isRunning(in: store.path) {
+            problem(
+                .warning,
+                "An import is under way (\(entry.input == "-" ? "standard input" : "'\(entry.input)'"), at line "
+                    + "\(Formatting.grouped(entry.nextLine))): the store holds part of its input")
+        } else {
+            problem(
+                .warning,
+                "\(entry.description.prefix(1).uppercased())\(entry.description.dropFirst()); the store holds part of "
+                    + "its input: 'kvtool import --resume \(store.path) <file>' finishes it, '--abandon' forgets it")
+        }
     }
 
     /// Checks an index's description and table; returns the table when its entries can be checked.
@@ -128,7 +150,7 @@ extension IntegrityChecker {
         if !Self.cardinalities.contains(relationship.cardinality) {
             fail("unknown cardinality '\(relationship.cardinality)'")
         }
-        if !Self.deleteRules.contains(relationship.deleteRule) {
+        if DeleteRule(rawValue: relationship.deleteRule) == nil {
             fail("unknown delete rule '\(relationship.deleteRule)'")
         }
         guard let target = store.entities.first(where: { $0.name == relationship.target }) else {
@@ -166,9 +188,9 @@ extension IntegrityChecker {
         of relationship: RelationshipCatalog, field: String, of entity: EntityCatalog, target: EntityCatalog
     ) -> String? {
         if relationship.allowsDangling { return "dangling allowed" }
-        if relationship.deleteRule == "noAction" { return "delete rule noAction" }
+        if relationship.deleteRule == DeleteRule.noAction.rawValue { return "delete rule noAction" }
         let derived = target.relationships.first { other in
-            other.field == nil && other.target == entity.name && other.deleteRule == "noAction"
+            other.field == nil && other.target == entity.name && other.deleteRule == DeleteRule.noAction.rawValue
                 && RelationshipPath.derivedField(of: other, entity: target, target: entity) == field
         }
         return derived.map { "\(target.name).\($0.name) has the delete rule noAction" }

@@ -5,39 +5,6 @@ import LMDB
 /// The consistency of external values: every descriptor's chunks are stored with the right sizes, and every chunk
 /// belongs to a descriptor.
 extension IntegrityChecker {
-    /// What a record holds of an external value.
-    struct ExternalDescriptor: Equatable {
-        let valueID: UUID
-        let byteCount: Int
-        let chunkSize: Int
-
-        var chunkCount: Int {
-            chunkSize > 0 ? byteCount / chunkSize + (byteCount % chunkSize == 0 ? 0 : 1) : 0
-        }
-
-        func size(ofChunk index: Int) -> Int {
-            index < chunkCount - 1 ? chunkSize : byteCount - (chunkCount - 1) * chunkSize
-        }
-
-        /// The descriptor in a record's field: `{"id": UUID, "size": Int, "chunkSize": Int}`, or `nil`.
-        init?(_ value: RecordValue) {
-            func integer(_ name: String) -> Int? {
-                switch IndexEntries.value(of: name, in: value) {
-                case .int(let number): Int(exactly: number)
-                case .uint(let number): Int(exactly: number)
-                default: nil
-                }
-            }
-            guard case .uuid(let valueID) = IndexEntries.value(of: "id", in: value),
-                let byteCount = integer("size"), let chunkSize = integer("chunkSize"), byteCount >= 0,
-                chunkSize > 0 || byteCount == 0
-            else { return nil }
-            self.valueID = valueID
-            self.byteCount = byteCount
-            self.chunkSize = chunkSize
-        }
-    }
-
     /// A chunk key's parts: owner, field id, value ID and chunk number.
     static func chunkKeyParts(_ key: UnsafeRawBufferPointer) -> (owner: UUID, field: UInt32, value: UUID, chunk: Int)? {
         guard key.count == 40, let owner = RecordKey.uuid(UnsafeRawBufferPointer(rebasing: key[0..<16])),
@@ -55,6 +22,16 @@ extension IntegrityChecker {
         withUnsafeBytes(of: field.bigEndian) { prefix.append(contentsOf: $0) }
         withUnsafeBytes(of: value.uuid) { prefix.append(contentsOf: $0) }
         return prefix
+    }
+
+    /// The writer a staging entry names, `.some(nil)` when the entry does not read, or `nil` when the value is not
+    /// staged.
+    private static func stagingWriter(
+        _ valueKey: [UInt8], staging: Table, txn: borrowing Transaction
+    ) throws -> StagingWriter?? {
+        try txn.withUnsafeBytes(forKey: valueKey, in: staging) { bytes -> StagingWriter?? in
+            bytes.map { StagingWriter($0) }
+        }
     }
 
     /// Checks an entity's external values in both directions.
@@ -110,7 +87,7 @@ extension IntegrityChecker {
                 let record = try? RecordValue.decode(from: value, fields: entity.fields)
             else { return }  // Reported by the record check.
             for field in entity.external {
-                let stored = IndexEntries.value(of: field.name, in: record)
+                let stored = RecordIndexKeys.value(of: field.name, in: record)
                 let label = "\(entity.name) \(id): the external \(field.name)"
                 guard let descriptor = ExternalDescriptor(stored) else {
                     if case .null = stored { continue }  // A record written before the field existed.
@@ -175,7 +152,7 @@ extension IntegrityChecker {
             guard lastOrphan != valueKey else { return }
             let reason: String?
             if let name = names[parts.field] {
-                let descriptor = owner?.record.flatMap { ExternalDescriptor(IndexEntries.value(of: name, in: $0)) }
+                let descriptor = owner?.record.flatMap { ExternalDescriptor(RecordIndexKeys.value(of: name, in: $0)) }
                 if owner?.record == nil {
                     reason = "its model does not exist"
                 } else if descriptor?.valueID != parts.value {
@@ -208,18 +185,20 @@ extension IntegrityChecker {
                 return
             }
             lastOrphan = valueKey
-            // The chunks of a streamed write belong to no record until its last transaction: under way when its
-            // writer still holds its lock, abandoned (and deleted by the next open) when it does not.
-            if let staging, let probe, let entry = try txn.value(forKey: valueKey, in: staging) {
-                let writer = entry.withUnsafeBytes { StagingWriter($0) }
-                let live = try writer?.isInFlight(probe: probe) ?? false
+            // The chunks of a value that the staging table lists belong to a write under way over several
+            // transactions (a program's streamed value, an import's large one), or to one whose writer died: a warning,
+            // since the next open of the entity by a program, or `kvtool import --resume`, deletes the latter, and
+            // nothing reads them meanwhile.
+            if let staging, let probe, let writer = try Self.stagingWriter(valueKey, staging: staging, txn: txn) {
+                let running = try writer.map { try $0.isInFlight(probe: probe) } ?? false
                 problem(
                     .warning,
-                    "\(entity.name) \(parts.owner): the external value \(parts.value) of \(names[parts.field] ?? "a field") "
-                        + (live
-                            ? "is being streamed in by process \(writer?.processID ?? 0); its chunks are staged"
-                            : "was being streamed in by a writer that stopped; the next open of the store deletes its "
-                                + "staged chunks"),
+                    "\(entity.name) \(parts.owner): staged chunks of the external value \(parts.value) of "
+                        + (names[parts.field] ?? "field id \(parts.field)")
+                        + (running
+                            ? ", which a writer is writing"
+                            : ", whose writer stopped; the next open of \(entity.name) by a program, or 'kvtool import "
+                                + "--resume', deletes them"),
                     entity: entity.name, id: parts.owner, part: names[parts.field])
                 return
             }

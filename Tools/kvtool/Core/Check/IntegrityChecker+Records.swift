@@ -21,7 +21,7 @@ extension IntegrityChecker {
                 problem(.error, "\(name) \(id): the record does not decode: \(error)", entity: name, id: id)
                 return
             }
-            switch IndexEntries.value(of: "id", in: record) {
+            switch RecordIndexKeys.value(of: "id", in: record) {
             case .uuid(id): break
             case .null: problem(.error, "\(name) \(id): the record has no id field", entity: name, id: id)
             case let other:
@@ -107,7 +107,7 @@ extension IntegrityChecker {
     ) throws {
         let relationship = reference.relationship
         let part = relationship.name
-        let (ids, invalid) = RelationshipPath.storedIDs(IndexEntries.value(of: reference.field, in: record))
+        let (ids, invalid) = RelationshipPath.storedIDs(RecordIndexKeys.value(of: reference.field, in: record))
         for value in invalid {
             problem(
                 .error, "\(entity) \(id): \(part) (field \(reference.field)) holds \(Self.describe(value)), not a UUID",
@@ -153,7 +153,9 @@ extension IntegrityChecker {
                 let stored =
                     IndexKey.isGrouped(key) ? UnsafeRawBufferPointer(rebasing: key.prefix(IndexKey.maximumLength)) : key
                 if !keys.contains(where: { $0.elementsEqual(stored) }) {
-                    let actual = index.fields.map { "\($0) = \(Self.describe(IndexEntries.value(of: $0, in: record)))" }
+                    let actual = index.fields.map {
+                        "\($0) = \(Self.describe(RecordIndexKeys.value(of: $0, in: record)))"
+                    }
                     problem(
                         .error,
                         "index \(name).\(part): the entry (\(entry)) points to \(name) \(id), whose value is "

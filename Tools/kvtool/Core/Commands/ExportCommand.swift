@@ -6,35 +6,43 @@ struct ExportCommand: Command {
     static let spec = CommandSpec(
         name: "export", abstract: "Export records as JSON Lines, losslessly.",
         discussion: """
-            The first line is a header with the kinds the catalog records for each entity's top-level fields: \
-            {"kvtool-export":1,"format":1,"fields":{"Task":{"id":"uuid",...}}}. Each record follows \
-            on its own line, entities in name order and records in ID order: \
-            {"entity":"Task","id":"...","record":{...}}.
-            A field whose value has the kind the header gives is plain JSON: numbers, strings, Booleans, dates as \
+            The export is JSON Lines, one object per line, each with a "kind". The first line is the header: \
+            {"kvtool-export":2, "kind":"header", "format":1, "created":"...", "schema":{...}, "entities":[...]}, \
+            with \
+            the store's catalog (every entity's entry, as the catalog holds it, and the schema version), from which \
+            'import' creates the schema in an empty store. Then each record, entities in name order and records in \
+            ID order: {"kind":"record", "entity":"Task", "id":"...", "record":{...}}. The last line counts what the \
+            export holds, and names the fields every exported record has: \
+            {"kind":"end", "records":6, "chunks":0, "entities":{"Task":{"records":4, "chunks":0, "required":[...]}}} \
+            (written without the spaces, as every line is).
+            A field whose value has the kind the catalog gives is plain JSON: numbers, strings, Booleans, dates as \
             ISO 8601 in UTC exact to the bit, UUIDs as strings, data as Base64. A field whose value has another kind \
             is tagged, as an object with one member named after its kind: {"$string":"..."}, {"$int":3}, \
-            {"$bool":true}. Values inside arrays and objects, and fields the header gives no kind, are plain JSON \
-            where that reads back unchanged (null, Booleans, strings, integers, numbers with '.' or an exponent, \
-            arrays, objects) and tagged otherwise: {"$uuid":"..."}, \
-            {"$uint":7}, {"$float":0.5}, {"$date":"..."}, {"$data":"..."}, {"$decimal":"..."}, {"$url":"..."}, \
-            {"$stringMap":{...}}, {"$intMap":{"1":...}}, {"$object":{...}} and {"$double":"nan"}. 'import' reads \
-            this back into the same records.
-            Reading takes one short read transaction per chunk of records, so memory stays bounded and a live store \
-            is not held back; records written meanwhile may or may not be included.
+            {"$bool":true}. Values inside arrays and objects are plain JSON where that reads back unchanged (null, \
+            Booleans, strings, integers, numbers with '.' or an exponent, arrays, objects) and tagged otherwise: \
+            {"$uuid":"..."}, {"$uint":7}, {"$float":0.5}, {"$date":"..."}, {"$data":"..."}, {"$decimal":"..."}, \
+            {"$url":"..."}, {"$stringMap":{...}}, {"$intMap":{"1":...}}, {"$object":{...}} and {"$double":"nan"}.
+            External values travel inline: a record whose external field holds a value (its descriptor \
+            {"id":{"$uuid":"..."},"size":...,"chunkSize":...}) is followed by a line per chunk of it, in the order of \
+            the record's fields, chunk by chunk: {"kind":"chunk", "entity":"Photo", "id":"...", "field":"image", \
+            "index":0, "data":"<Base64>"}. One chunk is in memory at a time, so values may be larger than memory.
+            Records are read a chunk per short read transaction, with the chunks of their external values in the \
+            same transaction, so a live store is not held back and each record is written as one consistent state; \
+            records written meanwhile may or may not be included. A record whose external values exceed 8 MiB is \
+            read in a transaction of its own, open while its chunks are written out.
             \(OutputOptions.discussion)
             """,
         arguments: [
             CommonOptions.path,
-            ArgumentSpec(name: "entity", help: "The entities to export; all of them by default.", arity: .zeroOrMore),
+            ArgumentSpec(
+                name: "entity", help: "The entities whose records to export; all of them by default.",
+                arity: .zeroOrMore),
         ],
         options: [
             .value("output", "file", help: "Write to this new file instead of standard output."),
             OutputOptions.force, OutputOptions.mode,
             CommonOptions.chunkSize(default: CommonOptions.readChunkSize, unit: "records"),
         ])
-
-    /// The member of the header line that marks an export, with its version.
-    static let headerMarker = "kvtool-export"
 
     /// The store's directory.
     let path: String
@@ -78,69 +86,27 @@ struct ExportCommand: Command {
                 try file?.check()
                 try console.checkOutput()
             }
-            sink.write(Self.header(for: selected).serialized() + "\n")
+            sink.write(try ExportHeader(store: store).json().serialized() + "\n")
+            try checkOutput()
             let progress = Progress(console: console)
-            var total = 0
+            var end = ExportEnd()
             for entity in selected {
-                total += try export(entity, from: store, to: sink, progress: progress, checkOutput: checkOutput)
+                let exporter = EntityExporter(store: store, entity: entity, chunkSize: chunkSize)
+                end.entities.append(try exporter.export(to: sink, progress: progress, checkOutput: checkOutput))
             }
+            sink.write(end.json.serialized() + "\n")
             progress.finish()
             if let file {
                 try file.commit()
-                console.print(
-                    "Exported \(Formatting.count(total, "record")) of "
-                        + "\(Formatting.count(selected.count, "entity", plural: "entities")) to \(file.path).")
+                var summary =
+                    "Exported \(Formatting.count(end.records, "record")) of "
+                    + "\(Formatting.count(selected.count, "entity", plural: "entities"))"
+                if end.chunks > 0 {
+                    summary += " and \(Formatting.count(end.chunks, "chunk")) of their external values"
+                }
+                console.print(summary + " to \(file.path).")
             }
             return 0
         }
-    }
-
-    /// The header line: the export's version, the store's format, and each entity's field kinds.
-    static func header(for entities: [EntityCatalog]) -> JSONValue {
-        let fields = entities.map { entity in
-            let kinds = RecordJSON.kinds(of: entity.fields)
-            let members = entity.fields.names.compactMap { name in
-                kinds[name].map { JSONMember(name, .string($0.typeName)) }
-            }
-            return JSONMember(entity.name, .object(members))
-        }
-        return .object([
-            JSONMember(headerMarker, .number("1")), JSONMember("format", .number(String(Catalog.formatVersion))),
-            JSONMember("fields", .object(fields)),
-        ])
-    }
-
-    /// Writes one entity's records, a chunk per read transaction, and returns how many.
-    private func export(
-        _ entity: EntityCatalog, from store: InspectedStore, to sink: any TextSink, progress: Progress,
-        checkOutput: () throws -> Void
-    ) throws -> Int {
-        let kinds = RecordJSON.kinds(of: entity.fields)
-        let entityJSON = JSONValue.string(entity.name).serialized()
-        var scan = ChunkedScan(
-            environment: store.environment, table: try store.recordTable(of: entity), chunkSize: chunkSize)
-        var count = 0
-        // The chunk's lines are written once its read transaction has ended, so that a slow reader of the output
-        // (a pipe, a full disk) never keeps a transaction open.
-        var lines = ""
-        // A write that failed (a full disk, a closed pipe) stops the export at the end of its chunk.
-        let flush = { (visited: Int) throws in
-            sink.write(lines)
-            lines = ""
-            try checkOutput()
-            progress.update("export: \(entity.name) \(Formatting.count(visited, "record"))")
-        }
-        try scan.forEach(afterChunk: flush) { _, key, value in
-            guard let id = RecordKey.uuid(key) else {
-                throw ToolError("\(entity.name) has a record key of \(key.count) bytes, not a UUID; run 'kvtool check'")
-            }
-            let record = try RecordKey.decode(value, id: id, entity: entity)
-            lines += "{\"entity\":" + entityJSON + ",\"id\":\"" + RecordKey.text(id) + "\",\"record\":"
-            RecordJSON.json(forRecord: record, kinds: kinds).write(to: &lines, pretty: false, depth: 0)
-            lines += "}\n"
-            count += 1
-            return true
-        }
-        return count
     }
 }

@@ -58,7 +58,9 @@ struct ExtractCommand: Command {
             let output = try OutputFile(path: file, options: outputOptions)
             defer { output.discard() }
             let size = try store.environment.read { txn in
-                try write(field, of: entity, records: records, chunks: chunks, to: output, txn: txn)
+                try write(
+                    field, of: entity, records: records, chunks: chunks, to: output, environment: store.environment,
+                    txn: txn)
             }
             try output.commit()
             console.print("Wrote \(Formatting.count(size, "byte")) of \(entity.name).\(attribute) of \(id) to \(file)")
@@ -69,12 +71,12 @@ struct ExtractCommand: Command {
     /// Writes the value's chunks to `output`, checking each one and each write, and returns the value's size.
     private func write(
         _ field: ExternalFieldCatalog, of entity: EntityCatalog, records: Table, chunks: Table, to output: OutputFile,
-        txn: borrowing Transaction
+        environment: Environment, txn: borrowing Transaction
     ) throws -> Int {
         guard let record = try RecordKey.record(id, of: entity, in: records, txn: txn) else {
             throw ToolError("\(entity.name) has no record with ID \(id)")
         }
-        guard let descriptor = IntegrityChecker.ExternalDescriptor(IndexEntries.value(of: attribute, in: record))
+        guard let descriptor = ExternalDescriptor(RecordIndexKeys.value(of: attribute, in: record))
         else {
             throw ToolError("\(entity.name) \(id) holds no value for \(attribute); run 'kvtool check \(path)'")
         }
@@ -91,6 +93,8 @@ struct ExtractCommand: Command {
                 output.sink.write(bytes)
                 try output.check()
             }
+            // The pages read through the memory map would otherwise keep the whole value resident.
+            if index % 64 == 63 { try environment.releaseMappedPages() }
         }
         return descriptor.byteCount
     }

@@ -121,7 +121,7 @@ struct ListCommand: Command {
             sort.descending ? ascending(right, left) : ascending(left, right)
         }
         try query.forEach { id, record in
-            let value = sort.field == "id" ? RecordValue.uuid(id) : IndexEntries.value(of: sort.field, in: record)
+            let value = sort.field == "id" ? RecordValue.uuid(id) : RecordIndexKeys.value(of: sort.field, in: record)
             kept.append((IndexEntries.sortKey(value), id, record))
             if let keep, kept.count >= 2 * keep + 64 {
                 kept.sort(by: precedes)

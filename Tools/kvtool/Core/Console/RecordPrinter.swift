@@ -58,10 +58,10 @@ final class RecordPrinter {
     /// A field's value, `nil` when absent; `id` is the record's key when the record has no `id` field.
     private func value(_ field: String, id: UUID, in record: RecordValue) -> RecordValue? {
         if case .object(let entries) = record, entries.contains(where: { $0.name == field }) {
-            return IndexEntries.value(of: field, in: record)
+            return RecordIndexKeys.value(of: field, in: record)
         }
         if field == "id" { return .uuid(id) }
-        let value = IndexEntries.value(of: field, in: record)
+        let value = RecordIndexKeys.value(of: field, in: record)
         return value == .null ? nil : value
     }
 

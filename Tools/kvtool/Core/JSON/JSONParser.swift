@@ -14,8 +14,9 @@ struct JSONParseError: Error, Equatable, CustomStringConvertible {
 /// A strict JSON parser (RFC 8259) into ``JSONValue``: numbers are kept as their literal text and object members in
 /// order.
 ///
-/// It reads bytes, validates UTF-8, rejects trailing text, and limits nesting to 512 levels so that hostile input
-/// cannot exhaust the stack.
+/// It reads bytes, validates UTF-8, rejects trailing text and objects that name a member twice (RFC 8259 leaves their
+/// meaning open: a record would otherwise store both), and limits nesting to 512 levels so that hostile input cannot
+/// exhaust the stack.
 ///
 /// ```swift
 /// let value = try JSONParser.parse(Array(#"{"id":1}"#.utf8))
@@ -38,7 +39,8 @@ struct JSONParser {
     ///
     /// - Parameter bytes: The UTF-8 text, such as one line of a JSON Lines file.
     /// - Returns: The value.
-    /// - Throws: ``JSONParseError`` for anything that is not exactly one JSON value surrounded by white space.
+    /// - Throws: ``JSONParseError`` for anything that is not exactly one JSON value surrounded by white space, and for
+    ///   an object with two members of the same name.
     static func parse(_ bytes: [UInt8]) throws(JSONParseError) -> JSONValue {
         var parser = JSONParser(bytes)
         parser.skipWhitespace()
@@ -92,6 +94,8 @@ struct JSONParser {
     private mutating func parseObject(depth: Int) throws(JSONParseError) -> JSONValue {
         offset += 1
         var members: [JSONMember] = []
+        // Small objects are searched; past a few members a set of the names costs less.
+        var names: Set<String> = []
         skipWhitespace()
         if current == UInt8(ascii: "}") {
             offset += 1
@@ -100,7 +104,19 @@ struct JSONParser {
         while true {
             skipWhitespace()
             guard current == UInt8(ascii: "\"") else { throw error("expected a member name in quotes") }
+            let nameStart = offset
             let name = try parseString()
+            let isDuplicate: Bool
+            if members.count < 16 {
+                isDuplicate = members.contains { $0.name == name }
+            } else {
+                if names.isEmpty { names = Set(members.map(\.name)) }
+                isDuplicate = !names.insert(name).inserted
+            }
+            if isDuplicate {
+                offset = nameStart
+                throw error("the member name \(Self.quoted(name)) appears twice in an object")
+            }
             skipWhitespace()
             try expect(UInt8(ascii: ":"), "':' after a member name")
             skipWhitespace()
@@ -113,6 +129,12 @@ struct JSONParser {
             try expect(UInt8(ascii: "}"), "',' or '}' in an object")
             return .object(members)
         }
+    }
+
+    /// A member name for a message, in JSON quotes, shortened past 60 characters.
+    private static func quoted(_ name: String) -> String {
+        let shown = name.count > 60 ? String(name.prefix(57)) + "..." : name
+        return JSONValue.string(shown).serialized()
     }
 
     private mutating func parseArray(depth: Int) throws(JSONParseError) -> JSONValue {
@@ -165,16 +187,23 @@ struct JSONParser {
     private mutating func parseString() throws(JSONParseError) -> String {
         offset += 1
         let start = offset
-        // Most strings have no escapes: find the closing quote and take the bytes in between at once.
-        while offset < bytes.count, bytes[offset] != UInt8(ascii: "\\"), bytes[offset] >= 0x20 {
-            if bytes[offset] == UInt8(ascii: "\"") {
-                guard let text = String(validating: bytes[start..<offset], as: UTF8.self) else {
-                    throw error("a string is not valid UTF-8")
-                }
-                offset += 1
-                return text
+        // Most strings have no escapes: find the closing quote and take the bytes in between at once. The scan reads
+        // the buffer directly, since long strings (an export's Base64 chunks) make it the parser's hottest loop.
+        offset = bytes.withUnsafeBufferPointer { buffer in
+            var index = start
+            while index < buffer.count {
+                let byte = buffer[index]
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+                index += 1
+            }
+            return index
+        }
+        if current == UInt8(ascii: "\"") {
+            guard let text = String(validating: bytes[start..<offset], as: UTF8.self) else {
+                throw error("a string is not valid UTF-8")
             }
             offset += 1
+            return text
         }
         var utf8 = Array(bytes[start..<offset])
         while true {

@@ -100,7 +100,7 @@ struct Condition {
 
     /// Whether a record meets the condition: its field equals the value, or, for an array, has an equal element.
     func matches(_ record: RecordValue) -> Bool {
-        let actual = IndexEntries.value(of: field, in: record)
+        let actual = RecordIndexKeys.value(of: field, in: record)
         if equals(actual) { return true }
         if case .array(let elements) = actual, value.kind != .array { return elements.contains(where: equals) }
         return false

@@ -1,68 +1,15 @@
 import Foundation
 import KVStore
 
-/// The index entries of records, computed from their values exactly as the library computes them from models.
-///
-/// A key is the concatenation of each indexed field's component (`IndexKey.append`), finalized; an absent field is
-/// the nil component; a multi-entry index has one entry per distinct element of its array field. Sort keys for
-/// `list --sort` use the same order-preserving encoding.
+/// What kvtool shows and sorts of index keys. The keys themselves are the library's one derivation from records,
+/// ``RecordIndexKeys``; these helpers only display them, tell whether a field exists for a query, and sort `list
+/// --sort` in the same order-preserving encoding.
 enum IndexEntries {
-    /// The value of a field in a record: a top-level member, or a dotted path into nested objects (`address.city`);
-    /// `.null` when it is absent.
-    static func value(of field: String, in record: RecordValue) -> RecordValue {
-        guard case .object(let entries) = record else { return .null }
-        if let entry = entries.first(where: { $0.name == field }) { return entry.value }
-        guard let dot = field.firstIndex(of: ".") else { return .null }
-        let head = String(field[..<dot])
-        guard let nested = entries.first(where: { $0.name == head }) else { return .null }
-        return value(of: String(field[field.index(after: dot)...]), in: nested.value)
-    }
-
     /// Whether every part of a field name, dotted or not, is in the entity's field table.
     static func fieldExists(_ field: String, in fields: FieldTable) -> Bool {
         if fields.existingID(for: field) != nil { return true }
         let parts = field.split(separator: ".", omittingEmptySubsequences: false)
         return parts.count > 1 && parts.allSatisfy { fields.existingID(for: String($0)) != nil }
-    }
-
-    /// The finalized keys of a record in an index, without duplicates, in the library's order.
-    ///
-    /// - Throws: ``IndexEntryError`` when a field's value cannot be part of a key (data, URL, decimal, containers),
-    ///   or a multi-entry field does not hold an array.
-    static func keys(of record: RecordValue, in index: IndexCatalog) throws(IndexEntryError) -> [[UInt8]] {
-        if index.isMultiEntry, let field = index.fields.first {
-            let elements: [RecordValue]
-            switch value(of: field, in: record) {
-            case .array(let values): elements = values
-            case .null: elements = []
-            case let other: throw IndexEntryError(field: field, reason: "holds \(other.kind.typeName), not an array")
-            }
-            var seen = Set<[UInt8]>()
-            var keys: [[UInt8]] = []
-            for element in elements {
-                let key = try key(for: [element], fields: [field])
-                if seen.insert(key).inserted { keys.append(key) }
-            }
-            return keys
-        }
-        return [try key(for: index.fields.map { value(of: $0, in: record) }, fields: index.fields)]
-    }
-
-    /// The finalized key of these component values.
-    ///
-    /// - Throws: ``IndexEntryError`` when a value cannot be part of a key.
-    static func key(for components: [RecordValue], fields: [String]) throws(IndexEntryError) -> [UInt8] {
-        var key: [UInt8] = []
-        for (component, field) in zip(components, fields) {
-            do {
-                try IndexKey.append(component, to: &key)
-            } catch {
-                throw IndexEntryError(
-                    field: field, reason: "holds \(component.kind.typeName), which no index key holds")
-            }
-        }
-        IndexKey.finalize(&key)
-        return key
     }
 
     /// Whether a key was cut to LMDB's limit by `IndexKey.finalize`, and so no longer holds the whole value.
@@ -100,19 +47,6 @@ enum IndexEntries {
             }
         }
         return "key 0x" + key.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
-    }
-}
-
-/// A record value that cannot be indexed: the field and why.
-struct IndexEntryError: Error, Equatable, CustomStringConvertible {
-    /// The indexed field.
-    let field: String
-    /// What is wrong with its value.
-    let reason: String
-
-    /// `the indexed field 'tags' holds string, not an array`.
-    var description: String {
-        "the indexed field '\(field)' \(reason)"
     }
 }
 

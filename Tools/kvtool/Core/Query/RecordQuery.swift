@@ -66,7 +66,7 @@ struct RecordQuery {
             let covering = index.fields.compactMap { field in conditions.first { $0.field == field } }
             guard covering.count == index.fields.count, covering.allSatisfy({ usable($0, in: index) }) else { continue }
             let components = covering.map(\.value)
-            guard let key = try? IndexEntries.key(for: components, fields: index.fields) else { continue }
+            guard let key = try? RecordIndexKeys.key(for: components, fields: index.fields) else { continue }
             let isExact = conditions.count == index.fields.count && !IndexEntries.isTruncated(components)
             best = (index, key, isExact)
         }

@@ -104,9 +104,9 @@ struct RelationshipPath {
     func relatedIDs(of record: RecordValue, id: UUID, txn: borrowing Transaction) throws -> [UUID] {
         switch source {
         case .field(let field):
-            return Self.storedIDs(IndexEntries.value(of: field, in: record)).ids
+            return Self.storedIDs(RecordIndexKeys.value(of: field, in: record)).ids
         case .index(let index, let table):
-            let key = try IndexEntries.key(for: [.uuid(id)], fields: index.fields)
+            let key = try RecordIndexKeys.key(for: [.uuid(id)], fields: index.fields)
             return try RecordKey.ids(forKey: key, in: table, txn: txn)
         }
     }

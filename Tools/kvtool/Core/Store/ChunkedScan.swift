@@ -4,7 +4,9 @@ import LMDB
 /// of the previous chunk.
 ///
 /// Memory stays bounded whatever the size of the table, and no read transaction stays open long: a long-lived
-/// reader would stop LMDB from reusing pages while a program writes. Entries written or deleted between chunks may
+/// reader would stop LMDB from reusing pages while a program writes. After each full chunk the pages it read through the
+/// memory map are given back to the kernel (``LMDB/Environment/releaseMappedPages()``), so that the process's resident
+/// memory does not grow with the table either. Entries written or deleted between chunks may
 /// or may not be seen, as with any scan of a live store. A `dupSort` table resumes after the last key and value.
 ///
 /// ```swift
@@ -75,6 +77,8 @@ struct ChunkedScan {
             transactions += 1
             largestChunk = max(largestChunk, count)
             visited += count
+            // Only a walk that goes on reads enough for this to matter; small tables skip its cost.
+            if last != nil { try environment.releaseMappedPages() }
             try afterChunk(visited)
             guard let last else { return }
             resume = last

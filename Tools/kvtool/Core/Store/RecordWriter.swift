@@ -2,137 +2,233 @@ import Foundation
 import KVStore
 import LMDB
 
-/// A record that cannot be written as it is: a unique value already taken, a value no index key holds.
-struct RejectedRecord: Error, Equatable {
-    /// What is wrong.
+/// Why an import stopped writing: another writer changed the store since the validation, in a way the import cannot
+/// go on from. Nothing of the chunk under way was written.
+struct ImportStop: Error {
+    /// The line the import stopped at.
+    let line: Int
+    /// What happened.
     let message: String
 }
 
-/// Writes records inside a write transaction as the library's `EntityStore` does: upsert by ID, each index's
-/// entries replaced (unique ones only when they are the record's), unique constraints enforced, new field names
-/// interned in the entity's field table.
+/// Writes an import's records inside a write transaction as the library writes them, from the catalog: every index
+/// of the entity kept in step through the library's derivation (``DerivedIndexChanges``, which checks unique values
+/// before anything is written), new field names interned in the entity's field table (which the caller writes back
+/// to the catalog in the same transaction), and external values stored in the library's chunk layout, the replaced
+/// ones deleted.
 ///
-/// Everything that can reject a record is checked before anything of it is written, so a rejected record leaves
-/// the transaction as it was and the rest of a chunk can go on.
+/// Everything the validation checked that another writer may have changed since is checked again here, in the
+/// transaction: the policy for a stored ID, that referenced records still exist, unique values; a change throws
+/// ``ImportStop`` and the transaction is abandoned.
 ///
 /// ```swift
-/// let writer = try RecordWriter(store: store)
-/// try store.environment.write { txn in
-///     var entities = try writer.entities(in: txn)
-///     try writer.write(record, id: id, entity: &entities["Task"]!, txn: txn)
-///     try writer.saveCatalog(entities["Task"]!, txn: txn)
-/// }
+/// let outcome = try RecordWriter(tables: tables, policy: .fail).write(
+///     work, entry: &entry, scratch: scratch, scratchTxn: scratchTxn, targets: targets, txn: txn)
 /// ```
 struct RecordWriter {
-    /// The tables of one entity.
+    /// The tables of one entity, opened before transactions begin.
+    struct Tables {
+        /// The record table.
+        let records: Table
+        /// The index tables, by index name.
+        var indexes: [String: Table]
+        /// The external values, when the entity has external fields.
+        let values: CatalogExternalValues?
+    }
+
+    /// A record of the input and the chunks of its values that this transaction writes.
+    struct Work {
+        /// The record's entity.
+        let entity: ImportEntity
+        /// Its ID.
+        let id: UUID
+        /// Its line.
+        let line: Int
+        /// The record.
+        let record: RecordValue
+        /// The chunks of its values this transaction writes, by field, in order.
+        var chunks: [(field: String, index: Int, data: Data)] = []
+        /// The fields whose values earlier transactions staged chunks of.
+        var staged: Set<String> = []
+    }
+
+    /// What writing a record did.
+    enum Outcome: Equatable {
+        /// A new record.
+        case written
+        /// A record in place of the stored one.
+        case replaced
+        /// Nothing: the stored record with the ID stays (`--on-conflict skip`).
+        case keptStored
+    }
+
+    /// The tables of the record's entity.
+    let tables: Tables
+    /// What to do with a stored record of the same ID.
+    let policy: ConflictPolicy
+    /// How the store completes index keys that LMDB's limit cuts.
+    var longKeyHash = LongKeyHash.standard
+
+    /// Writes a record whose chunks are all in hand, replacing the stored record with its ID as the policy says.
+    ///
+    /// - Parameters:
+    ///   - work: The record and the chunks this transaction writes.
+    ///   - entry: The entity's catalog entry as the transaction sees it; new field names are interned in it.
+    ///   - scratch: The validation's scratch store, which tells the records the input has.
+    ///   - scratchTxn: A read transaction of the scratch store.
+    ///   - targets: The record tables of the entities references point to.
+    ///   - txn: The write transaction.
+    /// - Throws: ``ImportStop`` when another writer changed the store in a way the validation did not see;
+    ///   ``KVStoreError`` from the index derivation (a unique value another writer took meanwhile, an index only its
+    ///   program can compute); what LMDB throws.
+    func write(
+        _ work: Work, entry: inout EntityCatalog, scratch: ImportScratch, scratchTxn: borrowing Transaction,
+        targets: [String: Target], txn: borrowing Transaction
+    ) throws -> Outcome {
+        let name = work.entity.name
+        let key = RecordKey.bytes(work.id)
+        let old = try RecordKey.record(work.id, of: entry, in: tables.records, txn: txn)
+        if old != nil {
+            switch policy {
+            case .fail:
+                throw ImportStop(
+                    line: work.line, message: "another writer stored \(name) \(work.id) after the input was checked")
+            case .skip:
+                try abandonStaged(work, entry: entry, txn: txn)
+                return .keptStored
+            case .replace:
+                break
+            }
+        }
+        try checkReferences(work, scratch: scratch, scratchTxn: scratchTxn, targets: targets, txn: txn)
+        let indexes = try entry.indexes.map { index in
+            guard let table = tables.indexes[index.name] else { throw MissingTables() }
+            return DerivedIndex(catalog: index, table: table)
+        }
+        let derived = try key.withUnsafeBytes { key in
+            try DerivedIndexChanges(
+                indexes, entity: name, id: work.id, old: old, new: work.record, key: key, records: tables.records,
+                fields: entry.fields, hash: longKeyHash, in: txn)
+        }
+        if let values = tables.values {
+            for field in entry.external {
+                let new = ExternalDescriptor(RecordIndexKeys.value(of: field.name, in: work.record))
+                let stored = old.flatMap { ExternalDescriptor(RecordIndexKeys.value(of: field.name, in: $0)) }
+                if let stored, stored.valueID != new?.valueID {
+                    try values.deleteValue(owner: work.id, field: field.fieldID, value: stored.valueID, in: txn)
+                }
+                guard let new else { continue }
+                // The same value ID as the stored value's: the validation found the same bytes, which stay.
+                if stored?.valueID == new.valueID { continue }
+                try writeChunks(work, field: field, descriptor: new, values: values, txn: txn)
+                if work.staged.contains(field.name) {
+                    try verify(new, of: work, field: field, values: values, txn: txn)
+                    try values.finishStaging(owner: work.id, field: field.fieldID, value: new.valueID, in: txn)
+                }
+            }
+        }
+        try txn.put(work.record.encode(fields: &entry.fields), forKey: key, in: tables.records)
+        try key.withUnsafeBytes { key in try derived.apply(key: key, in: txn) }
+        return old == nil ? .written : .replaced
+    }
+
+    /// Writes chunks of a record whose other chunks come in later transactions, staging their values, and returns
+    /// the fields staged by this transaction.
+    ///
+    /// - Throws: What LMDB throws.
+    func stage(
+        _ work: Work, entry: EntityCatalog, lock: ExternalWriteLock, txn: borrowing Transaction
+    ) throws -> Set<String> {
+        guard let values = tables.values else { return [] }
+        let old = try RecordKey.record(work.id, of: entry, in: tables.records, txn: txn)
+        var staged: Set<String> = []
+        for field in entry.external where work.chunks.contains(where: { $0.field == field.name }) {
+            guard let new = ExternalDescriptor(RecordIndexKeys.value(of: field.name, in: work.record)) else { continue }
+            let stored = old.flatMap { ExternalDescriptor(RecordIndexKeys.value(of: field.name, in: $0)) }
+            if stored?.valueID == new.valueID { continue }
+            if !work.staged.contains(field.name) {
+                try values.beginStaging(owner: work.id, field: field.fieldID, value: new.valueID, lock: lock, in: txn)
+                staged.insert(field.name)
+            }
+            try writeChunks(work, field: field, descriptor: new, values: values, txn: txn)
+        }
+        return staged
+    }
+
+    private func writeChunks(
+        _ work: Work, field: ExternalFieldCatalog, descriptor: ExternalDescriptor, values: CatalogExternalValues,
+        txn: borrowing Transaction
+    ) throws {
+        for chunk in work.chunks where chunk.field == field.name {
+            try chunk.data.withUnsafeBytes { bytes in
+                try values.writeChunk(
+                    bytes, owner: work.id, field: field.fieldID, value: descriptor.valueID, index: chunk.index, in: txn)
+            }
+        }
+    }
+
+    /// Deletes the staged chunks of a record that is not written after all.
+    private func abandonStaged(_ work: Work, entry: EntityCatalog, txn: borrowing Transaction) throws {
+        guard let values = tables.values else { return }
+        for field in entry.external where work.staged.contains(field.name) {
+            guard let new = ExternalDescriptor(RecordIndexKeys.value(of: field.name, in: work.record)) else { continue }
+            try values.deleteValue(owner: work.id, field: field.fieldID, value: new.valueID, in: txn)
+            try values.finishStaging(owner: work.id, field: field.fieldID, value: new.valueID, in: txn)
+        }
+    }
+
+    /// Checks that every chunk of a value written over several transactions is stored, with its size.
+    private func verify(
+        _ descriptor: ExternalDescriptor, of work: Work, field: ExternalFieldCatalog, values: CatalogExternalValues,
+        txn: borrowing Transaction
+    ) throws {
+        var count = 0
+        var isWhole = true
+        let prefix = CatalogExternalValues.valueKey(owner: work.id, field: field.fieldID, value: descriptor.valueID)
+        try txn.scan(values.chunks, in: .prefix(prefix)) { _, chunk in
+            isWhole = count < descriptor.chunkCount && chunk.count == descriptor.size(ofChunk: count)
+            count += 1
+            return isWhole
+        }
+        guard isWhole && count == descriptor.chunkCount else {
+            throw ImportStop(
+                line: work.line,
+                message: "the chunks of \(work.entity.name).\(field.name) of \(work.id) written so far are no longer "
+                    + "all stored (another writer changed the record meanwhile)")
+        }
+    }
+
+    /// Checks that each referenced record is stored, or comes later in the input.
+    private func checkReferences(
+        _ work: Work, scratch: ImportScratch, scratchTxn: borrowing Transaction, targets: [String: Target],
+        txn: borrowing Transaction
+    ) throws {
+        for reference in work.entity.references {
+            guard let target = targets[reference.target] else { continue }
+            let (ids, _) = RelationshipPath.storedIDs(RecordIndexKeys.value(of: reference.field, in: work.record))
+            for id in ids where try !txn.containsKey(RecordKey.bytes(id), in: target.records) {
+                if let later = try scratch.record(target.ordinal, id, in: scratchTxn), later.line > work.line,
+                    later.1.isWritten
+                {
+                    continue
+                }
+                throw ImportStop(
+                    line: work.line,
+                    message: "\(work.entity.name) \(work.id) references \(reference.target) \(id), which another "
+                        + "writer deleted after the input was checked")
+            }
+        }
+    }
+
+    /// An entity that references point to: its record table and its ordinal in the schema.
     struct Target {
         /// The record table.
         let records: Table
-        /// The indexes with their tables, in catalog order.
-        let indexes: [(catalog: IndexCatalog, table: Table)]
-    }
-
-    private let store: InspectedStore
-    private let targets: [String: Target]
-
-    /// Opens the tables of every entity, which LMDB wants done before transactions begin.
-    ///
-    /// - Throws: ``ToolError`` when a table is missing.
-    init(store: InspectedStore) throws {
-        self.store = store
-        var targets: [String: Target] = [:]
-        for entity in store.entities {
-            targets[entity.name] = Target(
-                records: try store.recordTable(of: entity),
-                indexes: try entity.indexes.map { ($0, try store.indexTable(of: entity, $0)) })
-        }
-        self.targets = targets
-    }
-
-    /// The catalog entries as the transaction sees them, by name.
-    ///
-    /// - Throws: ``ToolError`` when the catalog changed since the store was opened (an index added or dropped).
-    func entities(in txn: borrowing Transaction) throws -> [String: EntityCatalog] {
-        let (entities, _) = try InspectedStore.readEntities(in: txn, catalog: store.catalog)
-        var byName: [String: EntityCatalog] = [:]
-        for entity in entities {
-            guard let target = targets[entity.name], target.indexes.map(\.catalog.name) == entity.indexes.map(\.name)
-            else { throw ToolError("The catalog of \(entity.name) changed during the import; run the import again") }
-            byName[entity.name] = entity
-        }
-        return byName
-    }
-
-    /// Writes a record and its index entries, replacing the record with the same ID.
-    ///
-    /// - Parameters:
-    ///   - value: The record.
-    ///   - id: Its ID.
-    ///   - entity: The entity's catalog entry; new field names are interned in its field table.
-    ///   - txn: The write transaction.
-    /// - Throws: ``RejectedRecord`` for a unique value held by another record, a value no index key holds, or a
-    ///   stored record that does not decode, with nothing of the record written; what LMDB throws.
-    func write(_ value: RecordValue, id: UUID, entity: inout EntityCatalog, txn: borrowing Transaction) throws {
-        guard let target = targets[entity.name] else {
-            throw RejectedRecord(message: "the store has no tables for \(entity.name)")
-        }
-        let key = RecordKey.bytes(id)
-        let fields = entity.fields
-        let old = try txn.withUnsafeBytes(forKey: key, in: target.records) { bytes -> RecordValue? in
-            guard let bytes else { return nil }
-            guard let old = try? RecordValue.decode(from: bytes, fields: fields) else {
-                throw RejectedRecord(message: "the stored \(entity.name) \(id) does not decode; run 'kvtool check'")
-            }
-            return old
-        }
-        var changes: [(index: (catalog: IndexCatalog, table: Table), removed: [[UInt8]], added: [[UInt8]])] = []
-        for index in target.indexes {
-            let oldKeys = old.flatMap { try? IndexEntries.keys(of: $0, in: index.catalog) } ?? []
-            let newKeys: [[UInt8]]
-            do {
-                newKeys = try IndexEntries.keys(of: value, in: index.catalog)
-            } catch {
-                throw RejectedRecord(message: "\(entity.name) \(id): \(error)")
-            }
-            let added = newKeys.filter { !oldKeys.contains($0) }
-            if index.catalog.isUnique {
-                for indexKey in added {
-                    if let owner = try txn.value(forKey: indexKey, in: index.table), owner != key {
-                        throw uniqueViolation(index.catalog, value: value, id: id, owner: owner, entity: entity.name)
-                    }
-                }
-            }
-            changes.append((index, oldKeys.filter { !newKeys.contains($0) }, added))
-        }
-        for change in changes {
-            for indexKey in change.removed {
-                if change.index.catalog.isUnique {
-                    if try txn.value(forKey: indexKey, in: change.index.table) == key {
-                        try txn.delete(forKey: indexKey, in: change.index.table)
-                    }
-                } else {
-                    try txn.delete(key, forKey: indexKey, in: change.index.table)
-                }
-            }
-            for indexKey in change.added { try txn.put(key, forKey: indexKey, in: change.index.table) }
-        }
-        try txn.put(value.encode(fields: &entity.fields), forKey: key, in: target.records)
-    }
-
-    /// Rewrites an entity's catalog entry, for a field table that interned new names.
-    ///
-    /// - Throws: What LMDB throws.
-    func saveCatalog(_ entity: EntityCatalog, txn: borrowing Transaction) throws {
-        try Catalog.write(entity, key: Catalog.entityKey(entity.name), in: txn, table: store.catalog)
-    }
-
-    private func uniqueViolation(
-        _ index: IndexCatalog, value: RecordValue, id: UUID, owner: [UInt8], entity: String
-    ) -> RejectedRecord {
-        let values = index.fields.map { RecordJSON.defaultJSON(IndexEntries.value(of: $0, in: value)).serialized() }
-        let holder = owner.withUnsafeBytes(RecordKey.uuid).map { "\(entity) \($0)" } ?? "another record"
-        return RejectedRecord(
-            message: "\(entity) \(id): \(index.fields.joined(separator: ", ")) \(values.joined(separator: ", ")) is "
-                + "already used by \(holder) (unique index \(index.name))")
+        /// The entity's ordinal.
+        let ordinal: UInt16
     }
 }
+
+/// Thrown inside a write transaction that needs a table not open yet (an index a program added meanwhile): the
+/// transaction is abandoned, the tables are opened, and it runs again.
+struct MissingTables: Error {}

@@ -1,0 +1,97 @@
+/// The last line of an export: how many records and chunks of each entity it holds, and the fields every exported
+/// record has, which import takes as required.
+///
+/// ```json
+/// {"kind":"end","records":6,"chunks":3,"entities":{"Photo":{"records":2,"chunks":3,"required":["id","title"]}}}
+/// ```
+///
+/// Its counts tell an import that the export is whole: an export cut short (a full disk, a copy stopped part-way) has
+/// no end line, or fewer lines than it counts.
+struct ExportEnd: Equatable {
+    /// What the export holds of one entity.
+    struct Entity: Equatable {
+        /// The entity's name.
+        var name: String
+        /// Its record lines.
+        var records = 0
+        /// Its chunk lines.
+        var chunks = 0
+        /// The top-level fields that every exported record holds a value other than null for, in the catalog's
+        /// order; empty when there is no record.
+        var required: [String] = []
+    }
+
+    /// The entities, in export order.
+    var entities: [Entity] = []
+
+    /// All record lines.
+    var records: Int { entities.reduce(0) { $0 + $1.records } }
+
+    /// All chunk lines.
+    var chunks: Int { entities.reduce(0) { $0 + $1.chunks } }
+
+    /// What the export holds of `name`, if it holds records of it.
+    func entity(named name: String) -> Entity? {
+        entities.first { $0.name == name }
+    }
+
+    /// The end line's JSON.
+    var json: JSONValue {
+        .object([
+            JSONMember("kind", .string(ExportLineKind.end)), JSONMember("records", .number(String(records))),
+            JSONMember("chunks", .number(String(chunks))),
+            JSONMember(
+                "entities",
+                .object(
+                    entities.map { entity in
+                        JSONMember(
+                            entity.name,
+                            .object([
+                                JSONMember("records", .number(String(entity.records))),
+                                JSONMember("chunks", .number(String(entity.chunks))),
+                                JSONMember("required", .array(entity.required.map(JSONValue.string))),
+                            ]))
+                    })),
+        ])
+    }
+
+    /// Creates an empty end line, to count into.
+    init() {}
+
+    /// Reads an end line.
+    ///
+    /// - Throws: ``ToolError`` naming what is missing or malformed.
+    init(_ json: JSONValue) throws(ToolError) {
+        guard case .object(let members) = json else { throw ToolError("the end line is not an object") }
+        for member in members where !["kind", "records", "chunks", "entities"].contains(member.name) {
+            throw ToolError("unexpected member '\(member.name)' in the end line")
+        }
+        guard case .object(let entries)? = json[member: "entities"] else {
+            throw ToolError("the end line has no \"entities\" object")
+        }
+        for entry in entries {
+            guard let records = Self.count(entry.value[member: "records"]),
+                let chunks = Self.count(entry.value[member: "chunks"]),
+                case .array(let required)? = entry.value[member: "required"]
+            else {
+                throw ToolError("the end line's \(entry.name) needs \"records\", \"chunks\" and \"required\"")
+            }
+            var names: [String] = []
+            for name in required {
+                guard case .string(let text) = name else {
+                    throw ToolError("the end line's required fields of \(entry.name) are not strings")
+                }
+                names.append(text)
+            }
+            entities.append(Entity(name: entry.name, records: records, chunks: chunks, required: names))
+        }
+        guard Self.count(json[member: "records"]) == records, Self.count(json[member: "chunks"]) == chunks else {
+            throw ToolError("the end line's totals are not the sums of its entities' counts")
+        }
+    }
+
+    private static func count(_ json: JSONValue?) -> Int? {
+        guard case .number(let text)? = json, let value = Int(text), value >= 0 else { return nil }
+        return value
+    }
+}
