@@ -88,7 +88,7 @@ extension Environment {
     private static func truncated(length: Int, needed: Int, path: String) -> LMDBError {
         LMDBError(
             code: MDB_CORRUPTED, operation: "mdb_env_open", path: path,
-            detail: "The data file is \(length) bytes long but its pages reach byte \(needed): it was truncated, or its "
-                + "meta page is damaged")
+            detail: "The data file is \(length) bytes long but its pages reach byte \(needed): it was truncated, or "
+                + "its meta page is damaged")
     }
 }
