@@ -7,7 +7,7 @@ SWIFTFLAGS ?=
 # apt-get needs root; use sudo when not root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-large test-tsan test-asan fuzz bench crashtest lint format clean
+.PHONY: all deps build test test-large test-tsan test-asan fuzz bench crashtest lint format docs clean
 
 all: build
 
@@ -92,6 +92,25 @@ crashtest: deps
 	$(SWIFT) build --product crashtest $(SWIFTFLAGS)
 	.build/debug/crashtest run --iterations $(CRASHTEST_ITERATIONS) $(CRASHTESTFLAGS)
 	.build/debug/crashtest mixed --iterations $(CRASHTEST_MIXED_ITERATIONS) $(CRASHTESTFLAGS)
+
+## docs: the DocC archives of KVStore and LMDB (.build/docs/<module>.doccarchive), from the catalogs in
+## Sources/<module>/<module>.docc and the modules' symbol graphs, without a package plugin: a build that emits the
+## symbol graphs of public symbols, then `docc convert` per module. Warnings (a broken link, a link to a symbol that is
+## not public) are errors.
+DOCS_BUILD := $(CURDIR)/.build/docs
+DOCS_MODULES := KVStore LMDB
+docs: deps
+	$(SWIFT) build $(SWIFTFLAGS) --scratch-path $(DOCS_BUILD)/build --target KVStore \
+		-Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc $(DOCS_BUILD)/symbol-graphs
+	@for module in $(DOCS_MODULES); do \
+		rm -rf $(DOCS_BUILD)/$$module-symbols && mkdir -p $(DOCS_BUILD)/$$module-symbols && \
+		cp $(DOCS_BUILD)/symbol-graphs/$$module.symbols.json $(DOCS_BUILD)/symbol-graphs/$$module@*.symbols.json \
+			$(DOCS_BUILD)/$$module-symbols/ 2>/dev/null; \
+		echo "docc convert Sources/$$module/$$module.docc"; \
+		docc convert Sources/$$module/$$module.docc --additional-symbol-graph-dir $(DOCS_BUILD)/$$module-symbols \
+			--output-path $(DOCS_BUILD)/$$module.doccarchive --fallback-display-name $$module \
+			--fallback-bundle-identifier org.kvstore.$$module --warnings-as-errors || exit 1; \
+	done
 
 ## lint: swift format in strict mode
 lint:

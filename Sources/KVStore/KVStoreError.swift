@@ -29,7 +29,7 @@ public struct KVStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A sentence that says what happened and what to do.
     public var message: String
 
-    /// The error underneath, when there is one (an ``LMDB/LMDBError``, a `DecodingError`...).
+    /// The error underneath, when there is one (an `LMDBError`, a `DecodingError`...).
     public var underlying: String?
 
     /// For a batch write that failed part-way, how many models its earlier chunks committed; the caller can resume

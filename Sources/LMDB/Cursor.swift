@@ -8,7 +8,7 @@ import CLMDB
 
 /// A position in a table, lent to the body of ``Transaction/withCursor(on:_:)``.
 ///
-/// Moving methods (``first()``, ``next()``, ``seek(atOrAfter:)``...) return whether the cursor landed on an entry;
+/// Moving methods (``first()``, ``next()``, ``seek(atOrAfter:)-(Key)``...) return whether the cursor landed on an entry;
 /// ``withCurrent(_:)`` then reads it without copying, ``current()`` copies it. ``scan(_:reverse:_:)`` walks a
 /// range of keys.
 ///
@@ -384,7 +384,7 @@ public struct Cursor: ~Copyable {
     /// Deletes the entry the cursor is on; the cursor then stands on the next entry.
     ///
     /// - Warning: Debian's LMDB 0.9.24 mishandles repeated deletes through a cursor in `dupSort` tables (ITS#9376,
-    ///   ITS#9461): collect the keys first and delete them with ``Transaction/delete(_:forKey:in:)`` there.
+    ///   ITS#9461): collect the keys first and delete them with ``Transaction/delete(_:forKey:in:)-(_,Key,_)`` there.
     /// - Parameter allDuplicates: In a `dupSort` table, whether to delete every value of the current key.
     /// - Throws: ``LMDBError/accessDenied`` in a read transaction, ``LMDBError/invalidArgument`` when the cursor is
     ///   not on an entry.

@@ -189,7 +189,7 @@ extension Transaction {
     ///   - table: The table to write; not a `dupSort` table.
     ///   - options: Conditions on the write and hints for speed.
     ///   - fill: Writes the value.
-    /// - Throws: ``LMDBError/incompatible`` for a `dupSort` table, or what ``put(_:forKey:in:options:)`` throws;
+    /// - Throws: ``LMDBError/incompatible`` for a `dupSort` table, or what ``put(_:forKey:in:options:)-(_,Key,_,_)`` throws;
     ///   when `fill` throws, the transaction should be abandoned by throwing on.
     ///
     /// The corresponding LMDB function is `mdb_put` with `MDB_RESERVE`.

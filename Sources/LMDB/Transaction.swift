@@ -39,7 +39,7 @@ public struct Transaction: ~Copyable {
         mdb_txn_id(handle)
     }
 
-    /// Options for ``put(_:forKey:in:options:)``.
+    /// Options for ``put(_:forKey:in:options:)-(_,Key,_,_)``.
     public struct PutOptions: OptionSet, Hashable, Sendable {
         /// The raw `MDB_*` write flags.
         public let rawValue: UInt32

@@ -1,8 +1,8 @@
 import Foundation
 import LMDB
 
-/// The store's operations inside one transaction, lent to the body of ``ModelContainer/read(_:)`` or
-/// ``ModelContainer/write(_:)``.
+/// The store's operations inside one transaction, lent to the body of `ModelContainer.read(_:)` or
+/// `ModelContainer.write(_:)`.
 ///
 /// Every read sees the same snapshot; in a write transaction, reads see the transaction's own writes, and everything
 /// commits together when the body returns, or nothing does when it throws.

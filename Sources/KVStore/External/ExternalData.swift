@@ -1,7 +1,8 @@
 import Foundation
 
-/// A large value kept apart from its model's record, in chunks: the type of an attribute declared in
-/// ``Entity/init(name:indexes:relationships:externalStorage:)``, like SwiftData's `@Attribute(.externalStorage)`.
+/// A large value kept apart from its model's record, in chunks: the type of an attribute declared in the
+/// `externalStorage` of ``Entity/init(name:indexes:relationships:originalName:renamedFields:externalStorage:removedIndexes:)``,
+/// like SwiftData's `@Attribute(.externalStorage)`.
 ///
 /// The record holds only a small descriptor (the value's size and where its chunks are), so records stay small and
 /// fetching a model does not read its large values. Set small content with ``init(_:)`` and save the model as usual;

@@ -113,7 +113,7 @@ typealias IndexKeyAppender = @Sendable (UnsafeRawPointer, Int, inout IndexKeySet
 
 /// An index or unique constraint on one or more attributes of a model.
 ///
-/// Make one with ``index(_:name:)``, ``unique(_:name:)`` or their compound forms. The index's
+/// Make one with ``index(_:name:)-(KeyPath<M,V>Sendable,_)``, ``unique(_:name:)`` or their compound forms. The index's
 /// attributes are named after the key paths' properties, which must be the fields' coding keys; pass `name` when
 /// they differ.
 public struct ModelIndex<M: Model>: Sendable {

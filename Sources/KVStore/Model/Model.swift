@@ -18,7 +18,7 @@ import Foundation
 /// ```
 ///
 /// The type's stored properties are its fields, under their coding keys. Give new IDs with
-/// ``Foundation/UUID/timeOrdered()``: time-ordered IDs append at the right edge of the store's B+tree, which makes
+/// `UUID.timeOrdered()`: time-ordered IDs append at the right edge of the store's B+tree, which makes
 /// inserts several times faster than random IDs.
 public protocol Model: Codable, Sendable, Identifiable where ID == UUID {
     /// The model's identity, the key of its record.

@@ -28,8 +28,8 @@ public struct FetchDescriptor<M: Model>: Sendable {
 
     /// Relationships of the fetched models (by name, as declared in their ``Entity``) whose related models
     /// ``ModelContext/fetch(_:)`` reads in the same transaction, in batches, and keeps: later calls to
-    /// ``ModelContext/model(for:as:)``, ``ModelContext/models(for:as:)`` and ``ModelContext/children(of:through:)``
-    /// for them read no store. Like SwiftData's `relationshipKeyPathsForPrefetching`.
+    /// ``ModelContext/model(for:as:)``, ``ModelContext/models(for:as:)`` and
+    /// ``ModelContext/children(of:through:)-(_,KeyPath<Child,UUID?>Sendable)`` for them read no store. Like SwiftData's `relationshipKeyPathsForPrefetching`.
     public var relationshipsToPrefetch: [String]
 
     /// Creates a descriptor.

@@ -19,7 +19,7 @@ import LMDB
 /// transaction.
 ///
 /// A container is `Sendable`: share one per store across the program, and give each unit of work its own
-/// ``ModelContext``, or use ``read(_:)`` and ``write(_:)`` for explicit transactions.
+/// ``ModelContext``, or use `read(_:)` and `write(_:)` for explicit transactions.
 public final class ModelContainer: Sendable {
     /// Where and how the store is kept.
     public let configuration: ModelConfiguration
