@@ -1,9 +1,9 @@
 /// The name someone probably meant, for "did you mean" in the errors of unknown options and subcommands.
 enum Suggestion {
-    /// The candidate closest to `word` by edit distance, if it is close enough to be a typo: at most two edits, and
-    /// at most half of the word's length.
+    /// The candidate closest to `word` by edit distance, if it is close enough to be a typo: one edit, or two for a
+    /// word of six characters or more (`nope` is not `copy`).
     static func closest(to word: String, among candidates: [String]) -> String? {
-        let limit = min(2, max(1, word.count / 2))
+        let limit = min(2, max(1, word.count / 3))
         return candidates.map { ($0, distance(word, $0)) }.filter { $0.1 <= limit }.min { $0.1 < $1.1 }?.0
     }
 
