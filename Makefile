@@ -32,9 +32,11 @@ test: deps
 test-large: deps
 	KVSTORE_LARGE_TESTS=1 $(SWIFT) test $(SWIFTFLAGS) --filter 'MigrationMemoryTests|ExternalLargeValueTests'
 
-## test-tsan: the concurrency, environment and observation tests under the thread sanitizer (separate build directory)
+## test-tsan: the tests of concurrency, environments, observation and of containers sharing one store under the
+## thread sanitizer (separate build directory)
+TSAN_TESTS := ConcurrencyTests|EnvironmentTests|ObservationTests|SharedContainerTests|SharedStoreTests
 test-tsan: deps
-	$(SWIFT) test $(SWIFTFLAGS) --sanitize=thread --scratch-path .build/tsan --filter 'ConcurrencyTests|EnvironmentTests|ObservationTests'
+	$(SWIFT) test $(SWIFTFLAGS) --sanitize=thread --scratch-path .build/tsan --filter '$(TSAN_TESTS)'
 
 ## test-asan: the whole test suite under the address sanitizer (separate build directory), but for kvtool check's
 ## bounded-memory test, which measures the process's heap: ASan's quarantine of freed memory and its shadow memory
@@ -50,7 +52,7 @@ test-asan: deps
 ## `--sanitize fuzzer` makes SwiftPM let libFuzzer's main run; -sanitize=fuzzer,address in one flag instruments every
 ## module for coverage and the address sanitizer (as two flags, the driver keeps only the last).
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := FuzzRecordDecoder FuzzIndexKey FuzzImportLine FuzzPageCheck
+FUZZ_TARGETS := FuzzRecordDecoder FuzzIndexKey FuzzImportLine FuzzPageCheck FuzzStoreCheck
 FUZZ_BUILD := $(CURDIR)/.build/fuzz
 fuzz: deps
 	$(SWIFT) build --package-path Tools/fuzz --scratch-path $(FUZZ_BUILD) -c release \

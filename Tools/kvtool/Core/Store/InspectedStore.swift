@@ -121,6 +121,10 @@ final class InspectedStore {
             environment = try Environment.open(path: path, configuration: configuration)
         } catch LMDBError.invalid {
             throw ToolError("'\(path)' is not a store: its data.mdb is not an LMDB data file")
+        } catch let error as LMDBError where error == .corrupted && error.detail != nil {
+            throw ToolError(
+                "The store at '\(path)' is damaged where it must be read: \(error.detail ?? ""). Restore it from a "
+                    + "backup")
         } catch LMDBError.accessDenied where geteuid() != dataFile.owner {
             throw ToolError(
                 "Cannot open the store at '\(path)': permission denied (EACCES). It belongs to "
@@ -163,12 +167,14 @@ final class InspectedStore {
             }
         }
         guard !blocking.isEmpty else { return }
-        throw UnreadableStore(path: path, problems: blocking)
+        throw UnreadableStore(path: path, problems: blocking, isFromCheck: reportsDamage)
     }
 
     /// The tables with damaged pages, which `check` reports and does not read through LMDB.
+    /// The damaged pages count too: they are kept beyond the report's limit on problems.
     var damagedTables: Set<String> {
-        Set(pages.problems.filter { $0.severity == .damage && $0.kind != .mapSize }.compactMap { $0.owner.tableName })
+        let listed = pages.problems.filter { $0.severity == .damage && $0.kind != .mapSize }
+        return Set(listed.compactMap(\.owner.tableName) + pages.damagedPages.values.compactMap(\.tableName))
     }
 
     /// Whether the store is read without a lock file, which only holds while no program opens it meanwhile.
@@ -315,12 +321,18 @@ struct UnreadableStore: Error {
     let path: String
     /// The damage found.
     let problems: [PageCheck.Problem]
+    /// Whether `check` found it, which needs no advice to run `check`.
+    var isFromCheck = false
 
     /// What happened and what to do.
     var message: String {
-        let shown = problems.prefix(3).map(\.description).joined(separator: "; ")
-        let more = problems.count > 3 ? " and \(problems.count - 3) more" : ""
-        return "The store at '\(path)' is damaged where it must be read: \(shown)\(more). Run 'kvtool check \(path)' "
-            + "for the whole report, and restore the store from a backup"
+        // Each problem's message is a sentence of its own.
+        let shown = problems.prefix(3).map(\.description).joined(separator: " ")
+        let more = problems.count > 3 ? " And \(problems.count - 3) more." : ""
+        let advice =
+            isFromCheck
+            ? "Nothing else of it can be checked; restore the store from a backup"
+            : "Run 'kvtool check \(path)' for the whole report, and restore the store from a backup"
+        return "The store at '\(path)' is damaged where it must be read: \(shown)\(more) \(advice)"
     }
 }
