@@ -84,7 +84,7 @@ bench: deps
 
 ## crashtest: start writer processes, kill each at a random moment and check the store after each kill, then run
 ## old-schema writers beside migrations killed at random points (debug build; CRASHTEST_ITERATIONS kills and
-## CRASHTEST_MIXED_ITERATIONS mixed-version rounds, CRASHTESTFLAGS="--seed 42 --verbose" for more; crashtest --help)
+## CRASHTEST_MIXED_ITERATIONS mixed-version rounds, CRASHTESTFLAGS="--seed 42 --verbose" for more; crashtest help run)
 CRASHTEST_ITERATIONS ?= 1000
 CRASHTEST_MIXED_ITERATIONS ?= 40
 CRASHTESTFLAGS ?=

@@ -24,16 +24,24 @@ let package = Package(
         .target(name: "LMDB", dependencies: ["CLMDB"]),
         // The object store users import.
         .target(name: "KVStore", dependencies: ["LMDB", "CCRC32C"]),
+        // The command-line kit of kvtool, kvbench and crashtest: options declared once and read back through their
+        // declarations, one parser, one help layout, the same usage errors and exit statuses. Toolchain only.
+        .target(name: "CommandLineKit", path: "Tools/CommandLineKit"),
         // The inspector's logic, a library so that its tests run it in-process.
-        .target(name: "KVToolCore", dependencies: ["KVStore", "LMDB"], path: "Tools/kvtool/Core"),
+        .target(name: "KVToolCore", dependencies: ["KVStore", "LMDB", "CommandLineKit"], path: "Tools/kvtool/Core"),
         // The inspector's executable: its main only calls KVToolCore.
         .executableTarget(name: "kvtool", dependencies: ["KVToolCore"], path: "Tools/kvtool/Main"),
         // The benchmark harness. It imports CLMDB directly: its baselines are the raw LMDB C API.
-        .executableTarget(name: "kvbench", dependencies: ["CLMDB", "LMDB", "KVStore"], path: "Benchmarks/kvbench"),
+        .executableTarget(
+            name: "kvbench", dependencies: ["CLMDB", "LMDB", "KVStore", "CommandLineKit"], path: "Benchmarks/kvbench"),
         // The crash test: kills writer processes at random moments and checks the store (`make crashtest`). It
         // runs kvtool's integrity check in-process.
-        .executableTarget(name: "crashtest", dependencies: ["KVStore", "LMDB", "KVToolCore"], path: "Tools/crashtest"),
+        .executableTarget(
+            name: "crashtest", dependencies: ["KVStore", "LMDB", "KVToolCore", "CommandLineKit"],
+            path: "Tools/crashtest"),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
+        // The kit's parser, help layout and errors, on commands declared in the tests.
+        .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),
         // The models of the multi-process tests, shared by the tests and the child processes they start.
         .target(name: "SharingModels", dependencies: ["KVStore"], path: "Tests/SharingModels"),
         // The child process of the multi-process tests: opens a store, writes, migrates or streams as told.
@@ -42,8 +50,10 @@ let package = Package(
         // KVToolCore gives the model-based tests kvtool's integrity check, run in-process; the helper executable is a
         // dependency so that it is built for the multi-process tests that start it.
         .testTarget(name: "KVStoreTests", dependencies: ["KVStore", "KVToolCore", "SharingModels", "SharingHelper"]),
-        // Depends on the executables so that they are built for the smoke tests that run them.
-        .testTarget(name: "KVToolTests", dependencies: ["KVToolCore", "KVStore", "LMDB", "kvtool", "crashtest"]),
+        // Depends on the executables so that they are built for the smoke and help tests that run them.
+        .testTarget(
+            name: "KVToolTests",
+            dependencies: ["KVToolCore", "KVStore", "LMDB", "CommandLineKit", "kvtool", "crashtest", "kvbench"]),
     ],
     swiftLanguageModes: [.v6]
 )

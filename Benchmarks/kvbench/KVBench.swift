@@ -1,3 +1,4 @@
+import CommandLineKit
 import Foundation
 
 /// The kvbench command: parses options, runs the scenarios and writes the report.
@@ -10,21 +11,23 @@ enum KVBench {
         }
         let options: Options
         do {
-            options = try Options.parse(arguments)
+            switch try Options.parse(arguments) {
+            case .help(let text), .version(let text):
+                print(text, terminator: "")
+                return ExitCode.success.rawValue
+            case .run(let parsed):
+                options = parsed
+            }
         } catch {
-            printError("Error: \(error)\n\n\(Options.usage)")
-            return 64
-        }
-        if options.showsHelp {
-            print(Options.usage, terminator: "")
-            return 0
+            FileHandle.standardError.write(Data(Options.usageReport(error).utf8))
+            return ExitCode.usage.rawValue
         }
         do {
             try run(options, subject: Subjects.current)
-            return 0
+            return ExitCode.success.rawValue
         } catch {
             printError("Error: \(error)")
-            return 1
+            return ExitCode.failure.rawValue
         }
     }
 

@@ -1,156 +1,94 @@
-/// The command line of kvbench, parsed by hand in the manner of swift-argument-parser.
+import CommandLineKit
+
+/// The command line of kvbench: each option declared once with the command-line kit, which parses it, lays out
+/// `--help` and reports usage mistakes (exit status 64).
 ///
 /// ```
 /// kvbench --scenario insert,fetch --size small --repeat 5 --json results.json
 /// ```
-struct Options: Sendable {
+struct Options: ParsableCommand, Sendable {
+    static let configuration = CommandConfiguration(
+        name: "kvbench",
+        abstract:
+            "Measures the work KVStore exists for beside the same work done through the LMDB C API, in the same run, "
+            + "and prints the ratio.",
+        discussion: """
+            The table goes to standard output; progress, warnings and the files written to standard error. Measure \
+            with a release build ('make bench', or 'swift build -c release --product kvbench'): a debug build runs, \
+            with a warning, but measures nothing worth reading.
+            Exit status: 0 when every scenario ran, 1 when one failed or a file could not be written, 64 for a usage \
+            mistake.
+            """)
+
+    /// The options of kvbench.
+    struct Arguments: ParsableArguments {
+        let scenarios = Option<[ScenarioKind]>(
+            "scenario", valueName: "names", help: "The scenarios to run, comma-separated; repeat to add more.",
+            separator: ",",
+            defaultDescription: "all of them")
+        let size = Option<SizeClass>(
+            "size", valueName: "size",
+            help: "How large the datasets are: small is a smoke run of a few seconds, large adds the scale series up "
+                + "to 1M records.",
+            default: .standard)
+        let repeats = Option<Int>(
+            "repeat", valueName: "n", help: "Measured runs per scenario after one warm-up run, 1 to 100.",
+            default: 5, parser: .integer(in: 1...100))
+        let durability = FlagChoice(
+            default: Durability.noSync,
+            .flag("sync", value: .sync, help: "Durable commits: every commit waits for the disk."),
+            .flag(
+                "no-sync", value: .noSync,
+                help: "Commits without waiting for the disk (MDB_NOSYNC), to measure CPU work."))
+        let coding = Option<RecordCoding>(
+            "coding", valueName: "coding",
+            help: "How KVStore codes the models: fields (their FieldCodable conformance) or codable (Codable alone); "
+                + "the records are the same bytes either way.",
+            default: .fields)
+        let chunkSize = Option<Int?>(
+            "chunk-size", valueName: "n", help: "Tasks per write transaction of the chunked inserts, 100 to 100,000.",
+            defaultDescription: "10,000, as ModelContext's chunked insert", parser: .integer(in: 100...100_000))
+        let jsonPath = Option<String?>(
+            "json", valueName: "file", help: "Write every result, with the machine and settings, as JSON.",
+            parser: .nonEmpty(expecting: "a file name"))
+        let svgPath = Option<String?>(
+            "svg", valueName: "file", help: "Write a chart of the ratios and of the scale series as SVG.",
+            parser: .nonEmpty(expecting: "a file name"))
+    }
+
     /// The scenarios to run, in the canonical order.
-    var scenarios: [ScenarioKind] = ScenarioKind.allCases
+    var scenarios: [ScenarioKind]
     /// How large the datasets are.
-    var size: SizeClass = .standard
+    var size: SizeClass
     /// The number of measured runs per scenario, after one warm-up run.
-    var repeats = 5
+    var repeats: Int
     /// Whether commits wait for the disk.
-    var durability: Durability = .noSync
+    var durability: Durability
     /// How KVStore codes the models' records.
-    var coding: RecordCoding = .fields
+    var coding: RecordCoding
     /// The tasks per write transaction of chunked inserts, when not the size's default.
     var chunkSize: Int?
     /// Where to write the results as JSON, if anywhere.
     var jsonPath: String?
     /// Where to write the chart as SVG, if anywhere.
     var svgPath: String?
-    /// Whether `--help` was given.
-    var showsHelp = false
 
-    /// The usage text, printed by `--help` and after a usage error.
-    static let usage = """
-        OVERVIEW: Measures the work KVStore exists for beside the same work done through the LMDB C API, in the
-        same run, and prints the ratio.
-
-        USAGE: kvbench [--scenario <names>] [--size <size>] [--repeat <n>] [--sync | --no-sync]
-                       [--coding <coding>] [--chunk-size <n>] [--json <file>] [--svg <file>]
-
-        OPTIONS:
-          --scenario <names>  Comma-separated scenarios to run (default: all of them):
-                              \(ScenarioKind.allCases.map(\.rawValue).joined(separator: ", "))
-          --size <size>       small (a smoke run of a few seconds), default, or large (scale series up to
-                              1M records) (default: default)
-          --repeat <n>        Measured runs per scenario after one warm-up run, 1 to 100 (default: 5)
-          --sync              Durable commits: every commit waits for the disk
-          --no-sync           Commits without waiting for the disk (MDB_NOSYNC), to measure CPU work (default)
-          --coding <coding>   How KVStore codes the models: fields (their FieldCodable conformance) or codable
-                              (Codable alone); the records are the same bytes either way (default: fields)
-          --chunk-size <n>    Tasks per write transaction of the chunked inserts, 100 to 100,000
-                              (default: 10,000, as ModelContext's chunked insert)
-          --json <file>       Write every result, with the machine and settings, as JSON
-          --svg <file>        Write a chart of the ratios and of the scale series as SVG
-          -h, --help          Show help information.
-
-        """
-
-    /// Parses the arguments that follow the program's name.
-    ///
-    /// Options take their value as the next argument or after `=` (`--size small`, `--size=small`).
-    ///
-    /// - Parameter arguments: The arguments, without the program's name.
-    /// - Returns: The options.
-    /// - Throws: ``UsageError`` for an unknown option, a missing or bad value, or an argument that is not an option.
-    static func parse(_ arguments: [String]) throws(UsageError) -> Options {
-        var options = Options()
-        var chosen: Set<ScenarioKind> = []
-        var remaining = arguments[...]
-        while let argument = remaining.popFirst() {
-            var name = argument
-            var inlineValue: String?
-            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
-                name = String(argument[..<equals])
-                inlineValue = String(argument[argument.index(after: equals)...])
-            }
-            func value() throws(UsageError) -> String {
-                if let inlineValue { return inlineValue }
-                guard let next = remaining.popFirst(), !next.hasPrefix("--") else {
-                    throw UsageError("Missing value for '\(name)'")
-                }
-                return next
-            }
-            func flag() throws(UsageError) {
-                if inlineValue != nil { throw UsageError("'\(name)' takes no value") }
-            }
-            switch name {
-            case "-h", "--help":
-                try flag()
-                options.showsHelp = true
-            case "--scenario":
-                for item in try value().split(separator: ",", omittingEmptySubsequences: false) {
-                    guard let kind = ScenarioKind(rawValue: String(item)) else {
-                        throw UsageError(
-                            "Unknown scenario '\(item)'; expected one of "
-                                + ScenarioKind.allCases.map(\.rawValue).joined(separator: ", "))
-                    }
-                    chosen.insert(kind)
-                }
-            case "--size":
-                let text = try value()
-                guard let size = SizeClass(rawValue: text) else {
-                    throw UsageError("Bad size '\(text)'; expected small, default or large")
-                }
-                options.size = size
-            case "--repeat":
-                let text = try value()
-                guard let count = Int(text), (1...100).contains(count) else {
-                    throw UsageError("Bad repeat count '\(text)'; expected a whole number from 1 to 100")
-                }
-                options.repeats = count
-            case "--sync":
-                try flag()
-                options.durability = .sync
-            case "--no-sync":
-                try flag()
-                options.durability = .noSync
-            case "--coding":
-                let text = try value()
-                guard let coding = RecordCoding(rawValue: text) else {
-                    throw UsageError("Bad coding '\(text)'; expected fields or codable")
-                }
-                options.coding = coding
-            case "--chunk-size":
-                let text = try value()
-                guard let size = Int(text), (100...100_000).contains(size) else {
-                    throw UsageError("Bad chunk size '\(text)'; expected a whole number from 100 to 100000")
-                }
-                options.chunkSize = size
-            case "--json":
-                options.jsonPath = try nonEmpty(value(), for: name)
-            case "--svg":
-                options.svgPath = try nonEmpty(value(), for: name)
-            default:
-                if argument.hasPrefix("-") { throw UsageError("Unknown option '\(name)'") }
-                throw UsageError("Unexpected argument '\(argument)'")
-            }
-        }
-        if !chosen.isEmpty {
-            options.scenarios = ScenarioKind.allCases.filter(chosen.contains)
-        }
-        return options
-    }
-
-    private static func nonEmpty(_ path: String, for name: String) throws(UsageError) -> String {
-        if path.isEmpty { throw UsageError("Empty file name for '\(name)'") }
-        return path
+    /// Reads the parsed options; the scenarios chosen run in the canonical order, all of them when none is chosen.
+    init(_ arguments: ParsedArguments<Arguments>) throws(UsageError) {
+        let chosen = Set(try arguments[\.scenarios])
+        scenarios = chosen.isEmpty ? ScenarioKind.allCases : ScenarioKind.allCases.filter(chosen.contains)
+        size = try arguments[\.size]
+        repeats = try arguments[\.repeats]
+        durability = arguments[\.durability]
+        coding = try arguments[\.coding]
+        chunkSize = try arguments[\.chunkSize]
+        jsonPath = try arguments[\.jsonPath]
+        svgPath = try arguments[\.svgPath]
     }
 }
 
-/// A mistake on the command line: kvbench prints it with the usage and exits with status 64.
-struct UsageError: Error, CustomStringConvertible {
-    /// What was wrong, as one sentence.
-    var description: String
-
-    /// Creates an error with its message.
-    init(_ description: String) {
-        self.description = description
-    }
-}
+/// `--scenario insert,fetch`.
+extension ScenarioKind: ArgumentValue {}
 
 /// Whether commits wait for the disk.
 enum Durability: String, Codable, Sendable {
@@ -162,7 +100,7 @@ enum Durability: String, Codable, Sendable {
 }
 
 /// How KVStore codes the benchmark's models, which conform to both `Codable` and `FieldCodable`.
-enum RecordCoding: String, Codable, Sendable {
+enum RecordCoding: String, CaseIterable, Codable, Sendable, ArgumentValue {
     /// Through their `FieldCodable` conformance, as KVStore does by default.
     case fields
     /// Through `Codable` alone, as for a model that does not conform to `FieldCodable`.
@@ -170,7 +108,7 @@ enum RecordCoding: String, Codable, Sendable {
 }
 
 /// The size of the datasets; ``ScenarioSizes`` has the numbers.
-enum SizeClass: String, Codable, Sendable {
+enum SizeClass: String, CaseIterable, Codable, Sendable, ArgumentValue {
     /// A smoke run of a few seconds, for tests.
     case small
     /// The default run, under three minutes on two cores.

@@ -19,6 +19,8 @@ import Testing
     @Test func usageMistakesExitWith64() throws {
         let result = try BinarySmokeTests.run(["run", "--iterations", "many"], executable: "crashtest")
         #expect(result.status == 64)
-        #expect(result.errors.hasPrefix("Error: --iterations takes a non-negative integer, not 'many'\n"))
+        #expect(
+            result.errors.hasPrefix(
+                "Error: The value 'many' is invalid for '--iterations <n>': expected a non-negative integer\n"))
     }
 }

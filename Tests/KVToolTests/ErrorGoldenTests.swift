@@ -193,7 +193,7 @@ import Testing
                 "Error: The value 'ten' is invalid for '--limit <n>': expected a non-negative integer\n"))
         #expect(
             kvtool("export", "/tmp", "--chunk-size=0").errors.hasPrefix(
-                "Error: The value '0' is invalid for '--chunk-size'"))
+                "Error: The value '0' is invalid for '--chunk-size <n>': expected a positive integer\n"))
     }
 
     @Test func unknownSubcommand() {

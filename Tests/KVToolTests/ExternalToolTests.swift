@@ -59,33 +59,28 @@ enum ExternalSample {
 
         ARGUMENTS:
           <path>                  The store's directory (the one that holds data.mdb).
-          <entity>                The entity, as the catalog names it (see 'kvtool
-                                  schema').
+          <entity>                The entity, as the catalog names it (see 'kvtool schema').
           <id>                    The ID of the record (a UUID).
           <attribute>             The external attribute, as the catalog names it.
-          <file>                  The file to write; it must not exist, unless --force
-                                  is given.
+          <file>                  The file to write; it must not exist, unless --force is given.
 
         OPTIONS:
-          --force                 Replace the file if it exists; only a regular file of
-                                  your own, never a link, FIFO or device.
-          --mode <mode>           The permissions of the new file, in octal (default
-                                  0600, owner only).
+          --force                 Replace the file if it exists; only a regular file of your own, never a
+                                  link, FIFO or device.
+          --mode <mode>           The permissions of the new file, in octal. (default: 0600, owner only)
           --version               Show the version.
           -h, --help              Show help information.
 
-        The attribute must be one the entity keeps in external storage ('kvtool schema'
-        lists them; 'get' shows each value's size). The chunks are read in one read
-        transaction and written as they are read, so the value may be larger than
-        memory. If a chunk is missing or of the wrong size, the command fails and leaves
-        no file.
+        The attribute must be one the entity keeps in external storage ('kvtool schema' lists them; 'get'
+        shows each value's size). The chunks are read in one read transaction and written as they are read,
+        so the value may be larger than memory. If a chunk is missing or of the wrong size, the command
+        fails and leaves no file.
 
-        The file is written under a temporary name beside it, flushed to disk and
-        renamed into place only once complete, so a failure (a full disk, say) never
-        leaves part of it. An existing file is replaced only with --force, and only a
-        regular file of your own: never a symbolic link, a FIFO, a device, a directory
-        or another user's file. The new file's mode is 0600 (owner only) unless --mode
-        gives another.
+        The file is written under a temporary name beside it, flushed to disk and renamed into place only
+        once complete, so a failure (a full disk, say) never leaves part of it. An existing file is replaced
+        only with --force, and only a regular file of your own: never a symbolic link, a FIFO, a device, a
+        directory or another user's file. The new file's mode is 0600 (owner only) unless --mode gives
+        another.
 
         """
 

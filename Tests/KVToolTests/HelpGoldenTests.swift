@@ -1,3 +1,4 @@
+import CommandLineKit
 import Testing
 
 @testable import KVToolCore
@@ -5,21 +6,8 @@ import Testing
 /// Help texts and the version, pinned.
 @Suite struct HelpGoldenTests {
     static let mainHelp = """
-        OVERVIEW: Inspects KVStore stores from their catalog alone: schema, records, integrity, export and import.
-
-        Stores are opened read-only, except by 'import'. Results go to standard output; errors, warnings and
-        progress to standard error. Exit status: 0 on success, 1 on failure (a write that failed included: a full
-        disk, a closed pipe), 64 for a usage mistake, 65 for an import's invalid input (nothing written).
-
-        SAFETY: Read-only commands create nothing in the store's directory, and write nothing there but their
-        reader slot in an existing lock.mdb. A store without a lock file (a copy, the store of a stopped program)
-        is read without one, so none is created; the command fails if a program opened the store meanwhile. Run
-        as another user than the store's owner (root, say), kvtool never leaves a lock.mdb the owner cannot
-        open: 'import' refuses a store without one unless run as its owner. A lock.mdb that is a symbolic link,
-        a hard link, a FIFO or a device, and a data.mdb that is not a regular file, are refused: a check right
-        before the open, not a guarantee against someone who swaps the files meanwhile. Files kvtool writes are
-        new (written under a temporary name, renamed into place once complete), mode 0600 unless --mode is
-        given, and replace an existing file only with --force, and only a regular file of your own.
+        OVERVIEW: Inspects KVStore stores from their catalog alone: schema, records, integrity, export and
+        import.
 
         USAGE: kvtool <subcommand> [<options>] <arguments>
 
@@ -29,27 +17,35 @@ import Testing
 
         SUBCOMMANDS:
           info                    Show the store's format, sizes, readers and tables.
-          schema                  Show each entity's fields, indexes, constraints and
-                                  relationships.
-          count                   Count an entity's records, or those that meet
-                                  conditions.
+          schema                  Show each entity's fields, indexes, constraints and relationships.
+          count                   Count an entity's records, or those that meet conditions.
           list                    List an entity's records, as a table or as JSON Lines.
-          get                     Print records by ID as pretty JSON, with their related
-                                  records.
-          extract                 Write a record's external value to a file, chunk by
-                                  chunk.
+          get                     Print records by ID as pretty JSON, with their related records.
+          extract                 Write a record's external value to a file, chunk by chunk.
           export                  Export records as JSON Lines, losslessly.
-          import                  Import JSON Lines (as 'export' writes them), checked
-                                  first.
-          check                   Check the store's integrity: catalog, records,
-                                  indexes, references.
-          copy                    Copy the store to a new directory as a consistent
-                                  snapshot.
-          readers                 List the reader slots in use; clear those of dead
-                                  processes.
+          import                  Import JSON Lines (as 'export' writes them), checked first.
+          check                   Check the store's integrity: catalog, records, indexes, references.
+          copy                    Copy the store to a new directory as a consistent snapshot.
+          readers                 List the reader slots in use; clear those of dead processes.
           help                    Show kvtool's help, or a subcommand's.
 
           See 'kvtool help <subcommand>' for detailed help.
+
+        Stores are opened read-only, except by 'import'. Results go to standard output; errors, warnings and
+        progress to standard error. Exit status: 0 on success, 1 on failure (a write that failed included: a
+        full disk, a closed pipe), 64 for a usage mistake, 65 for an import's invalid input (nothing
+        written).
+
+        SAFETY: Read-only commands create nothing in the store's directory, and write nothing there but
+        their reader slot in an existing lock.mdb. A store without a lock file (a copy, the store of a
+        stopped program) is read without one, so none is created; the command fails if a program opened the
+        store meanwhile. Run as another user than the store's owner (root, say), kvtool never leaves a
+        lock.mdb the owner cannot open: 'import' refuses a store without one unless run as its owner. A
+        lock.mdb that is a symbolic link, a hard link, a FIFO or a device, and a data.mdb that is not a
+        regular file, are refused: a check right before the open, not a guarantee against someone who swaps
+        the files meanwhile. Files kvtool writes are new (written under a temporary name, renamed into place
+        once complete), mode 0600 unless --mode is given, and replace an existing file only with --force,
+        and only a regular file of your own.
 
         """
 
@@ -60,168 +56,144 @@ import Testing
 
         ARGUMENTS:
           <path>                  The store's directory (the one that holds data.mdb).
-          <entity>                The entity, as the catalog names it (see 'kvtool
-                                  schema').
+          <entity>                The entity, as the catalog names it (see 'kvtool schema').
 
         OPTIONS:
-          --where <field=value>   Only records whose field equals the value (parsed as
-                                  the field's kind: int, uint, double, bool, string,
-                                  uuid, ISO 8601 date, or null); repeat to require
-                                  several.
+          --where <field=value>   Only records whose field equals the value (parsed as the field's kind:
+                                  int, uint, double, bool, string, uuid, ISO 8601 date, or null); repeat to
+                                  require several.
           --json                  Print JSON for scripts instead of text for people.
           --version               Show the version.
           -h, --help              Show help information.
 
-        Without conditions the count is the record table's size. An equality on the
-        fields of a ready index is looked up in the index (its entries are counted
-        without reading records when the index covers every condition); other conditions
-        are checked on each record of a scan.
+        Without conditions the count is the record table's size. An equality on the fields of a ready index
+        is looked up in the index (its entries are counted without reading records when the index covers
+        every condition); other conditions are checked on each record of a scan.
 
         """
 
     static let importHelp = """
         OVERVIEW: Import JSON Lines (as 'export' writes them), checked first.
 
-        USAGE: kvtool import <path> [<file>] [--on-conflict <policy>] [--resume] [--abandon] [--dry-run] [--chunk-size <n>] [--chunk-bytes <n>] [--scratch-directory <dir>]
+        USAGE: kvtool import <path> [<file>] [--on-conflict <policy>] [--resume] [--abandon] [--dry-run]
+                             [--chunk-size <n>] [--chunk-bytes <n>] [--scratch-directory <dir>]
 
         ARGUMENTS:
           <path>                  The store's directory (the one that holds data.mdb).
-          <file>                  The JSON Lines file, or '-' for standard input (none
-                                  with --abandon).
+          <file>                  The JSON Lines file, or '-' for standard input (none with --abandon).
 
         OPTIONS:
-          --on-conflict <policy>  What a record whose ID or unique value is stored does:
-                                  fail (the default), replace or skip.
+          --on-conflict <policy>  What a record whose ID or unique value is stored does. (values: fail,
+                                  replace, skip; default: fail)
           --resume                Finish the import that stopped, from the same input.
           --abandon               Forget the import that stopped; what it wrote stays.
           --dry-run               Check the input and report, writing nothing.
-          --chunk-size <n>        How many records one transaction handles (default
-                                  10000).
-          --chunk-bytes <n>       The most bytes of external values one transaction
-                                  writes (default 16 MiB).
+          --chunk-size <n>        How many records one transaction handles. (default: 10000)
+          --chunk-bytes <n>       The most bytes of external values per transaction. (default: 16 MiB)
           --scratch-directory <dir>
-                                  Where the import keeps what it remembers of the input
-                                  (default $TMPDIR, or /tmp).
+                                  Where the import keeps what it remembers of the input. (default: $TMPDIR,
+                                  or /tmp)
           --version               Show the version.
           -h, --help              Show help information.
 
-        The whole input is checked before anything is written: an input with any problem
-        changes nothing, and each problem is reported with its line (exit status 65).
-        Each line must be well-formed JSON without a member named twice, of a kind this
-        kvtool reads (header, record, chunk, end). A record must belong to an entity of
-        the store or of the export's catalog, hold its ID as its id field and only
-        fields those catalogs name, each top-level one of the kind the catalog records
-        for it, and be followed by a chunk line for each chunk its external values'
-        descriptors name, of the right size. No ID may appear twice, no unique value
-        twice or held by another stored record; references through relationships that do
-        not allow dangling IDs must name records of the input or of the store; required
-        fields must be there; an export must end with its end line, whose counts must
-        match.
+        The whole input is checked before anything is written: an input with any problem changes nothing,
+        and each problem is reported with its line (exit status 65). Each line must be well-formed JSON
+        without a member named twice, of a kind this kvtool reads (header, record, chunk, end). A record
+        must belong to an entity of the store or of the export's catalog, hold its ID as its id field and
+        only fields those catalogs name, each top-level one of the kind the catalog records for it, and be
+        followed by a chunk line for each chunk its external values' descriptors name, of the right size. No
+        ID may appear twice, no unique value twice or held by another stored record; references through
+        relationships that do not allow dangling IDs must name records of the input or of the store;
+        required fields must be there; an export must end with its end line, whose counts must match.
 
-        Required fields: the catalog does not record whether the program's model makes a
-        field optional, so the records are the evidence. A field is required when every
-        record of the entity that the export holds has a value for it (its end line
-        lists them) and every record the store holds has one; with neither an export nor
-        stored records, only id is.
+        Required fields: the catalog does not record whether the program's model makes a field optional, so
+        the records are the evidence. A field is required when every record of the entity that the export
+        holds has a value for it (its end line lists them) and every record the store holds has one; with
+        neither an export nor stored records, only id is.
 
-        Then the input is read again and written, a chunk of records per write
-        transaction, each index kept by the library's derivation and new field names
-        interned in the catalog in the same transaction. A value larger than
-        --chunk-bytes is staged over several transactions, as the library stages
-        streamed values. Each transaction reads the catalog's generation, and stops the
-        import when another writer changed the schema of what it writes (an index added
-        meanwhile is maintained), so an import runs beside a live program. It also
-        writes the catalog entry 'import' with the line to go on from; the last one
-        deletes it. After a failure (a full disk, a killed process) the store is
-        consistent, and 'kvtool import --resume' with the same input checks the rest of
-        it again, deletes the staged chunks of the value that was under way, and
-        finishes the import; --abandon forgets it instead.
+        Then the input is read again and written, a chunk of records per write transaction, each index kept
+        by the library's derivation and new field names interned in the catalog in the same transaction. A
+        value larger than --chunk-bytes is staged over several transactions, as the library stages streamed
+        values. Each transaction reads the catalog's generation, and stops the import when another writer
+        changed the schema of what it writes (an index added meanwhile is maintained), so an import runs
+        beside a live program. It also writes the catalog entry 'import' with the line to go on from; the
+        last one deletes it. After a failure (a full disk, a killed process) the store is consistent, and
+        'kvtool import --resume' with the same input checks the rest of it again, deletes the staged chunks
+        of the value that was under way, and finishes the import; --abandon forgets it instead.
 
-        An empty store (no entities, or no store at the path, which is then created)
-        gets the export's whole catalog and schema version; a store with entities gets
-        those of the export's entities that it lacks and the input has records of, and
-        keeps its own catalog for the others.
+        An empty store (no entities, or no store at the path, which is then created) gets the export's whole
+        catalog and schema version; a store with entities gets those of the export's entities that it lacks
+        and the input has records of, and keeps its own catalog for the others.
 
-        A record whose ID is stored is a problem, unless --on-conflict says otherwise:
-        replace writes it in place of the stored one (deleting the external values it
-        replaces), skip keeps the stored one. A unique value that another stored record
-        holds is a problem under replace too, since replacing that record would mean
-        deleting it, whose delete rules kvtool does not apply; skip skips the record.
+        A record whose ID is stored is a problem, unless --on-conflict says otherwise: replace writes it in
+        place of the stored one (deleting the external values it replaces), skip keeps the stored one. A
+        unique value that another stored record holds is a problem under replace too, since replacing that
+        record would mean deleting it, whose delete rules kvtool does not apply; skip skips the record.
 
-        Exit status: 0 when everything was imported (with --dry-run, when it would be),
-        65 for an invalid input, 1 for a failure (the message says whether to resume),
-        64 for a usage mistake. Standard input is copied to the scratch directory, to be
-        read twice.
+        Exit status: 0 when everything was imported (with --dry-run, when it would be), 65 for an invalid
+        input, 1 for a failure (the message says whether to resume), 64 for a usage mistake. Standard input
+        is copied to the scratch directory, to be read twice.
 
-        A store without a lock file gets one, which LMDB creates: run as another user
-        than the store's owner (root, say), kvtool refuses such a store rather than
-        leave a lock.mdb the owner cannot open; run it as the owner instead. A store
-        that has its lock file may be imported into by any user who can write it.
+        A store without a lock file gets one, which LMDB creates: run as another user than the store's owner
+        (root, say), kvtool refuses such a store rather than leave a lock.mdb the owner cannot open; run it
+        as the owner instead. A store that has its lock file may be imported into by any user who can write
+        it.
 
         """
 
     static let exportHelp = """
         OVERVIEW: Export records as JSON Lines, losslessly.
 
-        USAGE: kvtool export <path> [<entity> ...] [--output <file>] [--force] [--mode <mode>] [--chunk-size <n>]
+        USAGE: kvtool export <path> [<entity> ...] [--output <file>] [--force] [--mode <mode>]
+                             [--chunk-size <n>]
 
         ARGUMENTS:
           <path>                  The store's directory (the one that holds data.mdb).
-          <entity>                The entities whose records to export; all of them by
-                                  default.
+          <entity>                The entities whose records to export; all of them by default.
 
         OPTIONS:
           --output <file>         Write to this new file instead of standard output.
-          --force                 Replace the file if it exists; only a regular file of
-                                  your own, never a link, FIFO or device.
-          --mode <mode>           The permissions of the new file, in octal (default
-                                  0600, owner only).
-          --chunk-size <n>        How many records one transaction handles (default
-                                  1000).
+          --force                 Replace the file if it exists; only a regular file of your own, never a
+                                  link, FIFO or device.
+          --mode <mode>           The permissions of the new file, in octal. (default: 0600, owner only)
+          --chunk-size <n>        How many records one transaction handles. (default: 1000)
           --version               Show the version.
           -h, --help              Show help information.
 
-        The export is JSON Lines, one object per line, each with a "kind". The first
-        line is the header: {"kvtool-export":2, "kind":"header", "format":1,
-        "created":"...", "schema":{...}, "entities":[...]}, with the store's catalog
-        (every entity's entry, as the catalog holds it, and the schema version), from
-        which 'import' creates the schema in an empty store. Then each record, entities
-        in name order and records in ID order: {"kind":"record", "entity":"Task",
-        "id":"...", "record":{...}}. The last line counts what the export holds, and
-        names the fields every exported record has: {"kind":"end", "records":6,
-        "chunks":0, "entities":{"Task":{"records":4, "chunks":0, "required":[...]}}}
-        (written without the spaces, as every line is).
+        The export is JSON Lines, one object per line, each with a "kind". The first line is the header:
+        {"kvtool-export":2, "kind":"header", "format":1, "created":"...", "schema":{...}, "entities":[...]},
+        with the store's catalog (every entity's entry, as the catalog holds it, and the schema version),
+        from which 'import' creates the schema in an empty store. Then each record, entities in name order
+        and records in ID order: {"kind":"record", "entity":"Task", "id":"...", "record":{...}}. The last
+        line counts what the export holds, and names the fields every exported record has: {"kind":"end",
+        "records":6, "chunks":0, "entities":{"Task":{"records":4, "chunks":0, "required":[...]}}} (written
+        without the spaces, as every line is).
 
-        A field whose value has the kind the catalog gives is plain JSON: numbers,
-        strings, Booleans, dates as ISO 8601 in UTC exact to the bit, UUIDs as strings,
-        data as Base64. A field whose value has another kind is tagged, as an object
-        with one member named after its kind: {"$string":"..."}, {"$int":3},
-        {"$bool":true}. Values inside arrays and objects are plain JSON where that reads
-        back unchanged (null, Booleans, strings, integers, numbers with '.' or an
-        exponent, arrays, objects) and tagged otherwise: {"$uuid":"..."}, {"$uint":7},
-        {"$float":0.5}, {"$date":"..."}, {"$data":"..."}, {"$decimal":"..."},
-        {"$url":"..."}, {"$stringMap":{...}}, {"$intMap":{"1":...}}, {"$object":{...}}
+        A field whose value has the kind the catalog gives is plain JSON: numbers, strings, Booleans, dates
+        as ISO 8601 in UTC exact to the bit, UUIDs as strings, data as Base64. A field whose value has
+        another kind is tagged, as an object with one member named after its kind: {"$string":"..."},
+        {"$int":3}, {"$bool":true}. Values inside arrays and objects are plain JSON where that reads back
+        unchanged (null, Booleans, strings, integers, numbers with '.' or an exponent, arrays, objects) and
+        tagged otherwise: {"$uuid":"..."}, {"$uint":7}, {"$float":0.5}, {"$date":"..."}, {"$data":"..."},
+        {"$decimal":"..."}, {"$url":"..."}, {"$stringMap":{...}}, {"$intMap":{"1":...}}, {"$object":{...}}
         and {"$double":"nan"}.
 
-        External values travel inline: a record whose external field holds a value (its
-        descriptor {"id":{"$uuid":"..."},"size":...,"chunkSize":...}) is followed by a
-        line per chunk of it, in the order of the record's fields, chunk by chunk:
-        {"kind":"chunk", "entity":"Photo", "id":"...", "field":"image", "index":0,
-        "data":"<Base64>"}. One chunk is in memory at a time, so values may be larger
-        than memory.
+        External values travel inline: a record whose external field holds a value (its descriptor
+        {"id":{"$uuid":"..."},"size":...,"chunkSize":...}) is followed by a line per chunk of it, in the
+        order of the record's fields, chunk by chunk: {"kind":"chunk", "entity":"Photo", "id":"...",
+        "field":"image", "index":0, "data":"<Base64>"}. One chunk is in memory at a time, so values may be
+        larger than memory.
 
-        Records are read a chunk per short read transaction, with the chunks of their
-        external values in the same transaction, so a live store is not held back and
-        each record is written as one consistent state; records written meanwhile may or
-        may not be included. A record whose external values exceed 8 MiB is read in a
-        transaction of its own, open while its chunks are written out.
+        Records are read a chunk per short read transaction, with the chunks of their external values in the
+        same transaction, so a live store is not held back and each record is written as one consistent
+        state; records written meanwhile may or may not be included. A record whose external values exceed 8
+        MiB is read in a transaction of its own, open while its chunks are written out.
 
-        The file is written under a temporary name beside it, flushed to disk and
-        renamed into place only once complete, so a failure (a full disk, say) never
-        leaves part of it. An existing file is replaced only with --force, and only a
-        regular file of your own: never a symbolic link, a FIFO, a device, a directory
-        or another user's file. The new file's mode is 0600 (owner only) unless --mode
-        gives another.
+        The file is written under a temporary name beside it, flushed to disk and renamed into place only
+        once complete, so a failure (a full disk, say) never leaves part of it. An existing file is replaced
+        only with --force, and only a regular file of your own: never a symbolic link, a FIFO, a device, a
+        directory or another user's file. The new file's mode is 0600 (owner only) unless --mode gives
+        another.
 
         """
 
@@ -253,8 +225,14 @@ import Testing
         #expect(kvtool(name, "-h") == help)
         #expect(
             kvtool(name, "--version") == RunResult(status: 0, output: "kvtool 0.1.0 (KVStore format 2)\n", errors: ""))
-        for line in help.output.split(separator: "\n") where !line.hasPrefix("USAGE:") {
-            #expect(line.count <= 80, "\(name): \(line)")
+        for line in help.output.split(separator: "\n") {
+            #expect(line.count <= 100, "\(name): \(line)")
+        }
+    }
+
+    @Test func everySubcommandsDeclarationsAreSound() {
+        for signature in KVTool.tool.signatures {
+            #expect(signature.problems == [], "\(signature.configuration.name)")
         }
     }
 

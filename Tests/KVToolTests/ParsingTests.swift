@@ -4,45 +4,8 @@ import Testing
 
 @testable import KVToolCore
 
-/// The argument parser, ISO 8601 dates and `--where` values.
+/// ISO 8601 dates and `--where` values. (The argument parser's tests are CommandLineKitTests.)
 @Suite struct ParsingTests {
-    static let spec = CommandSpec(
-        name: "demo", abstract: "A demo.", discussion: nil,
-        arguments: [.one("path", help: "A path."), ArgumentSpec(name: "rest", help: "More.", arity: .zeroOrMore)],
-        options: [.flag("json", help: "JSON."), .value("limit", "n", help: "A limit."), CommonOptions.condition])
-
-    private func parse(_ words: [String]) throws -> ParsedArguments {
-        guard case .arguments(let parsed) = try ArgumentParser.parse(words, spec: Self.spec) else {
-            throw UsageError("no arguments")
-        }
-        return parsed
-    }
-
-    @Test func readsOptionsInEitherSpellingAndPositionalsAround() throws {
-        let parsed = try parse([
-            "--limit=3", "p", "--where", "a=1", "x", "--json", "--where", "b=-2", "--", "--json", "-",
-        ])
-        #expect(parsed.argument("path") == "p")
-        #expect(parsed.arguments("rest") == ["x", "--json", "-"])
-        #expect(try parsed.count("limit") == 3)
-        #expect(parsed.values("where") == ["a=1", "b=-2"])
-        #expect(parsed.flag("json"))
-        #expect(try parse(["p", "--limit", "-1"]).value("limit") == "-1")
-    }
-
-    @Test func usageMistakes() throws {
-        #expect(throws: UsageError("Unknown option '--limt'")) { try parse(["p", "--limt", "3"]) }
-        #expect(throws: UsageError("Missing value for '--limit <n>'")) { try parse(["p", "--limit", "--json"]) }
-        #expect(throws: UsageError("Missing expected argument '<path>'")) { try parse(["--json"]) }
-        #expect(throws: UsageError("The value '-1' is invalid for '--limit <n>': expected a non-negative integer")) {
-            try parse(["p", "--limit", "-1"]).count("limit")
-        }
-        guard case .help = try ArgumentParser.parse(["--bogus", "-h"], spec: Self.spec) else {
-            Issue.record("help wins over other mistakes")
-            return
-        }
-    }
-
     @Test(arguments: [
         ("2026-05-01", 799_286_400.0),
         ("2026-05-01T10:00:00Z", 799_322_400.0),

@@ -11,30 +11,13 @@ import KVToolCore
 /// write transaction leaves LMDB's lock file as it was (a dead owner of the writer mutex, its reader slots) for the
 /// next writer to recover from; in the other blocks the parent closes it, and the next opener starts afresh.
 final class CrashRun {
-    /// What `crashtest run` was asked to do.
-    struct Options {
-        /// How many writers to start and kill.
-        var iterations = 100
-        /// The seed of the run's random choices.
-        var seed = UInt64.random(in: 0...UInt64(UInt32.max))
-        /// Where to keep the store and its log; a new temporary directory when `nil`.
-        var directory: String?
-        /// Start a new store every this many iterations; 0 keeps one store for the whole run.
-        var freshEvery = 0
-        /// The longest wait, in milliseconds, between a writer's ready line and its kill.
-        var maximumDelay = 250
-        /// Run the stale-reader scenario every this many iterations; 0 never.
-        var readerEvery = 10
-        /// Print one line per iteration.
-        var verbose = false
-    }
-
     /// The configuration every process opens the store with: durable commits, and a small map that has to grow.
     static func configuration(path: String) -> ModelConfiguration {
         ModelConfiguration(path: path, isDurable: true, initialMapSize: 1 << 20)
     }
 
-    private let options: Options
+    /// What `crashtest run` was asked to do.
+    private let options: RunCommand
     private var random: SplitMix64
     private let directory: String
     /// The current store's directory.
@@ -64,8 +47,8 @@ final class CrashRun {
     /// The problems found; the run stops at the first.
     var problems: [String] = []
 
-    /// A run with `options`.
-    init(options: Options) {
+    /// A run with the options of `crashtest run`.
+    init(options: RunCommand) {
         self.options = options
         random = SplitMix64(seed: options.seed)
         directory =

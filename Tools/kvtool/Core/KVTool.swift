@@ -1,3 +1,4 @@
+import CommandLineKit
 import KVStore
 import LMDB
 
@@ -19,26 +20,50 @@ public enum KVTool {
     public static let version = "0.1.0"
 
     /// The exit status of a usage mistake (`EX_USAGE` in sysexits.h).
-    public static let usageStatus: Int32 = 64
+    public static let usageStatus: Int32 = ExitCode.usage.rawValue
 
-    /// The subcommands, in the order help lists them.
+    /// The subcommands, in the order help lists them (the kit adds `help`).
     static var commands: [any Command.Type] {
         [
             InfoCommand.self, SchemaCommand.self, CountCommand.self, ListCommand.self, GetCommand.self,
             ExtractCommand.self, ExportCommand.self, ImportCommand.self, CheckCommand.self, CopyCommand.self,
             ReadersCommand.self,
-            HelpCommand.self,
         ]
     }
 
-    /// The names of the subcommands, in the order help lists them.
+    /// The names of the subcommands, `help` included, in the order help lists them.
     static var commandNames: [String] {
-        commands.map { $0.spec.name }
+        tool.signatures.map(\.configuration.name)
     }
 
     /// The version line `--version` prints.
     static var versionLine: String {
         "kvtool \(version) (KVStore format \(Catalog.formatVersion))"
+    }
+
+    /// kvtool's command line: its subcommands, help and version.
+    static var tool: CommandLineTool<any Command.Type> {
+        CommandLineTool(
+            name: "kvtool",
+            abstract:
+                "Inspects KVStore stores from their catalog alone: schema, records, integrity, export and import.",
+            discussion: """
+                Stores are opened read-only, except by 'import'. Results go to standard output; errors, warnings and \
+                progress to standard error. Exit status: 0 on success, 1 on failure (a write that failed included: a \
+                full disk, a closed pipe), 64 for a usage mistake, 65 for an import's invalid input (nothing written).
+                SAFETY: Read-only commands create nothing in the store's directory, and write nothing there but their \
+                reader slot in an existing lock.mdb. A store without a lock file (a copy, the store of a stopped \
+                program) is read without one, so none is created; the command fails if a program opened the store \
+                meanwhile. Run as another user than the store's owner (root, say), kvtool never leaves a lock.mdb the \
+                owner cannot open: 'import' refuses a store without one unless run as its owner. A lock.mdb that is a \
+                symbolic link, a hard link, a FIFO or a device, and a data.mdb that is not a regular file, are \
+                refused: a check right before the open, not a guarantee against someone who swaps the files \
+                meanwhile. Files kvtool writes are new (written under a temporary name, renamed into place once \
+                complete), mode 0600 unless --mode is given, and replace an existing file only with --force, and only \
+                a regular file of your own.
+                """,
+            version: versionLine, subcommands: commands
+        ) { $0.signature }
     }
 
     /// Runs kvtool with `arguments` (without the program's name) and returns the exit status.
@@ -48,23 +73,20 @@ public enum KVTool {
     ///   - console: Where to write; the process's standard output and error by default.
     /// - Returns: 0 on success, 1 for a failure, 64 for a usage mistake.
     public static func run(arguments: some Sequence<String>, console: Console = .standard()) -> Int32 {
-        let words = Array(arguments)
         var reported: OutputFailure?
         let status: Int32
-        switch words.first {
-        case nil, "-h"?, "--help"?:
-            console.output.write(mainHelp)
-            status = 0
-        case "--version"?:
-            console.print(versionLine)
-            status = 0
-        case let name?:
-            if let command = commands.first(where: { $0.spec.name == name }) {
-                status = run(command, Array(words.dropFirst()), console: console, reported: &reported)
-            } else {
-                reportUsage(UsageError("Unknown subcommand '\(name)'"), spec: nil, console: console)
-                status = usageStatus
-            }
+        switch tool.route(Array(arguments)) {
+        case .help(let text):
+            console.output.write(text)
+            status = ExitCode.success.rawValue
+        case .version(let line):
+            console.print(line)
+            status = ExitCode.success.rawValue
+        case .usageError(let report):
+            console.errors.write(report)
+            status = usageStatus
+        case .subcommand(let command, let words):
+            status = run(command, words, console: console, reported: &reported)
         }
         return finish(status, console: console, reported: reported)
     }
@@ -86,87 +108,36 @@ public enum KVTool {
     /// Parses and runs one subcommand, turning errors into messages and exit statuses.
     ///
     /// - Parameter reported: Set to the output failure the command stopped on, which is reported here.
-    static func run(
-        _ command: any Command.Type, _ words: [String], console: Console, reported: inout OutputFailure?
+    static func run<C: Command>(
+        _ command: C.Type, _ words: [String], console: Console, reported: inout OutputFailure?
     ) -> Int32 {
         do {
-            switch try ArgumentParser.parse(words, spec: command.spec) {
-            case .help:
-                console.output.write(command.spec.helpText)
-                return 0
-            case .version:
-                console.print(versionLine)
-                return 0
-            case .arguments(let parsed):
-                return try command.init(parsed).run(console)
+            switch try tool.parse(command, words) {
+            case .help(let text):
+                console.output.write(text)
+                return ExitCode.success.rawValue
+            case .version(let line):
+                console.print(line)
+                return ExitCode.success.rawValue
+            case .run(let parsed):
+                return try parsed.run(console)
             }
         } catch let error as UsageError {
-            reportUsage(error, spec: command.spec, console: console)
+            console.errors.write(tool.usageReport(error, for: command))
             return usageStatus
         } catch let error as ToolError {
             console.printError("Error: \(error.message)")
-            return 1
+            return ExitCode.failure.rawValue
         } catch let error as UnreadableStore {
             console.printError("Error: \(error.message)")
-            return command == CheckCommand.self ? CheckCommand.unreadableStatus : 1
+            return command == CheckCommand.self ? CheckCommand.unreadableStatus : ExitCode.failure.rawValue
         } catch let failure as OutputFailure {
             console.printError("Error: \(failure.message)")
             reported = failure
-            return 1
+            return ExitCode.failure.rawValue
         } catch {
             console.printError("Error: \(error)")
-            return 1
+            return ExitCode.failure.rawValue
         }
-    }
-
-    /// Prints a usage mistake: the error, the usage line, and where to find help.
-    static func reportUsage(_ error: UsageError, spec: CommandSpec?, console: Console) {
-        console.printError("Error: \(error.message)")
-        if let spec {
-            console.printError("Usage: \(spec.usage)")
-            console.printError("  See 'kvtool help \(spec.name)' for more information.")
-        } else {
-            console.printError("Usage: \(mainUsage)")
-            console.printError("  See 'kvtool --help' for more information.")
-        }
-    }
-
-    /// The usage line of kvtool itself.
-    static let mainUsage = "kvtool <subcommand> [<options>] <arguments>"
-
-    /// The help text of kvtool itself: what it is, and its subcommands.
-    static var mainHelp: String {
-        var text = """
-            OVERVIEW: Inspects KVStore stores from their catalog alone: schema, records, integrity, export and import.
-
-            Stores are opened read-only, except by 'import'. Results go to standard output; errors, warnings and
-            progress to standard error. Exit status: 0 on success, 1 on failure (a write that failed included: a full
-            disk, a closed pipe), 64 for a usage mistake, 65 for an import's invalid input (nothing written).
-
-            SAFETY: Read-only commands create nothing in the store's directory, and write nothing there but their
-            reader slot in an existing lock.mdb. A store without a lock file (a copy, the store of a stopped program)
-            is read without one, so none is created; the command fails if a program opened the store meanwhile. Run
-            as another user than the store's owner (root, say), kvtool never leaves a lock.mdb the owner cannot
-            open: 'import' refuses a store without one unless run as its owner. A lock.mdb that is a symbolic link,
-            a hard link, a FIFO or a device, and a data.mdb that is not a regular file, are refused: a check right
-            before the open, not a guarantee against someone who swaps the files meanwhile. Files kvtool writes are
-            new (written under a temporary name, renamed into place once complete), mode 0600 unless --mode is
-            given, and replace an existing file only with --force, and only a regular file of your own.
-
-            USAGE: \(mainUsage)
-
-            OPTIONS:
-
-            """
-        for option in OptionSpec.standard {
-            text += HelpLayout.entry(
-                label: option.shortName.map { "-\($0), --\(option.name)" } ?? "--\(option.name)",
-                help: option.help)
-        }
-        text += "\nSUBCOMMANDS:\n"
-        for command in commands {
-            text += HelpLayout.entry(label: command.spec.name, help: command.spec.abstract)
-        }
-        return text + "\n  See 'kvtool help <subcommand>' for detailed help.\n"
     }
 }

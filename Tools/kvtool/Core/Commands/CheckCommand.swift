@@ -1,6 +1,8 @@
+import CommandLineKit
+
 /// `kvtool check <path>`: a full integrity check, streamed with bounded memory.
 struct CheckCommand: Command {
-    static let spec = CommandSpec(
+    static let configuration = CommandConfiguration(
         name: "check", abstract: "Check the store's integrity: catalog, records, indexes, references.",
         discussion: """
             The catalog must be consistent: every entity has its record table, every index its table with the \
@@ -21,9 +23,14 @@ struct CheckCommand: Command {
             Problems are printed as they are found. The exit status is 0 when there is no error (warnings \
             allowed), 1 when damage or inconsistency was found, 2 when the store could not be read at all (a damaged \
             meta page, main table or catalog), 64 for a usage mistake.
-            """,
-        arguments: [CommonOptions.path],
-        options: [CommonOptions.json, CommonOptions.chunkSize(default: CommonOptions.readChunkSize, unit: "entries")])
+            """)
+
+    /// The arguments and options of `kvtool check`.
+    struct Arguments: ParsableArguments {
+        let path = CommonOptions.path
+        let json = Flag.json
+        let chunkSize = CommonOptions.chunkSize(default: CommonOptions.readChunkSize, unit: "entries")
+    }
 
     /// How many problems `--json` holds in memory; later ones are counted only.
     static let jsonProblemLimit = 10_000
@@ -39,10 +46,10 @@ struct CheckCommand: Command {
     let chunkSize: Int
 
     /// Reads the parsed arguments, checking the values that need no store.
-    init(_ arguments: ParsedArguments) throws(UsageError) {
-        path = arguments.argument("path")
-        json = arguments.flag("json")
-        chunkSize = try arguments.positiveCount("chunk-size", default: CommonOptions.readChunkSize)
+    init(_ arguments: ParsedArguments<Arguments>) throws(UsageError) {
+        path = try arguments[\.path]
+        json = arguments[\.json]
+        chunkSize = try arguments[\.chunkSize]
     }
 
     /// Runs the command and returns its exit status.

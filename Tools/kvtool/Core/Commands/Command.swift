@@ -1,13 +1,7 @@
-/// A kvtool subcommand: its description, its parsed arguments, and what it does.
-protocol Command {
-    /// The name, arguments, options and help of the subcommand.
-    static var spec: CommandSpec { get }
+import CommandLineKit
 
-    /// Reads the parsed arguments into the command's own properties.
-    ///
-    /// - Throws: ``UsageError`` for a value that does not parse (a bad number, a malformed UUID).
-    init(_ arguments: ParsedArguments) throws(UsageError)
-
+/// A kvtool subcommand: its configuration and declared arguments (``ParsableCommand``), and what it does.
+protocol Command: ParsableCommand {
     /// Runs the command and returns its exit status.
     ///
     /// - Throws: ``UsageError`` (exit status 64) for a usage mistake found late, such as a `--where` value that
@@ -18,20 +12,20 @@ protocol Command {
 /// Options and arguments several subcommands share.
 enum CommonOptions {
     /// `<path>`, the store's directory.
-    static let path = ArgumentSpec.one("path", help: "The store's directory (the one that holds data.mdb).")
+    static let path = Argument<String>("path", help: "The store's directory (the one that holds data.mdb).")
     /// `<entity>`.
-    static let entity = ArgumentSpec.one("entity", help: "The entity, as the catalog names it (see 'kvtool schema').")
-    /// `--json`.
-    static let json = OptionSpec.flag("json", help: "Print JSON for scripts instead of text for people.")
+    static let entity = Argument<String>(
+        "entity", help: "The entity, as the catalog names it (see 'kvtool schema').")
     /// `--where <field=value>`.
-    static let condition = OptionSpec.value(
-        "where", "field=value",
+    static let condition = Option<[String]>(
+        "where", valueName: "field=value",
         help: "Only records whose field equals the value (parsed as the field's kind: int, uint, double, bool, "
-            + "string, uuid, ISO 8601 date, or null); repeat to require several.",
-        repeatable: true)
+            + "string, uuid, ISO 8601 date, or null); repeat to require several.")
     /// `--chunk-size <n>`.
-    static func chunkSize(default value: Int, unit: String) -> OptionSpec {
-        .value("chunk-size", "n", help: "How many \(unit) one transaction handles (default \(value)).")
+    static func chunkSize(default value: Int, unit: String) -> Option<Int> {
+        Option(
+            "chunk-size", valueName: "n", help: "How many \(unit) one transaction handles.", default: value,
+            parser: .integer(in: 1...))
     }
 
     /// The default number of records one read transaction visits.

@@ -1,3 +1,4 @@
+import CommandLineKit
 import LMDB
 
 #if canImport(Glibc)
@@ -8,7 +9,7 @@ import LMDB
 
 /// `kvtool copy <path> <dest> [--compact] [--force] [--mode <mode>]`: a consistent backup of a store, live or not.
 struct CopyCommand: Command {
-    static let spec = CommandSpec(
+    static let configuration = CommandConfiguration(
         name: "copy", abstract: "Copy the store to a new directory as a consistent snapshot.",
         discussion: """
             The copy is taken in one read transaction, so programs may go on reading and writing the store \
@@ -21,15 +22,16 @@ struct CopyCommand: Command {
             removed. Only a regular file of your own is ever replaced, never a symbolic link, a FIFO, a device or \
             another user's file. The data file's mode is 0600 (owner only) unless --mode gives another; a DEST \
             kvtool creates gets the same permissions, with search permission where reading is allowed.
-            """,
-        arguments: [
-            CommonOptions.path, ArgumentSpec.one("dest", help: "The directory of the copy; it must hold no data.mdb."),
-        ],
-        options: [
-            .flag("compact", help: "Leave free pages out, making the copy as small as the data."),
-            .flag("force", help: "Replace DEST/data.mdb if it exists; only a regular file of your own."),
-            OutputOptions.mode,
-        ])
+            """)
+
+    /// The arguments and options of `kvtool copy`.
+    struct Arguments: ParsableArguments {
+        let path = CommonOptions.path
+        let destination = Argument<String>("dest", help: "The directory of the copy; it must hold no data.mdb.")
+        let compacts = Flag("compact", help: "Leave free pages out, making the copy as small as the data.")
+        let force = Flag("force", help: "Replace DEST/data.mdb if it exists; only a regular file of your own.")
+        let mode = OutputOptions.mode
+    }
 
     /// The store's directory.
     let path: String
@@ -41,11 +43,11 @@ struct CopyCommand: Command {
     let outputOptions: OutputOptions
 
     /// Reads the parsed arguments, checking the values that need no store.
-    init(_ arguments: ParsedArguments) throws(UsageError) {
-        path = arguments.argument("path")
-        destination = arguments.argument("dest")
-        compacts = arguments.flag("compact")
-        outputOptions = try OutputOptions(arguments)
+    init(_ arguments: ParsedArguments<Arguments>) throws(UsageError) {
+        path = try arguments[\.path]
+        destination = try arguments[\.destination]
+        compacts = arguments[\.compacts]
+        outputOptions = OutputOptions(replacesExisting: arguments[\.force], mode: try arguments[\.mode].permissions)
     }
 
     /// Runs the command and returns its exit status.

@@ -1,15 +1,23 @@
+import CommandLineKit
 import KVStore
 
 /// `kvtool count <path> <entity> [--where <field=value> ...]`: how many records an entity has, or meet conditions.
 struct CountCommand: Command {
-    static let spec = CommandSpec(
+    static let configuration = CommandConfiguration(
         name: "count", abstract: "Count an entity's records, or those that meet conditions.",
         discussion: """
             Without conditions the count is the record table's size. An equality on the fields of a ready index is \
             looked up in the index (its entries are counted without reading records when the index covers every \
             condition); other conditions are checked on each record of a scan.
-            """,
-        arguments: [CommonOptions.path, CommonOptions.entity], options: [CommonOptions.condition, CommonOptions.json])
+            """)
+
+    /// The arguments and options of `kvtool count`.
+    struct Arguments: ParsableArguments {
+        let path = CommonOptions.path
+        let entity = CommonOptions.entity
+        let conditions = CommonOptions.condition
+        let json = Flag.json
+    }
 
     /// The store's directory.
     let path: String
@@ -21,11 +29,11 @@ struct CountCommand: Command {
     let json: Bool
 
     /// Reads the parsed arguments, checking the values that need no store.
-    init(_ arguments: ParsedArguments) throws(UsageError) {
-        path = arguments.argument("path")
-        entity = arguments.argument("entity")
-        conditions = arguments.values("where")
-        json = arguments.flag("json")
+    init(_ arguments: ParsedArguments<Arguments>) throws(UsageError) {
+        path = try arguments[\.path]
+        entity = try arguments[\.entity]
+        conditions = try arguments[\.conditions]
+        json = arguments[\.json]
         for condition in conditions { _ = try Condition.split(condition) }
     }
 

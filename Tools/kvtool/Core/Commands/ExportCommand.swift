@@ -1,9 +1,10 @@
+import CommandLineKit
 import Foundation
 import KVStore
 
 /// `kvtool export <path> [<entity> ...] [--output <file>]`: records as JSON Lines, streamed in chunks.
 struct ExportCommand: Command {
-    static let spec = CommandSpec(
+    static let configuration = CommandConfiguration(
         name: "export", abstract: "Export records as JSON Lines, losslessly.",
         discussion: """
             The export is JSON Lines, one object per line, each with a "kind". The first line is the header: \
@@ -31,18 +32,18 @@ struct ExportCommand: Command {
             records written meanwhile may or may not be included. A record whose external values exceed 8 MiB is \
             read in a transaction of its own, open while its chunks are written out.
             \(OutputOptions.discussion)
-            """,
-        arguments: [
-            CommonOptions.path,
-            ArgumentSpec(
-                name: "entity", help: "The entities whose records to export; all of them by default.",
-                arity: .zeroOrMore),
-        ],
-        options: [
-            .value("output", "file", help: "Write to this new file instead of standard output."),
-            OutputOptions.force, OutputOptions.mode,
-            CommonOptions.chunkSize(default: CommonOptions.readChunkSize, unit: "records"),
-        ])
+            """)
+
+    /// The arguments and options of `kvtool export`.
+    struct Arguments: ParsableArguments {
+        let path = CommonOptions.path
+        let entities = Argument<[String]>(
+            "entity", help: "The entities whose records to export; all of them by default.")
+        let output = Option<String?>(
+            "output", valueName: "file", help: "Write to this new file instead of standard output.")
+        let file = OutputOptions.Arguments()
+        let chunkSize = CommonOptions.chunkSize(default: CommonOptions.readChunkSize, unit: "records")
+    }
 
     /// The store's directory.
     let path: String
@@ -56,12 +57,12 @@ struct ExportCommand: Command {
     let outputOptions: OutputOptions
 
     /// Reads the parsed arguments, checking the values that need no store.
-    init(_ arguments: ParsedArguments) throws(UsageError) {
-        path = arguments.argument("path")
-        entities = arguments.arguments("entity")
-        output = arguments.value("output")
-        chunkSize = try arguments.positiveCount("chunk-size", default: CommonOptions.readChunkSize)
-        outputOptions = try OutputOptions(arguments)
+    init(_ arguments: ParsedArguments<Arguments>) throws(UsageError) {
+        path = try arguments[\.path]
+        entities = try arguments[\.entities]
+        output = try arguments[\.output]
+        chunkSize = try arguments[\.chunkSize]
+        outputOptions = try OutputOptions(arguments, \.file)
     }
 
     /// Runs the command and returns its exit status.

@@ -1,10 +1,11 @@
+import CommandLineKit
 import Foundation
 import KVStore
 import LMDB
 
 /// `kvtool extract <path> <entity> <id> <attribute> <file>`: one external value, streamed to a file.
 struct ExtractCommand: Command {
-    static let spec = CommandSpec(
+    static let configuration = CommandConfiguration(
         name: "extract", abstract: "Write a record's external value to a file, chunk by chunk.",
         discussion: """
             The attribute must be one the entity keeps in external storage ('kvtool schema' lists them; 'get' shows \
@@ -12,12 +13,17 @@ struct ExtractCommand: Command {
             value may be larger than memory. If a chunk is missing or of the wrong size, the command fails and \
             leaves no file.
             \(OutputOptions.discussion)
-            """,
-        arguments: [
-            CommonOptions.path, CommonOptions.entity, .one("id", help: "The ID of the record (a UUID)."),
-            .one("attribute", help: "The external attribute, as the catalog names it."),
-            .one("file", help: "The file to write; it must not exist, unless --force is given."),
-        ], options: [OutputOptions.force, OutputOptions.mode])
+            """)
+
+    /// The arguments and options of `kvtool extract`.
+    struct Arguments: ParsableArguments {
+        let path = CommonOptions.path
+        let entity = CommonOptions.entity
+        let id = Argument<String>("id", help: "The ID of the record (a UUID).")
+        let attribute = Argument<String>("attribute", help: "The external attribute, as the catalog names it.")
+        let file = Argument<String>("file", help: "The file to write; it must not exist, unless --force is given.")
+        let output = OutputOptions.Arguments()
+    }
 
     /// The store's directory.
     let path: String
@@ -33,15 +39,15 @@ struct ExtractCommand: Command {
     let outputOptions: OutputOptions
 
     /// Reads the parsed arguments, checking the values that need no store.
-    init(_ arguments: ParsedArguments) throws(UsageError) {
-        path = arguments.argument("path")
-        entity = arguments.argument("entity")
-        let text = arguments.argument("id")
+    init(_ arguments: ParsedArguments<Arguments>) throws(UsageError) {
+        path = try arguments[\.path]
+        entity = try arguments[\.entity]
+        let text = try arguments[\.id]
         guard let id = RecordKey.uuid(parsing: text) else { throw UsageError("Malformed UUID '\(text)'") }
         self.id = id
-        attribute = arguments.argument("attribute")
-        file = arguments.argument("file")
-        outputOptions = try OutputOptions(arguments)
+        attribute = try arguments[\.attribute]
+        file = try arguments[\.file]
+        outputOptions = try OutputOptions(arguments, \.output)
     }
 
     /// Runs the command and returns its exit status.

@@ -1,10 +1,11 @@
+import CommandLineKit
 import Foundation
 import KVStore
 import LMDB
 
 /// `kvtool get <path> <entity> <id> ... [--follow <relationship> ...]`: records as pretty JSON, with related ones.
 struct GetCommand: Command {
-    static let spec = CommandSpec(
+    static let configuration = CommandConfiguration(
         name: "get", abstract: "Print records by ID as pretty JSON, with their related records.",
         discussion: """
             Each record is printed in the form 'export' writes records. With --follow, the related records are added \
@@ -12,16 +13,16 @@ struct GetCommand: Command {
             to-many one. A to-one relationship reads its stored field, a many-to-many one its [UUID] field, and a \
             derived to-many one the target's index on the inverse's field. A reference to a record that does not \
             exist shows as null, with a warning.
-            """,
-        arguments: [
-            CommonOptions.path, CommonOptions.entity,
-            ArgumentSpec(name: "id", help: "The ID of a record (a UUID).", arity: .oneOrMore),
-        ],
-        options: [
-            .value(
-                "follow", "relationship", help: "Include the records of this relationship; repeatable.",
-                repeatable: true)
-        ])
+            """)
+
+    /// The arguments and options of `kvtool get`.
+    struct Arguments: ParsableArguments {
+        let path = CommonOptions.path
+        let entity = CommonOptions.entity
+        let ids = Argument<[String]>("id", help: "The ID of a record (a UUID).", isRequired: true)
+        let follow = Option<[String]>(
+            "follow", valueName: "relationship", help: "Include the records of this relationship; repeatable.")
+    }
 
     /// The store's directory.
     let path: String
@@ -33,16 +34,16 @@ struct GetCommand: Command {
     let follow: [String]
 
     /// Reads the parsed arguments, checking the values that need no store.
-    init(_ arguments: ParsedArguments) throws(UsageError) {
-        path = arguments.argument("path")
-        entity = arguments.argument("entity")
+    init(_ arguments: ParsedArguments<Arguments>) throws(UsageError) {
+        path = try arguments[\.path]
+        entity = try arguments[\.entity]
         var ids: [UUID] = []
-        for text in arguments.arguments("id") {
+        for text in try arguments[\.ids] {
             guard let id = RecordKey.uuid(parsing: text) else { throw UsageError("Malformed UUID '\(text)'") }
             ids.append(id)
         }
         self.ids = ids
-        follow = arguments.values("follow")
+        follow = try arguments[\.follow]
     }
 
     /// Runs the command and returns its exit status.

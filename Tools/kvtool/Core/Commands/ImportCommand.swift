@@ -1,3 +1,4 @@
+import CommandLineKit
 import Foundation
 import KVStore
 import LMDB
@@ -11,7 +12,7 @@ import LMDB
 /// `kvtool import <path> <file>`: an export (or hand-written JSON Lines) into a store, checked whole before anything
 /// is written, then written a chunk per transaction, resumable after a failure.
 struct ImportCommand: Command {
-    static let spec = CommandSpec(
+    static let configuration = CommandConfiguration(
         name: "import", abstract: "Import JSON Lines (as 'export' writes them), checked first.",
         discussion: """
             The whole input is checked before anything is written: an input with any problem changes nothing, and \
@@ -49,28 +50,27 @@ struct ImportCommand: Command {
             A store without a lock file gets one, which LMDB creates: run as another user than the store's owner \
             (root, say), kvtool refuses such a store rather than leave a lock.mdb the owner cannot open; run it as \
             the owner instead. A store that has its lock file may be imported into by any user who can write it.
-            """,
-        arguments: [
-            CommonOptions.path,
-            ArgumentSpec(
-                name: "file", help: "The JSON Lines file, or '-' for standard input (none with --abandon).",
-                arity: .optional),
-        ],
-        options: [
-            .value(
-                "on-conflict", "policy",
-                help: "What a record whose ID or unique value is stored does: fail (the default), replace or skip."),
-            .flag("resume", help: "Finish the import that stopped, from the same input."),
-            .flag("abandon", help: "Forget the import that stopped; what it wrote stays."),
-            .flag("dry-run", help: "Check the input and report, writing nothing."),
-            CommonOptions.chunkSize(default: 10_000, unit: "records"),
-            .value(
-                "chunk-bytes", "n",
-                help: "The most bytes of external values one transaction writes (default 16 MiB)."),
-            .value(
-                "scratch-directory", "dir",
-                help: "Where the import keeps what it remembers of the input (default $TMPDIR, or /tmp)."),
-        ])
+            """)
+
+    /// The arguments and options of `kvtool import`.
+    struct Arguments: ParsableArguments {
+        let path = CommonOptions.path
+        let file = Argument<String?>(
+            "file", help: "The JSON Lines file, or '-' for standard input (none with --abandon).")
+        let policy = Option<ConflictPolicy?>(
+            "on-conflict", valueName: "policy", help: "What a record whose ID or unique value is stored does.",
+            defaultDescription: "fail")
+        let resumes = Flag("resume", help: "Finish the import that stopped, from the same input.")
+        let abandons = Flag("abandon", help: "Forget the import that stopped; what it wrote stays.")
+        let isDryRun = Flag("dry-run", help: "Check the input and report, writing nothing.")
+        let chunkSize = CommonOptions.chunkSize(default: 10_000, unit: "records")
+        let chunkBytes = Option<Int>(
+            "chunk-bytes", valueName: "n", help: "The most bytes of external values per transaction.",
+            default: 16 << 20, defaultDescription: "16 MiB", parser: .integer(in: 1...))
+        let scratchDirectory = Option<String?>(
+            "scratch-directory", valueName: "dir", help: "Where the import keeps what it remembers of the input.",
+            defaultDescription: "$TMPDIR, or /tmp")
+    }
 
     /// The exit status of an input with problems (`EX_DATAERR` in sysexits.h).
     static let invalidInputStatus: Int32 = 65
@@ -92,30 +92,22 @@ struct ImportCommand: Command {
     let scratchDirectory: String
 
     /// Reads the parsed arguments, checking the values that need no store.
-    init(_ arguments: ParsedArguments) throws(UsageError) {
-        path = arguments.argument("path")
-        file = arguments.argument("file")
-        chunkSize = try arguments.positiveCount("chunk-size", default: 10_000)
-        chunkBytes = try arguments.positiveCount("chunk-bytes", default: 16 << 20)
-        if let text = arguments.value("on-conflict") {
-            guard let policy = ConflictPolicy(rawValue: text) else {
-                throw UsageError(
-                    "The value '\(text)' is invalid for '--on-conflict <policy>': use fail, replace or skip")
-            }
-            self.policy = policy
-        } else {
-            policy = nil
-        }
-        resumes = arguments.flag("resume")
-        abandons = arguments.flag("abandon")
-        isDryRun = arguments.flag("dry-run")
+    init(_ arguments: ParsedArguments<Arguments>) throws(UsageError) {
+        path = try arguments[\.path]
+        file = try arguments[\.file] ?? ""
+        chunkSize = try arguments[\.chunkSize]
+        chunkBytes = try arguments[\.chunkBytes]
+        policy = try arguments[\.policy]
+        resumes = arguments[\.resumes]
+        abandons = arguments[\.abandons]
+        isDryRun = arguments[\.isDryRun]
         if resumes && abandons { throw UsageError("--resume and --abandon cannot be used together") }
         if file.isEmpty && !abandons { throw UsageError("Missing expected argument '<file>'") }
         if !file.isEmpty && abandons { throw UsageError("--abandon takes no <file>: it imports nothing") }
         if abandons && (isDryRun || policy != nil) {
             throw UsageError("--abandon takes no --dry-run or --on-conflict: it imports nothing")
         }
-        var directory = arguments.value("scratch-directory") ?? NSTemporaryDirectory()
+        var directory = try arguments[\.scratchDirectory] ?? NSTemporaryDirectory()
         while directory.count > 1 && directory.hasSuffix("/") { directory.removeLast() }
         scratchDirectory = directory
     }
@@ -415,3 +407,6 @@ struct ImportCommand: Command {
         }
     }
 }
+
+/// `--on-conflict fail|replace|skip`.
+extension ConflictPolicy: ArgumentValue {}

@@ -1,17 +1,23 @@
+import CommandLineKit
 import KVStore
 import LMDB
 
 /// `kvtool info <path>`: the store's format, sizes, readers, and the entries of every table.
 struct InfoCommand: Command {
-    static let spec = CommandSpec(
+    static let configuration = CommandConfiguration(
         name: "info", abstract: "Show the store's format, sizes, readers and tables.",
         discussion: """
             The schema version is the version of the program's versioned schema the store holds, 'none' until a \
             program opens it with one; the migrations applied to it follow, with a migration under way if one was \
             interrupted. The map size is the one the store was last committed with; the used size is the pages in use times the page size. Readers are the \
             reader slots held, across all processes.
-            """,
-        arguments: [CommonOptions.path], options: [CommonOptions.json])
+            """)
+
+    /// The arguments and options of `kvtool info`.
+    struct Arguments: ParsableArguments {
+        let path = CommonOptions.path
+        let json = Flag.json
+    }
 
     /// The store's directory.
     let path: String
@@ -19,9 +25,9 @@ struct InfoCommand: Command {
     let json: Bool
 
     /// Reads the parsed arguments, checking the values that need no store.
-    init(_ arguments: ParsedArguments) throws(UsageError) {
-        path = arguments.argument("path")
-        json = arguments.flag("json")
+    init(_ arguments: ParsedArguments<Arguments>) throws(UsageError) {
+        path = try arguments[\.path]
+        json = arguments[\.json]
     }
 
     /// One table's statistics.

@@ -1,9 +1,10 @@
+import CommandLineKit
 import Foundation
 import KVStore
 
 /// `kvtool list <path> <entity> [--where …] [--sort …] [--limit n] [--offset n] [--fields a,b] [--json | --table]`.
 struct ListCommand: Command {
-    static let spec = CommandSpec(
+    static let configuration = CommandConfiguration(
         name: "list", abstract: "List an entity's records, as a table or as JSON Lines.",
         discussion: """
             The output is an aligned table when standard output is a terminal, and JSON Lines (one record per line, \
@@ -11,17 +12,23 @@ struct ListCommand: Command {
             memory to align them, and cuts long cells; JSON Lines are streamed.
             Records come in ID order (creation order for time-ordered IDs) unless --sort is given; a sort keeps only \
             offset + limit records in memory when --limit is given, every matching record otherwise.
-            """,
-        arguments: [CommonOptions.path, CommonOptions.entity],
-        options: [
-            CommonOptions.condition,
-            .value("sort", "field[:desc]", help: "Sort by a field, ascending, or descending with ':desc'."),
-            .value("limit", "n", help: "Print at most n records."),
-            .value("offset", "n", help: "Skip the first n records."),
-            .value("fields", "a,b", help: "Print only these fields, in this order."),
-            .flag("json", help: "Print JSON Lines (the default when standard output is not a terminal)."),
-            .flag("table", help: "Print an aligned table (the default on a terminal)."),
-        ])
+            """)
+
+    /// The arguments and options of `kvtool list`.
+    struct Arguments: ParsableArguments {
+        let path = CommonOptions.path
+        let entity = CommonOptions.entity
+        let conditions = CommonOptions.condition
+        let sort = Option<String?>(
+            "sort", valueName: "field[:desc]", help: "Sort by a field, ascending, or descending with ':desc'.")
+        let limit = Option<Int?>(
+            "limit", valueName: "n", help: "Print at most n records.", parser: .integer(in: 0...))
+        let offset = Option<Int>(
+            "offset", valueName: "n", help: "Skip the first n records.", default: 0, parser: .integer(in: 0...))
+        let fields = Option<String?>("fields", valueName: "a,b", help: "Print only these fields, in this order.")
+        let json = Flag("json", help: "Print JSON Lines (the default when standard output is not a terminal).")
+        let table = Flag("table", help: "Print an aligned table (the default on a terminal).")
+    }
 
     /// The store's directory.
     let path: String
@@ -41,12 +48,12 @@ struct ListCommand: Command {
     let prefersJSON: Bool?
 
     /// Reads the parsed arguments, checking the values that need no store.
-    init(_ arguments: ParsedArguments) throws(UsageError) {
-        path = arguments.argument("path")
-        entity = arguments.argument("entity")
-        conditions = arguments.values("where")
+    init(_ arguments: ParsedArguments<Arguments>) throws(UsageError) {
+        path = try arguments[\.path]
+        entity = try arguments[\.entity]
+        conditions = try arguments[\.conditions]
         for condition in conditions { _ = try Condition.split(condition) }
-        if let text = arguments.value("sort") {
+        if let text = try arguments[\.sort] {
             let parts = text.split(separator: ":", omittingEmptySubsequences: false)
             guard !parts[0].isEmpty, parts.count <= 2, parts.count == 1 || ["asc", "desc"].contains(parts[1]) else {
                 throw UsageError("The value '\(text)' is invalid for '--sort <field[:desc]>'")
@@ -55,14 +62,14 @@ struct ListCommand: Command {
         } else {
             sort = nil
         }
-        limit = try arguments.count("limit")
-        offset = try arguments.count("offset") ?? 0
-        fields = arguments.value("fields").map { $0.split(separator: ",").map(String.init) }
+        limit = try arguments[\.limit]
+        offset = try arguments[\.offset]
+        fields = try arguments[\.fields].map { $0.split(separator: ",").map(String.init) }
         if fields?.isEmpty == true { throw UsageError("The value '' is invalid for '--fields <a,b>'") }
-        if arguments.flag("json") && arguments.flag("table") {
+        if arguments[\.json] && arguments[\.table] {
             throw UsageError("--json and --table cannot be used together")
         }
-        prefersJSON = arguments.flag("json") ? true : arguments.flag("table") ? false : nil
+        prefersJSON = arguments[\.json] ? true : arguments[\.table] ? false : nil
     }
 
     /// Runs the command and returns its exit status.

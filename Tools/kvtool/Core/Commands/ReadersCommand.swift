@@ -1,6 +1,8 @@
+import CommandLineKit
+
 /// `kvtool readers <path> [--clear-stale]`: the reader slots in use, and clearing those of dead processes.
 struct ReadersCommand: Command {
-    static let spec = CommandSpec(
+    static let configuration = CommandConfiguration(
         name: "readers", abstract: "List the reader slots in use; clear those of dead processes.",
         discussion: """
             Each read transaction holds a reader slot, across all processes that have the store open. A process \
@@ -8,12 +10,14 @@ struct ReadersCommand: Command {
             its snapshot: the file grows with every update. --clear-stale frees such slots.
             The slots live in the store's lock.mdb. A store without one (a copy, a store whose programs never ran \
             since it was restored) has no process using it: kvtool says so, and creates none.
-            """,
-        arguments: [CommonOptions.path],
-        options: [
-            .flag("clear-stale", help: "Clear the slots of processes that no longer exist, first."),
-            CommonOptions.json,
-        ])
+            """)
+
+    /// The arguments and options of `kvtool readers`.
+    struct Arguments: ParsableArguments {
+        let path = CommonOptions.path
+        let clearsStale = Flag("clear-stale", help: "Clear the slots of processes that no longer exist, first.")
+        let json = Flag.json
+    }
 
     /// The store's directory.
     let path: String
@@ -23,10 +27,10 @@ struct ReadersCommand: Command {
     let json: Bool
 
     /// Reads the parsed arguments, checking the values that need no store.
-    init(_ arguments: ParsedArguments) throws(UsageError) {
-        path = arguments.argument("path")
-        clearsStale = arguments.flag("clear-stale")
-        json = arguments.flag("json")
+    init(_ arguments: ParsedArguments<Arguments>) throws(UsageError) {
+        path = try arguments[\.path]
+        clearsStale = arguments[\.clearsStale]
+        json = arguments[\.json]
     }
 
     /// Runs the command and returns its exit status.

@@ -1,16 +1,22 @@
+import CommandLineKit
 import KVStore
 import LMDB
 
 /// `kvtool schema <path>`: each entity's fields, indexes, unique constraints and relationships, from the catalog.
 struct SchemaCommand: Command {
-    static let spec = CommandSpec(
+    static let configuration = CommandConfiguration(
         name: "schema", abstract: "Show each entity's fields, indexes, constraints and relationships.",
         discussion: """
             A store opened with a versioned schema shows its version and the migrations applied first. A field's \
             type is the kind of value first stored in it; 'unknown' for a field only ever absent or null, \
             and for the fields of nested values, whose names share the entity's field table.
-            """,
-        arguments: [CommonOptions.path], options: [CommonOptions.json])
+            """)
+
+    /// The arguments and options of `kvtool schema`.
+    struct Arguments: ParsableArguments {
+        let path = CommonOptions.path
+        let json = Flag.json
+    }
 
     /// The store's directory.
     let path: String
@@ -18,9 +24,9 @@ struct SchemaCommand: Command {
     let json: Bool
 
     /// Reads the parsed arguments, checking the values that need no store.
-    init(_ arguments: ParsedArguments) throws(UsageError) {
-        path = arguments.argument("path")
-        json = arguments.flag("json")
+    init(_ arguments: ParsedArguments<Arguments>) throws(UsageError) {
+        path = try arguments[\.path]
+        json = arguments[\.json]
     }
 
     /// Runs the command and returns its exit status.

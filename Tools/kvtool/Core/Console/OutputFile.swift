@@ -1,3 +1,5 @@
+import CommandLineKit
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -19,7 +21,7 @@
 /// the path exists).
 ///
 /// ```swift
-/// let file = try OutputFile(path: "tasks.jsonl", options: OutputOptions(arguments))
+/// let file = try OutputFile(path: "tasks.jsonl", options: OutputOptions(replacesExisting: true))
 /// defer { file.discard() }
 /// file.sink.write(text)
 /// try file.commit()
@@ -211,12 +213,19 @@ struct OutputOptions {
     /// The permissions of the new file.
     var mode: mode_t = 0o600
 
+    /// `--force` and `--mode`, as a group of declarations a command's arguments include.
+    struct Arguments: ParsableArguments {
+        let force = OutputOptions.force
+        let mode = OutputOptions.mode
+    }
+
     /// `--force`.
-    static let force = OptionSpec.flag(
+    static let force = Flag(
         "force", help: "Replace the file if it exists; only a regular file of your own, never a link, FIFO or device.")
     /// `--mode <mode>`.
-    static let mode = OptionSpec.value(
-        "mode", "mode", help: "The permissions of the new file, in octal (default 0600, owner only).")
+    static let mode = Option<FileMode>(
+        "mode", valueName: "mode", help: "The permissions of the new file, in octal.", default: FileMode(0o600),
+        defaultDescription: "0600, owner only")
 
     /// The help paragraph of every command that writes a file.
     static let discussion = """
@@ -232,19 +241,39 @@ struct OutputOptions {
         self.mode = mode
     }
 
-    /// Reads `--force` and `--mode`.
+    /// Reads `--force` and `--mode` from the group `group` of a command's arguments.
     ///
-    /// - Throws: ``UsageError`` for a mode that is not three octal digits (four with a leading 0).
-    init(_ arguments: ParsedArguments) throws(UsageError) {
-        replacesExisting = arguments.flag("force")
-        guard let text = arguments.value("mode") else { return }
-        let digits = text.count == 4 && text.hasPrefix("0") ? String(text.dropFirst()) : text
-        guard digits.count == 3, digits.allSatisfy({ ("0"..."7").contains($0) }), let mode = mode_t(digits, radix: 8)
-        else {
-            throw UsageError(
-                "The value '\(text)' is invalid for '--mode <mode>': expected octal permissions from 000 to 777, "
-                    + "such as 0644")
+    /// - Throws: ``UsageError`` for a mode that is not three octal digits (four with a leading 0); the parser has
+    ///   reported that already.
+    init<Declarations>(
+        _ arguments: ParsedArguments<Declarations>, _ group: KeyPath<Declarations, Arguments>
+    ) throws(UsageError) {
+        replacesExisting = arguments[group.appending(path: \.force)]
+        mode = try arguments[group.appending(path: \.mode)].permissions
+    }
+}
+
+/// The permissions of a new file, as `--mode` takes them: three octal digits, four with a leading 0.
+struct FileMode: ArgumentValue {
+    /// The permission bits.
+    let permissions: mode_t
+
+    /// The permissions `permissions`.
+    init(_ permissions: mode_t) {
+        self.permissions = permissions
+    }
+
+    /// `644` or `0644`, from 000 to 777.
+    static var parser: ValueParser<FileMode> {
+        ValueParser(
+            expecting: "octal permissions from 000 to 777, such as 0644",
+            describe: { "0" + String($0.permissions, radix: 8) }
+        ) { text in
+            let digits = text.count == 4 && text.hasPrefix("0") ? String(text.dropFirst()) : text
+            guard digits.count == 3, digits.allSatisfy({ ("0"..."7").contains($0) }),
+                let mode = mode_t(digits, radix: 8)
+            else { return nil }
+            return FileMode(mode)
         }
-        self.mode = mode
     }
 }

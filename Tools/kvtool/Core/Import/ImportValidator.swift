@@ -3,7 +3,7 @@ import KVStore
 import LMDB
 
 /// What `--on-conflict` asks for when a record of the file has the ID, or a unique value, of a stored record.
-enum ConflictPolicy: String, CaseIterable {
+enum ConflictPolicy: String, CaseIterable, Sendable {
     /// The import is invalid: nothing is written.
     case fail
     /// The record replaces the stored one with its ID. A unique value held by another stored record is still a

@@ -1,0 +1,102 @@
+import Testing
+
+/// kvbench's help text and usage errors, pinned as the built binary prints them: a misspelled option with its
+/// suggestion, values outside their ranges or choices, flags of one choice together, an option given twice and a
+/// stray argument, each exiting with 64 before anything runs.
+@Suite struct KVBenchHelpGoldenTests {
+    static let help = """
+        OVERVIEW: Measures the work KVStore exists for beside the same work done through the LMDB C API, in
+        the same run, and prints the ratio.
+
+        USAGE: kvbench [--scenario <names> ...] [--size <size>] [--repeat <n>] [--sync | --no-sync]
+                       [--coding <coding>] [--chunk-size <n>] [--json <file>] [--svg <file>]
+
+        OPTIONS:
+          --scenario <names>      The scenarios to run, comma-separated; repeat to add more. (values:
+                                  insert, naive-insert, fetch, prefetch, query, update, cascade-delete,
+                                  scale; default: all of them)
+          --size <size>           How large the datasets are: small is a smoke run of a few seconds, large
+                                  adds the scale series up to 1M records. (values: small, default, large;
+                                  default: default)
+          --repeat <n>            Measured runs per scenario after one warm-up run, 1 to 100. (default: 5)
+          --sync                  Durable commits: every commit waits for the disk.
+          --no-sync               Commits without waiting for the disk (MDB_NOSYNC), to measure CPU work.
+                                  (default)
+          --coding <coding>       How KVStore codes the models: fields (their FieldCodable conformance) or
+                                  codable (Codable alone); the records are the same bytes either way.
+                                  (values: fields, codable; default: fields)
+          --chunk-size <n>        Tasks per write transaction of the chunked inserts, 100 to 100,000.
+                                  (default: 10,000, as ModelContext's chunked insert)
+          --json <file>           Write every result, with the machine and settings, as JSON.
+          --svg <file>            Write a chart of the ratios and of the scale series as SVG.
+          -h, --help              Show help information.
+
+        The table goes to standard output; progress, warnings and the files written to standard error.
+        Measure with a release build ('make bench', or 'swift build -c release --product kvbench'): a debug
+        build runs, with a warning, but measures nothing worth reading.
+
+        Exit status: 0 when every scenario ran, 1 when one failed or a file could not be written, 64 for a
+        usage mistake.
+
+        """
+
+    /// The usage report that follows every error.
+    static let usage = """
+        Usage: kvbench [--scenario <names> ...] [--size <size>] [--repeat <n>] [--sync | --no-sync]
+                       [--coding <coding>] [--chunk-size <n>] [--json <file>] [--svg <file>]
+          See 'kvbench --help' for more information.
+
+        """
+
+    @Test func helpIsPinned() throws {
+        for arguments in [["--help"], ["-h"], ["--size", "small", "--frobnicate", "--help"]] {
+            #expect(try kvbench(arguments) == RunResult(status: 0, output: Self.help, errors: ""), "\(arguments)")
+        }
+        for line in Self.help.split(separator: "\n") {
+            #expect(line.count <= 100, "\(line)")
+        }
+    }
+
+    @Test func aMisspelledOptionGetsASuggestion() throws {
+        #expect(
+            try kvbench(["--sise", "small"])
+                == RunResult(
+                    status: 64, output: "",
+                    errors: "Error: Unknown option '--sise'; did you mean '--size'?\n" + Self.usage
+                ))
+        #expect(
+            try kvbench(["--no-snyc"])
+                == RunResult(
+                    status: 64, output: "",
+                    errors: "Error: Unknown option '--no-snyc'; did you mean '--no-sync'?\n" + Self.usage))
+    }
+
+    @Test(arguments: [
+        (["--size", "huge"], "The value 'huge' is invalid for '--size <size>': expected small, default or large"),
+        (["--repeat", "0"], "The value '0' is invalid for '--repeat <n>': expected an integer from 1 to 100"),
+        (
+            ["--chunk-size=99"],
+            "The value '99' is invalid for '--chunk-size <n>': expected an integer from 100 to 100000"
+        ),
+        (["--coding", "json"], "The value 'json' is invalid for '--coding <coding>': expected fields or codable"),
+        (
+            ["--scenario", "insert,nope"],
+            "The value 'nope' is invalid for '--scenario <names>': expected insert, naive-insert, fetch, prefetch, "
+                + "query, update, cascade-delete or scale"
+        ),
+        (["--json="], "The value '' is invalid for '--json <file>': expected a file name"),
+        (["--svg"], "Missing value for '--svg <file>'"),
+        (["--sync", "--no-sync"], "--sync and --no-sync cannot be used together"),
+        (["--repeat", "3", "--repeat", "4"], "The option '--repeat <n>' was given more than once"),
+        (["small"], "Unexpected argument 'small'"),
+    ])
+    func aUsageMistakeExitsWith64BeforeAnythingRuns(_ arguments: [String], _ message: String) throws {
+        #expect(
+            try kvbench(arguments) == RunResult(status: 64, output: "", errors: "Error: \(message)\n" + Self.usage))
+    }
+}
+
+/// Runs the built `kvbench` with `arguments`.
+private func kvbench(_ arguments: [String]) throws -> RunResult {
+    try BinarySmokeTests.run(arguments, executable: "kvbench")
+}

@@ -1,0 +1,143 @@
+import CommandLineKit
+import Foundation
+import KVStore
+
+// The hidden subcommands that crashtest starts as its child processes; each tells its parent it is ready with a line
+// on standard output. They are parsed like the others, so a parent that passes a wrong option fails loudly.
+
+/// `crashtest writer`: writes random transactions to the store, logging each, until it is killed (or for a minute).
+struct WriterCommand: CrashTestCommand {
+    static let configuration = CommandConfiguration(
+        name: "writer", abstract: "Write random transactions, logging each, until killed (a child of 'run').",
+        isHidden: true)
+
+    /// The options of `crashtest writer`.
+    struct Arguments: ParsableArguments {
+        let store = CommonOptions.store
+        let log = Option<String>("log", valueName: "path", help: "The expectation log to append to.")
+        let seed = Option<UInt64>("seed", valueName: "s", help: "The seed of the writer's transactions.", default: 0)
+        let lastSequence = Option<Int>(
+            "last-sequence", valueName: "n", help: "How many transactions the log holds so far.", default: 0,
+            parser: .integer(in: 0...))
+    }
+
+    let store: String
+    let log: String
+    let seed: UInt64
+    let lastSequence: Int
+
+    init(_ arguments: ParsedArguments<Arguments>) throws(UsageError) {
+        store = try arguments[\.store]
+        log = try arguments[\.log]
+        seed = try arguments[\.seed]
+        lastSequence = try arguments[\.lastSequence]
+    }
+
+    func run() throws -> Int32 {
+        let writer = try Writer(
+            container: try openCrashStore(store), log: try ExpectationLog(appendingTo: log),
+            lastSequence: lastSequence, seed: seed)
+        Child.signalReady()
+        try writer.run(until: .now + .seconds(60))
+        return 0
+    }
+}
+
+/// `crashtest read`: holds a read transaction open until it is killed (or for a minute).
+struct ReadCommand: CrashTestCommand {
+    static let configuration = CommandConfiguration(
+        name: "read", abstract: "Hold a read transaction open until killed (a child of 'run').", isHidden: true)
+
+    /// The options of `crashtest read`.
+    struct Arguments: ParsableArguments {
+        let store = CommonOptions.store
+    }
+
+    let store: String
+
+    init(_ arguments: ParsedArguments<Arguments>) throws(UsageError) {
+        store = try arguments[\.store]
+    }
+
+    func run() throws -> Int32 {
+        let container = try openCrashStore(store)
+        try container.read { _ in
+            Child.signalReady()
+            Thread.sleep(forTimeInterval: 60)
+        }
+        return 0
+    }
+}
+
+/// `crashtest hold`: keeps the store open until it is killed (or for a minute).
+struct HoldCommand: CrashTestCommand {
+    static let configuration = CommandConfiguration(
+        name: "hold", abstract: "Keep the store open until killed (a child of 'run').", isHidden: true)
+
+    /// The options of `crashtest hold`.
+    struct Arguments: ParsableArguments {
+        let store = CommonOptions.store
+    }
+
+    let store: String
+
+    init(_ arguments: ParsedArguments<Arguments>) throws(UsageError) {
+        store = try arguments[\.store]
+    }
+
+    func run() throws -> Int32 {
+        let container = try openCrashStore(store)
+        Child.signalReady()
+        Thread.sleep(forTimeInterval: 60)
+        try container.close()
+        return 0
+    }
+}
+
+/// `crashtest old-writer`: saves notes of the old schema, one save each, until a save fails.
+struct OldWriterCommand: CrashTestCommand {
+    static let configuration = CommandConfiguration(
+        name: "old-writer", abstract: "Save old-schema notes until a save fails (a child of 'mixed').",
+        isHidden: true)
+
+    /// The options of `crashtest old-writer`.
+    struct Arguments: ParsableArguments {
+        let store = CommonOptions.store
+    }
+
+    let store: String
+
+    init(_ arguments: ParsedArguments<Arguments>) throws(UsageError) {
+        store = try arguments[\.store]
+    }
+
+    func run() throws -> Int32 {
+        try MixedVersionRun.runOldWriter(store: store)
+    }
+}
+
+/// `crashtest migrate`: opens the store with the new schema, which migrates it.
+struct MigrateCommand: CrashTestCommand {
+    static let configuration = CommandConfiguration(
+        name: "migrate", abstract: "Migrate the store to the new schema (a child of 'mixed').", isHidden: true)
+
+    /// The options of `crashtest migrate`.
+    struct Arguments: ParsableArguments {
+        let store = CommonOptions.store
+    }
+
+    let store: String
+
+    init(_ arguments: ParsedArguments<Arguments>) throws(UsageError) {
+        store = try arguments[\.store]
+    }
+
+    func run() throws -> Int32 {
+        try MixedVersionRun.runMigration(store: store)
+    }
+}
+
+/// Opens the crash test's store the way every process of `crashtest run` does.
+private func openCrashStore(_ path: String) throws -> ModelContainer {
+    try ModelContainer(for: crashModelTypes, configuration: CrashRun.configuration(path: path))
+}
