@@ -33,8 +33,8 @@ import Testing
 
         Stores are opened read-only, except by 'import'. Results go to standard output; errors, warnings and
         progress to standard error. Exit status: 0 on success, 1 on failure (a write that failed included: a
-        full disk, a closed pipe), 64 for a usage mistake, 65 for an import's invalid input (nothing
-        written).
+        full disk, a closed pipe), 2 when 'check' cannot read the store at all, 64 for a usage mistake, 65
+        for an import's invalid input (nothing written).
 
         SAFETY: Read-only commands create nothing in the store's directory, and write nothing there but
         their reader slot in an existing lock.mdb. A store without a lock file (a copy, the store of a

@@ -13,8 +13,8 @@ import LMDB
 ///
 /// Exit statuses: 0 on success (and for help and the version), 1 for a failure (no store at the path, an unknown
 /// entity or field, integrity problems, a write to the output that failed), 64 for a usage mistake (an unknown
-/// option, a missing argument, a malformed UUID or `--where`, a bad number), and for `import` 65 for an input that
-/// does not check out (nothing was written).
+/// option, a missing argument, a malformed UUID or `--where`, a bad number), for `import` 65 for an input that
+/// does not check out (nothing was written), and for `check` 2 for a store it cannot read at all.
 public enum KVTool {
     /// kvtool's version.
     public static let version = "0.1.0"
@@ -50,7 +50,8 @@ public enum KVTool {
             discussion: """
                 Stores are opened read-only, except by 'import'. Results go to standard output; errors, warnings and \
                 progress to standard error. Exit status: 0 on success, 1 on failure (a write that failed included: a \
-                full disk, a closed pipe), 64 for a usage mistake, 65 for an import's invalid input (nothing written).
+                full disk, a closed pipe), 2 when 'check' cannot read the store at all, 64 for a usage mistake, 65 for \
+                an import's invalid input (nothing written).
                 SAFETY: Read-only commands create nothing in the store's directory, and write nothing there but their \
                 reader slot in an existing lock.mdb. A store without a lock file (a copy, the store of a stopped \
                 program) is read without one, so none is created; the command fails if a program opened the store \
