@@ -39,7 +39,9 @@ let package = Package(
         .executableTarget(
             name: "crashtest", dependencies: ["KVStore", "LMDB", "KVToolCore", "CommandLineKit"],
             path: "Tools/crashtest"),
-        .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
+        // Checks that the Swift blocks of README.md and of the DocC articles are the code the tests run.
+        .target(name: "DocumentationExamples", path: "Tests/DocumentationExamples"),
+        .testTarget(name: "LMDBTests", dependencies: ["LMDB", "DocumentationExamples"]),
         // The kit's parser, help layout and errors, on commands declared in the tests.
         .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),
         // The models of the multi-process tests, shared by the tests and the child processes they start.
@@ -49,7 +51,9 @@ let package = Package(
             name: "SharingHelper", dependencies: ["KVStore", "SharingModels"], path: "Tests/SharingHelper"),
         // KVToolCore gives the model-based tests kvtool's integrity check, run in-process; the helper executable is a
         // dependency so that it is built for the multi-process tests that start it.
-        .testTarget(name: "KVStoreTests", dependencies: ["KVStore", "KVToolCore", "SharingModels", "SharingHelper"]),
+        .testTarget(
+            name: "KVStoreTests",
+            dependencies: ["KVStore", "KVToolCore", "SharingModels", "SharingHelper", "DocumentationExamples"]),
         // Depends on the executables so that they are built for the smoke and help tests that run them.
         .testTarget(
             name: "KVToolTests",

@@ -1,8 +1,9 @@
+import DocumentationExamples
 import Foundation
 import KVStore
 import Testing
 
-// README: begin external models
+// Example: begin external models
 struct Photo: Model {
     var id = UUID.timeOrdered()
     var title: String
@@ -10,7 +11,7 @@ struct Photo: Model {
 
     static let entity = Entity<Photo>(externalStorage: [.attribute(\.image)])
 }
-// README: end external models
+// Example: end external models
 
 /// The external storage example of README.md, as it is written there.
 @Suite struct ReadmeExternalExampleTests {
@@ -27,7 +28,7 @@ struct Photo: Model {
         try scanBytes.write(to: scanFile)
         #expect(FileManager.default.createFile(atPath: copyFile.path, contents: nil))
 
-        // README: begin external example
+        // Example: begin external example
         let container = try ModelContainer(for: Photo.self, configuration: ModelConfiguration(path: path))
 
         // A value held in memory is written in chunks when its model is saved.
@@ -53,7 +54,7 @@ struct Photo: Model {
 
         // Deleting a model deletes its chunks in the same transaction, whatever the path of the delete.
         try await container.write { [scan] txn in _ = try txn.delete(Photo.self, id: scan.id) }
-        // README: end external example
+        // Example: end external example
 
         #expect(fetched?.image.byteCount == 3_000_000)
         #expect(iconBytes == Data(repeating: 0xFF, count: 4096))
@@ -65,6 +66,6 @@ struct Photo: Model {
     }
 
     @Test func readmeShowsTheExamplesAsTested() throws {
-        try expectReadmeShows([("external models", 0), ("external example", 8)])
+        try expectDocumentationShows([("external models", 0), ("external example", 8)])
     }
 }

@@ -1,8 +1,9 @@
+import DocumentationExamples
 import Foundation
 import KVStore
 import Testing
 
-// README: begin migration models
+// Example: begin migration models
 enum NotesSchemaV1: VersionedSchema {
     static let versionIdentifier = SchemaVersion(1, 0, 0)
     static let models: [any Model.Type] = [Note.self]
@@ -59,7 +60,7 @@ enum NotesMigrationPlan: SchemaMigrationPlan {
             ]),
     ]
 }
-// README: end migration models
+// Example: end migration models
 
 /// The migration example of README.md, as it is written there.
 @Suite struct ReadmeMigrationExampleTests {
@@ -73,7 +74,7 @@ enum NotesMigrationPlan: SchemaMigrationPlan {
         try oldContext.save()
         try old.close()
 
-        // README: begin migration example
+        // Example: begin migration example
         let container = try ModelContainer(
             for: NotesSchemaV3.self, migrationPlan: NotesMigrationPlan.self,
             configuration: ModelConfiguration(path: path),
@@ -82,7 +83,7 @@ enum NotesMigrationPlan: SchemaMigrationPlan {
             })
         let notes = try ModelContext(container).fetch(FetchDescriptor<NotesSchemaV3.Note>())
         // notes.map(\.heading) == ["Groceries"], notes.map(\.wordCount) == [3]
-        // README: end migration example
+        // Example: end migration example
 
         #expect(notes.map(\.heading) == ["Groceries"])
         #expect(notes.map(\.wordCount) == [3])
@@ -91,6 +92,6 @@ enum NotesMigrationPlan: SchemaMigrationPlan {
     }
 
     @Test func readmeShowsTheMigrationExamplesAsTested() throws {
-        try expectReadmeShows([("migration models", 0), ("migration example", 8)])
+        try expectDocumentationShows([("migration models", 0), ("migration example", 8)])
     }
 }

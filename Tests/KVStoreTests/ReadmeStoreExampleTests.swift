@@ -1,8 +1,9 @@
+import DocumentationExamples
 import Foundation
 import KVStore
 import Testing
 
-// README: begin models
+// Example: begin models
 struct Author: Model {
     var id = UUID.timeOrdered()
     var name: String
@@ -19,9 +20,9 @@ struct Post: Model {
 
     static let entity = Entity<Post>(indexes: [.index(\.authorID), .index(\.published)])
 }
-// README: end models
+// Example: end models
 
-// README: begin relationship models
+// Example: begin relationship models
 struct Team: Model {
     var id = UUID.timeOrdered()
     var name: String
@@ -40,9 +41,9 @@ struct Member: Model {
         .toOne("team", \.teamID, to: Team.self, inverse: "members")
     ])
 }
-// README: end relationship models
+// Example: end relationship models
 
-// README: begin field coding
+// Example: begin field coding
 struct Reading: Model {
     var id = UUID.timeOrdered()
     var sensor: String
@@ -71,7 +72,7 @@ extension Reading: FieldCodable {
         try fields.encodeIfPresent(note, forKey: "note")
     }
 }
-// README: end field coding
+// Example: end field coding
 
 /// The object-store example of README.md, as it is written there.
 @Suite struct ReadmeStoreExampleTests {
@@ -79,7 +80,7 @@ extension Reading: FieldCodable {
         let directory = StoreDirectory()
         let path = directory.path
 
-        // README: begin store example
+        // Example: begin store example
         let container = try ModelContainer(
             for: Author.self, Post.self,
             configuration: ModelConfiguration(path: path))
@@ -107,7 +108,7 @@ extension Reading: FieldCodable {
             // "Author ...: email 'ada@example.com' is already used by Author ...; nothing of this save was written"
             context.rollback()
         }
-        // README: end store example
+        // Example: end store example
 
         #expect(published.map(\.title) == ["Notes on the Engine"])
         #expect(try context.explain(descriptor) == "index authorID: 1 key")
@@ -116,7 +117,7 @@ extension Reading: FieldCodable {
     }
 
     @Test func relationshipExample() throws {
-        // README: begin relationship example
+        // Example: begin relationship example
         let container = try ModelContainer(
             for: Team.self, Member.self,
             configuration: ModelConfiguration(isStoredInMemoryOnly: true))
@@ -135,7 +136,7 @@ extension Reading: FieldCodable {
         context.delete(team)
         try context.save()  // cascades to its 1,000 members, in the same transaction
         // try context.fetchCount(FetchDescriptor<Member>()) == 0
-        // README: end relationship example
+        // Example: end relationship example
 
         #expect(members[team.id]?.count == 1000)
         #expect(try context.fetchCount(FetchDescriptor<Member>()) == 0)
@@ -143,7 +144,7 @@ extension Reading: FieldCodable {
     }
 
     @Test func backgroundImportExample() async throws {
-        // README: begin background example
+        // Example: begin background example
         let container = try ModelContainer(
             for: Author.self, Post.self,
             configuration: ModelConfiguration(isStoredInMemoryOnly: true))
@@ -171,7 +172,7 @@ extension Reading: FieldCodable {
             }
             try await group.waitForAll()
         }
-        // README: end background example
+        // Example: end background example
 
         #expect(try await container.read { txn in try txn.fetchCount(drafts) } == 10_000)
         try container.close()
@@ -197,7 +198,7 @@ extension Reading: FieldCodable {
     }
 
     @Test func readmeShowsTheExamplesAsTested() throws {
-        try expectReadmeShows([
+        try expectDocumentationShows([
             ("models", 0), ("store example", 8), ("relationship models", 0), ("relationship example", 8),
             ("background example", 8), ("field coding", 0),
         ])

@@ -1,3 +1,4 @@
+import DocumentationExamples
 import Foundation
 import LMDB
 import Testing
@@ -8,7 +9,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let path = directory.path
 
-        // README: begin binding example
+        // Example: begin binding
         let environment = try Environment.open(path: path)
         let users = try environment.openTable(named: "users", create: true)
 
@@ -34,7 +35,7 @@ import Testing
         } catch LMDBError.keyExists {
             // user/1 is taken; nothing was written.
         }
-        // README: end binding example
+        // Example: end binding
 
         #expect(name == "Ada Lovelace")
         #expect(everyone == 2)
@@ -45,22 +46,7 @@ import Testing
 }
 
 extension ReadmeExampleTests {
-    @Test func readmeShowsTheExampleAsTested() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-
-        let marker = try #require(readme.range(of: "<!-- example: binding -->\n```swift\n"))
-        let end = try #require(readme.range(of: "```", range: marker.upperBound..<readme.endIndex))
-        let shown = String(readme[marker.upperBound..<end.lowerBound])
-
-        let begin = try #require(source.range(of: "// README: begin binding example\n"))
-        let finish = try #require(source.range(of: "        // README: end binding example"))
-        let tested = source[begin.upperBound..<finish.lowerBound]
-            .split(separator: "\n", omittingEmptySubsequences: false)
-            .map { $0.hasPrefix("        ") ? $0.dropFirst(8) : $0 }
-            .joined(separator: "\n")
-        #expect(shown == tested)
+    @Test func theDocumentationShowsTheExampleAsTested() throws {
+        try expectDocumentationShows([("binding", 8)])
     }
 }

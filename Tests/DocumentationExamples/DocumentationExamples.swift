@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+
+/// The documents whose Swift blocks are examples the tests run: README.md and every article of the DocC catalogs
+/// (`Sources/<module>/<module>.docc/*.md`), as paths relative to the package's root.
+///
+/// - Parameter root: The package's root directory.
+/// - Throws: What listing the catalogs' directories throws.
+public func documentationFiles(under root: URL) throws -> [String] {
+    var files = ["README.md"]
+    let manager = FileManager.default
+    let sources = root.appendingPathComponent("Sources")
+    for module in try manager.contentsOfDirectory(atPath: sources.path).sorted() {
+        let catalog = "Sources/\(module)/\(module).docc"
+        guard manager.fileExists(atPath: root.appendingPathComponent(catalog).path) else { continue }
+        for name in try manager.contentsOfDirectory(atPath: root.appendingPathComponent(catalog).path).sorted()
+        where name.hasSuffix(".md") {
+            files.append("\(catalog)/\(name)")
+        }
+    }
+    return files
+}
+
+/// The package's root directory, from the path of a file three levels below it (`Tests/<target>/<file>.swift`).
+public func packageRoot(of sourcePath: String) -> URL {
+    URL(fileURLWithPath: sourcePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+}
+
+/// The names of the example blocks a document marks, `<!-- example: <name> -->` right before a Swift block, in order.
+public func exampleNames(in document: String) -> [String] {
+    document.split(separator: "\n").compactMap { line in
+        guard line.hasPrefix("<!-- example: "), line.hasSuffix(" -->") else { return nil }
+        return String(line.dropFirst("<!-- example: ".count).dropLast(" -->".count))
+    }
+}
+
+/// Checks that each named example shows exactly the code of the test file that calls this: the lines between
+/// `// Example: begin <name>` and `// Example: end <name>`, with the block's indent taken off each line. Every
+/// document that marks the name (README.md or an article; at least one must) is checked.
+///
+/// - Parameters:
+///   - blocks: Each block's name, as in the documents' `<!-- example: <name> -->` marker, and the indent of its lines
+///     in the test file.
+///   - sourcePath: The calling test file.
+/// - Throws: When a document, the test file or a marker cannot be read or found.
+public func expectDocumentationShows(
+    _ blocks: [(name: String, indent: Int)],
+    testedIn sourcePath: String = #filePath,
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws {
+    let root = packageRoot(of: sourcePath)
+    let documents = try documentationFiles(under: root).map { file in
+        (file, try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8))
+    }
+    let source = try String(contentsOf: URL(fileURLWithPath: sourcePath), encoding: .utf8)
+    for (name, indent) in blocks {
+        let prefix = String(repeating: " ", count: indent)
+        let begin = try #require(source.range(of: "// Example: begin \(name)\n"), sourceLocation: sourceLocation)
+        let finish = try #require(
+            source.range(of: prefix + "// Example: end \(name)", range: begin.upperBound..<source.endIndex),
+            sourceLocation: sourceLocation)
+        let tested = source[begin.upperBound..<finish.lowerBound]
+            .split(separator: "\n", omittingEmptySubsequences: false)
+            .map { $0.hasPrefix(prefix) ? $0.dropFirst(indent) : $0 }
+            .joined(separator: "\n")
+        var shownIn = 0
+        for (file, text) in documents {
+            guard let marker = text.range(of: "<!-- example: \(name) -->\n```swift\n") else { continue }
+            let end = try #require(
+                text.range(of: "```", range: marker.upperBound..<text.endIndex), sourceLocation: sourceLocation)
+            shownIn += 1
+            #expect(
+                String(text[marker.upperBound..<end.lowerBound]) == tested,
+                "example '\(name)' in \(file) differs from the test", sourceLocation: sourceLocation)
+        }
+        #expect(shownIn > 0, "no document shows the example '\(name)'", sourceLocation: sourceLocation)
+    }
+}

@@ -1,0 +1,185 @@
+import DocumentationExamples
+import Foundation
+import KVStore
+import Testing
+
+/// The example of the article "Models and entities", in a namespace of its own: its `Task` would hide the standard
+/// library's everywhere else in the tests.
+enum EntityDeclarationsExample {
+    // Example: begin entity declarations
+    struct Task: Model {
+        var id = UUID.timeOrdered()
+        var title: String
+        var tags: [String] = []
+        var dueDate: Date?
+        var projectID: UUID?
+
+        static let entity = Entity<Task>(indexes: [
+            .index(\.dueDate),  // equality and ranges; sorted reads with a limit
+            .index(\.tags),  // multi-entry: one entry per element, for `$0.tags.contains(tag)`
+            .unique(\.projectID, \.title),  // compound: a title once per project
+        ])
+    }
+    // Example: end entity declarations
+}
+
+/// The models of the article "Porting from SwiftData".
+enum PortingExample {
+    // Example: begin porting models
+    // SwiftData:
+    // @Model final class Project {
+    //     @Attribute(.unique) var name: String
+    //     @Relationship(deleteRule: .cascade, inverse: \Item.project) var items: [Item] = []
+    // }
+    // @Model final class Item {
+    //     var title: String
+    //     @Attribute(.externalStorage) var photo: Data?
+    //     var project: Project?
+    // }
+
+    struct Project: Model {
+        var id = UUID.timeOrdered()
+        var name: String
+
+        static let entity = Entity<Project>(
+            indexes: [.unique(\.name)],
+            relationships: [.toMany("items", of: Item.self, inverse: \.projectID, deleteRule: .cascade)])
+    }
+
+    struct Item: Model {
+        var id = UUID.timeOrdered()
+        var title: String
+        var photo = ExternalData()
+        var projectID: UUID?
+
+        static let entity = Entity<Item>(
+            relationships: [.toOne("project", \.projectID, to: Project.self, inverse: "items")],
+            externalStorage: [.attribute(\.photo)])
+    }
+    // Example: end porting models
+}
+
+/// The examples of the DocC articles that the README does not show, run as written there.
+@Suite struct DocumentationExampleTests {
+    @Test func fetchingExample() throws {
+        // Example: begin fetching example
+        let container = try ModelContainer(
+            for: Author.self, Post.self,
+            configuration: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        let ada = Author(name: "Ada", email: "ada@example.com")
+        context.insert(ada)
+        for day in 1...30 {
+            let published = Date(timeIntervalSince1970: 1_700_000_000 + Double(day) * 86_400)
+            context.insert(Post(title: "Day \(day)", published: published, authorID: ada.id))
+        }
+        try context.save()
+
+        let since = Date(timeIntervalSince1970: 1_700_000_000 + 25 * 86_400)
+        let recent = FetchDescriptor<Post>(
+            predicate: #Predicate { $0.published != nil && $0.published! > since },
+            sortBy: [SortDescriptor(\.title)])
+        // try context.fetch(recent).map(\.title) == ["Day 26", "Day 27", "Day 28", "Day 29", "Day 30"]
+        // try context.explain(recent) == "scan"
+
+        var latest = FetchDescriptor<Post>(sortBy: [SortDescriptor(\.published, order: .reverse)])
+        latest.fetchLimit = 3
+        // try context.fetch(latest).map(\.title) == ["Day 30", "Day 29", "Day 28"]
+        // try context.explain(latest) == "index published: ordered reverse"
+
+        let authorID = ada.id
+        let byAda = FetchDescriptor<Post>(predicate: #Predicate { $0.authorID == authorID })
+        // try context.fetchCount(byAda) == 30
+        // try context.explain(byAda) == "index authorID: 1 key"
+        // Example: end fetching example
+
+        #expect(try context.fetch(recent).map(\.title) == ["Day 26", "Day 27", "Day 28", "Day 29", "Day 30"])
+        #expect(try context.explain(recent) == "scan")
+        #expect(try context.fetch(latest).map(\.title) == ["Day 30", "Day 29", "Day 28"])
+        #expect(try context.explain(latest) == "index published: ordered reverse")
+        #expect(try context.fetchCount(byAda) == 30)
+        #expect(try context.explain(byAda) == "index authorID: 1 key")
+        try container.close()
+    }
+
+    @Test func portingExamples() throws {
+        typealias Project = PortingExample.Project
+        typealias Item = PortingExample.Item
+        let container = try ModelContainer(
+            for: Project.self, Item.self, configuration: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        let garden = Project(name: "Garden")
+        context.insert(garden)
+        let item = Item(title: "Tulips", projectID: garden.id)
+        context.insert(item)
+        try context.save()
+        let itemID = item.id
+
+        // Example: begin porting update
+        if var item = try context.model(for: itemID, as: Item.self) {
+            item.title = "Renamed"
+            context.insert(item)
+            try context.save()
+        }
+        // Example: end porting update
+
+        #expect(try ModelContext(container).model(for: itemID, as: Item.self)?.title == "Renamed")
+        context.insert(Project(name: "Garden"))
+        #expect(throws: KVStoreError.self) { try context.save() }
+        context.rollback()
+        context.delete(garden)
+        try context.save()
+        #expect(try context.fetchCount(FetchDescriptor<Item>()) == 0)
+        try container.close()
+    }
+
+    @Test func entityDeclarations() throws {
+        typealias Task = EntityDeclarationsExample.Task
+        let container = try ModelContainer(
+            for: Task.self, configuration: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        let project = UUID.timeOrdered()
+        context.insert(Task(title: "Plant", tags: ["garden"], projectID: project))
+        context.insert(Task(title: "Water", tags: ["garden", "daily"], projectID: project))
+        try context.save()
+        let tag = "daily"
+        let daily = FetchDescriptor<Task>(predicate: #Predicate { $0.tags.contains(tag) })
+        #expect(try context.fetch(daily).map(\.title) == ["Water"])
+        #expect(try context.explain(daily) == "index tags: 1 key")
+        context.insert(Task(title: "Plant", projectID: project))
+        #expect(throws: KVStoreError.self) { try context.save() }
+        try container.close()
+    }
+
+    @Test func theDocumentationShowsTheExamplesAsTested() throws {
+        try expectDocumentationShows([
+            ("entity declarations", 4), ("porting models", 4), ("fetching example", 8), ("porting update", 8),
+        ])
+    }
+
+    /// Every example a document marks is the code of a test: some test file has its `// Example: begin` line.
+    @Test func everyMarkedExampleIsTested() throws {
+        let root = packageRoot(of: #filePath)
+        var tested = Set<String>()
+        let tests = root.appendingPathComponent("Tests")
+        let files = FileManager.default.enumerator(atPath: tests.path)?.compactMap { $0 as? String } ?? []
+        for file in files where file.hasSuffix(".swift") {
+            let text = try String(contentsOf: tests.appendingPathComponent(file), encoding: .utf8)
+            for line in text.split(separator: "\n") {
+                let trimmed = line.drop { $0 == " " }
+                if trimmed.hasPrefix("// Example: begin ") {
+                    tested.insert(String(trimmed.dropFirst("// Example: begin ".count)))
+                }
+            }
+        }
+        var marked: [String] = []
+        for document in try documentationFiles(under: root) {
+            let text = try String(contentsOf: root.appendingPathComponent(document), encoding: .utf8)
+            marked += exampleNames(in: text).map { "\(document): \($0)" }
+            for name in exampleNames(in: text) {
+                #expect(tested.contains(name), "\(document) shows the example '\(name)', which no test runs")
+            }
+        }
+        #expect(marked.count >= 15)
+    }
+}
