@@ -33,15 +33,17 @@ let package = Package(
         .executableTarget(name: "kvtool", dependencies: ["KVToolCore"], path: "Tools/kvtool/Main"),
         // The benchmark harness. It imports CLMDB directly: its baselines are the raw LMDB C API.
         .executableTarget(
-            name: "kvbench", dependencies: ["CLMDB", "LMDB", "KVStore", "CommandLineKit"], path: "Benchmarks/kvbench"),
+            name: "kvbench", dependencies: ["CLMDB", "LMDB", "KVStore", "CommandLineKit", "TestSupport"],
+            path: "Benchmarks/kvbench"),
         // The crash test: kills writer processes at random moments and checks the store (`make crashtest`). It
         // runs kvtool's integrity check in-process.
         .executableTarget(
-            name: "crashtest", dependencies: ["KVStore", "LMDB", "KVToolCore", "CommandLineKit"],
+            name: "crashtest", dependencies: ["KVStore", "LMDB", "KVToolCore", "CommandLineKit", "TestSupport"],
             path: "Tools/crashtest"),
-        // Checks that the Swift blocks of README.md and of the DocC articles are the code the tests run.
-        .target(name: "DocumentationExamples", path: "Tests/DocumentationExamples"),
-        .testTarget(name: "LMDBTests", dependencies: ["LMDB", "DocumentationExamples"]),
+        // What the tests, crashtest and kvbench share: a seeded random generator, and the check that the Swift blocks
+        // of README.md and of the DocC articles are the code the tests run. Foundation only.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"]),
         // The kit's parser, help layout and errors, on commands declared in the tests.
         .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),
         // The models of the multi-process tests, shared by the tests and the child processes they start.
@@ -53,11 +55,13 @@ let package = Package(
         // dependency so that it is built for the multi-process tests that start it.
         .testTarget(
             name: "KVStoreTests",
-            dependencies: ["KVStore", "KVToolCore", "SharingModels", "SharingHelper", "DocumentationExamples"]),
+            dependencies: ["KVStore", "KVToolCore", "SharingModels", "SharingHelper", "TestSupport"]),
         // Depends on the executables so that they are built for the smoke and help tests that run them.
         .testTarget(
             name: "KVToolTests",
-            dependencies: ["KVToolCore", "KVStore", "LMDB", "CommandLineKit", "kvtool", "crashtest", "kvbench"]),
+            dependencies: [
+                "KVToolCore", "KVStore", "LMDB", "CommandLineKit", "TestSupport", "kvtool", "crashtest", "kvbench",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

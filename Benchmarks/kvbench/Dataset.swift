@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// The projects and tasks of one scenario, generated before anything is timed, with the bytes the baseline stores.
 ///
@@ -40,7 +41,7 @@ struct Dataset {
         for project in 0..<projectCount {
             owners.append(contentsOf: repeatElement(Int32(project), count: Self.tasksPerProject))
         }
-        var shuffler = SeededGenerator(seed: seed &+ 3)
+        var shuffler = SplitMix64(seed: seed &+ 3)
         owners.shuffle(using: &shuffler)
         var tasks: [TaskRecord] = []
         tasks.reserveCapacity(owners.count)
@@ -71,7 +72,7 @@ struct Dataset {
     ///   - bound: The end of the range.
     ///   - seed: The seed.
     static func sample(_ count: Int, below bound: Int, seed: UInt64) -> [Int] {
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix64(seed: seed)
         var numbers = Array(0..<bound)
         let wanted = min(count, bound)
         // A partial Fisher-Yates shuffle: the first `wanted` numbers are a uniform sample in random order.

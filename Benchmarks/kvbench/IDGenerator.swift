@@ -1,23 +1,5 @@
 import Foundation
-
-/// A seeded random number generator (SplitMix64): every run of kvbench generates the same data.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    /// Creates a generator; equal seeds give equal sequences.
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    /// The next 64 random bits.
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import TestSupport
 
 /// How record IDs are generated, which decides where new records land in the B+tree.
 enum IDOrder: String, Codable, CaseIterable, Sendable {
@@ -43,14 +25,14 @@ enum IDOrder: String, Codable, CaseIterable, Sendable {
 struct IDGenerator {
     /// The order of the IDs.
     let order: IDOrder
-    private var random: SeededGenerator
+    private var random: SplitMix64
     private var millisecond: UInt64 = 1_735_689_600_000
     private var counter: UInt64 = 0
 
     /// Creates a generator of IDs in `order`.
     init(order: IDOrder, seed: UInt64) {
         self.order = order
-        random = SeededGenerator(seed: seed)
+        random = SplitMix64(seed: seed)
     }
 
     /// The next ID.

@@ -1,8 +1,9 @@
 import Foundation
+import TestSupport
 
 /// Makes tasks and projects with plausible contents from a seeded generator.
 struct RecordFactory {
-    private var random: SeededGenerator
+    private var random: SplitMix64
     private var taskIDs: IDGenerator
     private var projectIDs: IDGenerator
     private var serial = 0
@@ -19,7 +20,7 @@ struct RecordFactory {
 
     /// Creates a factory whose task IDs follow `order`; projects always get time-ordered IDs.
     init(order: IDOrder, seed: UInt64) {
-        random = SeededGenerator(seed: seed)
+        random = SplitMix64(seed: seed)
         taskIDs = IDGenerator(order: order, seed: seed &+ 1)
         projectIDs = IDGenerator(order: .timeOrdered, seed: seed &+ 2)
     }

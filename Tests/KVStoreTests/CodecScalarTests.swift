@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import KVStore
@@ -90,7 +91,7 @@ import Testing
 
     @Test(arguments: [0, 1, 100, 1 << 20])
     func dataRoundTrips(_ count: Int) throws {
-        var random = CodecRandom(seed: UInt64(count))
+        var random = SplitMix64(seed: UInt64(count))
         let data = Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &random) })
         #expect(try codecRoundTrip(data) == data)
         #expect(try codecRoundTrip(Box(value: data)) == Box(value: data))

@@ -3,26 +3,6 @@ import Testing
 
 @testable import KVStore
 
-/// A deterministic random number generator (SplitMix64), so generated test
-/// data is the same on every run.
-struct CodecRandom: RandomNumberGenerator {
-    private var state: UInt64
-
-    /// Creates a generator whose sequence is determined by `seed`.
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    /// Returns the next 64 random bits.
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Encodes `value` with the typed encoder, checks that the RecordValue path
 /// reads and rewrites the same bytes, and decodes it back with the typed decoder.
 func codecRoundTrip<T: Codable>(_ value: T, fields: inout FieldTable) throws -> T {

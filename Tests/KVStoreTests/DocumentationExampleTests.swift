@@ -1,6 +1,6 @@
-import DocumentationExamples
 import Foundation
 import KVStore
+import TestSupport
 import Testing
 
 /// The example of the article "Models and entities", in a namespace of its own: its `Task` would hide the standard
@@ -152,9 +152,11 @@ enum PortingExample {
     }
 
     @Test func theDocumentationShowsTheExamplesAsTested() throws {
-        try expectDocumentationShows([
-            ("entity declarations", 4), ("porting models", 4), ("fetching example", 8), ("porting update", 8),
-        ])
+        #expect(
+            try documentationDifferences(
+                [
+                    ("entity declarations", 4), ("porting models", 4), ("fetching example", 8), ("porting update", 8),
+                ], testedIn: #filePath) == [])
     }
 
     /// Every example a document marks is the code of a test: some test file has its `// Example: begin` line.

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import KVStore
@@ -88,7 +89,7 @@ import Testing
     }
 
     @Test func randomGarbageKeysDecodeOrThrow() {
-        var random = CodecRandom(seed: 21)
+        var random = SplitMix64(seed: 21)
         for _ in 0..<3_000 {
             let key = (0..<Int.random(in: 0...40, using: &random)).map { _ in UInt8.random(in: 0...3, using: &random) }
             do {

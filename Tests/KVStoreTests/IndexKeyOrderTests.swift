@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import KVStore
@@ -30,7 +31,7 @@ import Testing
 
     /// `count` random values of an integer type plus its edges.
     static func integers<I: FixedWidthInteger>(_ type: I.Type, seed: UInt64, count: Int = 3_000) -> [I] {
-        var random = CodecRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         var values: [I] = [.min, .max, 0, .min + 1, .max - 1]
         if I.isSigned { values += [-1, 1] }
         for _ in 0..<count {
@@ -73,7 +74,7 @@ import Testing
     }
 
     @Test func doublesSortByValueWithNaNLast() {
-        var random = CodecRandom(seed: 12)
+        var random = SplitMix64(seed: 12)
         var values: [Double] = [
             0, -0.0, .infinity, -.infinity, .nan, -.nan, .signalingNaN, .leastNonzeroMagnitude, -.leastNonzeroMagnitude,
             .leastNormalMagnitude, .greatestFiniteMagnitude, -.greatestFiniteMagnitude, 1, -1,
@@ -88,7 +89,7 @@ import Testing
     }
 
     @Test func floatsSortByValueAndMatchDoubles() {
-        var random = CodecRandom(seed: 13)
+        var random = SplitMix64(seed: 13)
         var values: [Float] = [0, -0.0, .infinity, -.infinity, .nan, .leastNonzeroMagnitude, .greatestFiniteMagnitude]
         for _ in 0..<3_000 { values.append(Float(bitPattern: UInt32(truncatingIfNeeded: random.next()))) }
         Self.expectOrderPreserved(values, by: { Self.doubleIsBefore(Double($0), Double($1)) }, key: Self.key)
@@ -108,7 +109,7 @@ import Testing
 
     /// `count` random strings, short enough that many share prefixes.
     static func strings(seed: UInt64, count: Int = 3_000) -> [String] {
-        var random = CodecRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         var values = ["", "a", "ab", "b", "a\u{0}", "a\u{0}\u{0}", "a\u{1}"]
         for _ in 0..<count {
             let length = Int.random(in: 0...6, using: &random)
@@ -140,7 +141,7 @@ import Testing
     }
 
     @Test func asciiStringsSortLikeSwiftStrings() {
-        var random = CodecRandom(seed: 18)
+        var random = SplitMix64(seed: 18)
         let alphabet = Array("\u{0}\u{1} 09AZaz~\u{7F}")
         let values = (0..<3_000).map { _ in
             String(
@@ -162,7 +163,7 @@ import Testing
     }
 
     @Test func uuidsSortByTheirBytes() {
-        var random = CodecRandom(seed: 15)
+        var random = SplitMix64(seed: 15)
         var values: [UUID] = [UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))]
         for _ in 0..<3_000 {
             let (high, low) = (random.next(), random.next())
@@ -174,7 +175,7 @@ import Testing
     }
 
     @Test func datesSortByTime() {
-        var random = CodecRandom(seed: 16)
+        var random = SplitMix64(seed: 16)
         var values: [Date] = [.distantPast, .distantFuture, Date(timeIntervalSinceReferenceDate: 0)]
         for _ in 0..<3_000 {
             values.append(Date(timeIntervalSinceReferenceDate: Double.random(in: -4e9...4e9, using: &random)))
@@ -208,7 +209,7 @@ import Testing
     }
 
     @Test func compoundKeysSortLikeTuples() {
-        var random = CodecRandom(seed: 17)
+        var random = SplitMix64(seed: 17)
         let strings = ["", "a", "a\u{0}", "ab", "b"]
         var values: [(String, Int)] = []
         for _ in 0..<3_000 {

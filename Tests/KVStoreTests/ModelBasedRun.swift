@@ -1,6 +1,7 @@
 import Foundation
 import KVStore
 import KVToolCore
+import TestSupport
 
 /// A model-based test found the store and the reference apart; the description says where and how to replay it.
 struct ModelBasedMismatch: Error, CustomStringConvertible {
@@ -25,7 +26,7 @@ final class ModelBasedRun {
     /// The in-memory store under test.
     let container: ModelContainer
     private let context: ModelContext
-    private var random: CodecRandom
+    private var random: SplitMix64
     private var reference = ModelBasedReference()
     private var step = 0
     private var counter: UInt64 = 0
@@ -38,7 +39,7 @@ final class ModelBasedRun {
     /// A run seeded with `seed`, on a new in-memory store.
     init(seed: UInt64) throws {
         self.seed = seed
-        random = CodecRandom(seed: seed)
+        random = SplitMix64(seed: seed)
         container = try ModelContainer(
             for: modelBasedTypes, configuration: ModelConfiguration(isStoredInMemoryOnly: true))
         context = ModelContext(container)

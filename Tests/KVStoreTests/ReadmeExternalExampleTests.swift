@@ -1,6 +1,6 @@
-import DocumentationExamples
 import Foundation
 import KVStore
+import TestSupport
 import Testing
 
 // Example: begin external models
@@ -66,6 +66,7 @@ struct Photo: Model {
     }
 
     @Test func readmeShowsTheExamplesAsTested() throws {
-        try expectDocumentationShows([("external models", 0), ("external example", 8)])
+        #expect(
+            try documentationDifferences([("external models", 0), ("external example", 8)], testedIn: #filePath) == [])
     }
 }

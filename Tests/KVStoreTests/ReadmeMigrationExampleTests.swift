@@ -1,6 +1,6 @@
-import DocumentationExamples
 import Foundation
 import KVStore
+import TestSupport
 import Testing
 
 // Example: begin migration models
@@ -92,6 +92,8 @@ enum NotesMigrationPlan: SchemaMigrationPlan {
     }
 
     @Test func readmeShowsTheMigrationExamplesAsTested() throws {
-        try expectDocumentationShows([("migration models", 0), ("migration example", 8)])
+        #expect(
+            try documentationDifferences([("migration models", 0), ("migration example", 8)], testedIn: #filePath) == []
+        )
     }
 }

@@ -1,6 +1,6 @@
-import DocumentationExamples
 import Foundation
 import KVStore
+import TestSupport
 import Testing
 
 // Example: begin models
@@ -198,9 +198,11 @@ extension Reading: FieldCodable {
     }
 
     @Test func readmeShowsTheExamplesAsTested() throws {
-        try expectDocumentationShows([
-            ("models", 0), ("store example", 8), ("relationship models", 0), ("relationship example", 8),
-            ("background example", 8), ("field coding", 0),
-        ])
+        #expect(
+            try documentationDifferences(
+                [
+                    ("models", 0), ("store example", 8), ("relationship models", 0), ("relationship example", 8),
+                    ("background example", 8), ("field coding", 0),
+                ], testedIn: #filePath) == [])
     }
 }

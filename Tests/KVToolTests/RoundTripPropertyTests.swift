@@ -1,6 +1,7 @@
 import Foundation
 import KVStore
 import LMDB
+import TestSupport
 import Testing
 
 @testable import KVToolCore
@@ -83,79 +84,10 @@ struct Label: Model {
 
 /// Export, import into a new store and export again give the same lines, for random stores of every kind of value.
 @Suite struct RoundTripPropertyTests {
-    /// A random generator with a fixed sequence per seed (SplitMix64).
-    struct Random: RandomNumberGenerator {
-        var state: UInt64
-
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-
-        mutating func pick<T>(_ values: [T]) -> T {
-            values[Int.random(in: 0..<values.count, using: &self)]
-        }
-
-        mutating func chance(_ percent: Int) -> Bool {
-            Int.random(in: 0..<100, using: &self) < percent
-        }
-
-        mutating func integer<T: FixedWidthInteger>(_: T.Type) -> T {
-            chance(30) ? pick([T.min, T.max, 0, 1, T.max / 2]) : T.random(in: T.min...T.max, using: &self)
-        }
-
-        mutating func double() -> Double {
-            if chance(40) {
-                return pick([
-                    .nan, -.nan, Double(bitPattern: 0x7FF8_0000_0000_0ABC), -0.0, 0.0, .infinity, -.infinity,
-                    .leastNonzeroMagnitude, .greatestFiniteMagnitude, -.greatestFiniteMagnitude, 0.1, 1e300, 1e-300,
-                ])
-            }
-            return Double(bitPattern: next())
-        }
-
-        mutating func float() -> Float {
-            if chance(40) {
-                return pick([
-                    .nan, Float(bitPattern: 0x7FC0_0123), -0.0, .infinity, -.infinity, .leastNonzeroMagnitude,
-                    .greatestFiniteMagnitude, 0.1,
-                ])
-            }
-            return Float(bitPattern: UInt32(truncatingIfNeeded: next()))
-        }
-
-        mutating func text() -> String {
-            let pieces = [
-                "", "a", "plain words", "\u{0}", "NUL\u{0}inside", "é", "日本語", "😀👍🏽", "\u{7F}\u{1}\u{1F}", "\"quoted\"",
-                "back\\slash", "line\nbreak\ttab\r", "\u{2028}\u{2029}", "e\u{301}", "$uuid", "{\"$int\":3}", "#1",
-            ]
-            return (0..<Int.random(in: 0...3, using: &self)).map { _ in pick(pieces) }.joined()
-        }
-
-        mutating func date() -> Date {
-            Date(
-                timeIntervalSinceReferenceDate: chance(50)
-                    ? pick([0, -1, 1e-10, 800_000_000.123_456_789, -63_000_000_000, 1e11, 0.5])
-                    : Double.random(in: -1e10...1e10, using: &self))
-        }
-
-        mutating func part() -> Everything.Part {
-            Everything.Part(
-                label: text(), weights: (0..<Int.random(in: 0...3, using: &self)).map { _ in double() },
-                flag: chance(50) ? chance(50) : nil, stamp: date(), byte: integer(UInt8.self))
-        }
-
-        mutating func bytes(_ count: Int) -> Data {
-            ImportTesting.pattern(count, seed: next())
-        }
-    }
 
     /// A store of random owners, labels and records, with a large external value in one of them.
     static func makeStore(at path: String, seed: UInt64) throws {
-        var random = Random(state: seed)
+        var random = SplitMix64(seed: seed)
         let owners = (0..<3).map { Owner(name: "Owner \($0) \(random.text())") }
         let labels = (0..<4).map { _ in Label(text: random.text()) }
         var records: [Everything] = []
@@ -269,5 +201,65 @@ struct Label: Model {
         let blobs = try Self.blobs(source.path)
         #expect(try Self.blobs(created) == blobs)
         #expect(try Self.blobs(opened) == blobs)
+    }
+}
+
+/// The random values of the round-trip property, every kind a record holds, edge cases often.
+extension SplitMix64 {
+    mutating func pick<T>(_ values: [T]) -> T {
+        values[Int.random(in: 0..<values.count, using: &self)]
+    }
+
+    mutating func chance(_ percent: Int) -> Bool {
+        Int.random(in: 0..<100, using: &self) < percent
+    }
+
+    mutating func integer<T: FixedWidthInteger>(_: T.Type) -> T {
+        chance(30) ? pick([T.min, T.max, 0, 1, T.max / 2]) : T.random(in: T.min...T.max, using: &self)
+    }
+
+    mutating func double() -> Double {
+        if chance(40) {
+            return pick([
+                .nan, -.nan, Double(bitPattern: 0x7FF8_0000_0000_0ABC), -0.0, 0.0, .infinity, -.infinity,
+                .leastNonzeroMagnitude, .greatestFiniteMagnitude, -.greatestFiniteMagnitude, 0.1, 1e300, 1e-300,
+            ])
+        }
+        return Double(bitPattern: next())
+    }
+
+    mutating func float() -> Float {
+        if chance(40) {
+            return pick([
+                .nan, Float(bitPattern: 0x7FC0_0123), -0.0, .infinity, -.infinity, .leastNonzeroMagnitude,
+                .greatestFiniteMagnitude, 0.1,
+            ])
+        }
+        return Float(bitPattern: UInt32(truncatingIfNeeded: next()))
+    }
+
+    mutating func text() -> String {
+        let pieces = [
+            "", "a", "plain words", "\u{0}", "NUL\u{0}inside", "é", "日本語", "😀👍🏽", "\u{7F}\u{1}\u{1F}", "\"quoted\"",
+            "back\\slash", "line\nbreak\ttab\r", "\u{2028}\u{2029}", "e\u{301}", "$uuid", "{\"$int\":3}", "#1",
+        ]
+        return (0..<Int.random(in: 0...3, using: &self)).map { _ in pick(pieces) }.joined()
+    }
+
+    mutating func date() -> Date {
+        Date(
+            timeIntervalSinceReferenceDate: chance(50)
+                ? pick([0, -1, 1e-10, 800_000_000.123_456_789, -63_000_000_000, 1e11, 0.5])
+                : Double.random(in: -1e10...1e10, using: &self))
+    }
+
+    mutating func part() -> Everything.Part {
+        Everything.Part(
+            label: text(), weights: (0..<Int.random(in: 0...3, using: &self)).map { _ in double() },
+            flag: chance(50) ? chance(50) : nil, stamp: date(), byte: integer(UInt8.self))
+    }
+
+    mutating func bytes(_ count: Int) -> Data {
+        ImportTesting.pattern(count, seed: next())
     }
 }

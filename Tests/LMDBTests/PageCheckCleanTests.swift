@@ -1,5 +1,6 @@
 import Foundation
 import LMDB
+import TestSupport
 import Testing
 
 /// Stores LMDB wrote without damage, of many shapes: the page check reports them clean, with the counts LMDB's own
@@ -179,7 +180,7 @@ import Testing
     /// splits, merges, moves nodes, shrinks sub-pages and turns them into sub-databases and back leaves a clean store.
     @Test(arguments: 1...6)
     func aStoreAfterRandomChurnIsClean(seed: Int) throws {
-        var random = PageCheckRandomDamageTests.SplitMix(state: UInt64(seed))
+        var random = SplitMix64(seed: UInt64(seed))
         // Odd seeds write through a writable map, where LMDB clears the pages' dirty flags in place.
         try Stores.withClosedStore(options: seed % 2 == 1 ? .writeMap : []) { environment in
             let plain = try environment.openTable(named: "plain", create: true)

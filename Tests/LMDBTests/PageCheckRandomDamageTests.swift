@@ -1,23 +1,11 @@
 import Foundation
 import LMDB
+import TestSupport
 import Testing
 
 /// Random damage to a real store: whatever bytes change, the page check returns a report, without crashing,
 /// looping or running out of memory. (The fuzz target `FuzzPageCheck` in Tools/fuzz does the same for longer.)
 @Suite struct PageCheckRandomDamageTests {
-    /// A seeded generator, so that a failing seed can be replayed.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var value = state
-            value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-            return value ^ (value >> 31)
-        }
-    }
-
     @Test func randomByteFlipsNeverCrashTheCheck() throws {
         try PageCheckStores.withClosedStore(PageCheckDamageTests.fill) { path, _ in
             let original = try RawStore(path: path)
@@ -27,7 +15,7 @@ import Testing
             let file = directory.appending("damaged.mdb")
             var damaged = 0
             for seed in 0..<300 {
-                var random = SplitMix(state: UInt64(seed))
+                var random = SplitMix64(seed: UInt64(seed))
                 var bytes = original.bytes
                 for _ in 0..<Int.random(in: 1...12, using: &random) {
                     // Half the flips hit the parts that steer the walk: page headers and node offsets.

@@ -1,6 +1,6 @@
-import DocumentationExamples
 import Foundation
 import LMDB
+import TestSupport
 import Testing
 
 /// The binding example of README.md, as it is written there.
@@ -47,6 +47,6 @@ import Testing
 
 extension ReadmeExampleTests {
     @Test func theDocumentationShowsTheExampleAsTested() throws {
-        try expectDocumentationShows([("binding", 8)])
+        #expect(try documentationDifferences([("binding", 8)], testedIn: #filePath) == [])
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import KVStore
 import KVToolCore
+import TestSupport
 
 /// The parent of a crash test: starts writers, kills them at random moments, and checks the store after each kill.
 ///

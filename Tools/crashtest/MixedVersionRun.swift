@@ -1,6 +1,7 @@
 import Foundation
 import KVStore
 import KVToolCore
+import TestSupport
 
 /// The two versions of the mixed-version scenario's program: notes, then notes with a word count that a custom
 /// stage fills, one record at a time, slowly enough for writers and kills to meet it half-way.

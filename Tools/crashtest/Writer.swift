@@ -1,5 +1,6 @@
 import Foundation
 import KVStore
+import TestSupport
 
 /// The child that writes: random transactions through the public API, each logged before it starts and after it
 /// commits, until it is killed.

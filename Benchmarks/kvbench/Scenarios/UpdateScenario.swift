@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Read-modify-write of random tasks, 1,000 per write transaction: each task is read, its done flag toggled and
 /// its due date moved, and every tenth one moves to another project, which moves its index entry.
@@ -19,7 +20,7 @@ struct UpdateScenario: Scenario {
         let count = sizes.updateCount
         context.announce("update: \(count) of \(sizes.taskCount) tasks, every tenth moving to another project")
         let dataset = try Dataset(projectCount: sizes.projectCount, seed: ScenarioContext.seed)
-        var random = SeededGenerator(seed: ScenarioContext.seed &+ 40)
+        var random = SplitMix64(seed: ScenarioContext.seed &+ 40)
         var changes: [TaskChange] = []
         var changed: [TaskRecord] = []
         for (position, taskIndex) in Dataset.sample(count, below: dataset.tasks.count, seed: ScenarioContext.seed &+ 41)

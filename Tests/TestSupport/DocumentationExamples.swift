@@ -1,5 +1,4 @@
 import Foundation
-import Testing
 
 /// The documents whose Swift blocks are examples the tests run: README.md and every article of the DocC catalogs
 /// (`Sources/<module>/<module>.docc/*.md`), as paths relative to the package's root.
@@ -35,31 +34,33 @@ public func exampleNames(in document: String) -> [String] {
     }
 }
 
-/// Checks that each named example shows exactly the code of the test file that calls this: the lines between
-/// `// Example: begin <name>` and `// Example: end <name>`, with the block's indent taken off each line. Every
-/// document that marks the name (README.md or an article; at least one must) is checked.
+/// How the documents differ from the tests' code for each named example: the code of an example is the lines of the
+/// test file between `// Example: begin <name>` and `// Example: end <name>`, with the block's indent taken off each
+/// line, and every document that marks the name (README.md or an article; at least one must) must show exactly it.
 ///
 /// - Parameters:
 ///   - blocks: Each block's name, as in the documents' `<!-- example: <name> -->` marker, and the indent of its lines
 ///     in the test file.
-///   - sourcePath: The calling test file.
-/// - Throws: When a document, the test file or a marker cannot be read or found.
-public func expectDocumentationShows(
-    _ blocks: [(name: String, indent: Int)],
-    testedIn sourcePath: String = #filePath,
-    sourceLocation: SourceLocation = #_sourceLocation
-) throws {
+///   - sourcePath: The test file that runs the examples.
+/// - Returns: One sentence per difference; empty when the documents show the tests' code.
+/// - Throws: When a document or the test file cannot be read.
+public func documentationDifferences(
+    _ blocks: [(name: String, indent: Int)], testedIn sourcePath: String
+) throws -> [String] {
     let root = packageRoot(of: sourcePath)
     let documents = try documentationFiles(under: root).map { file in
         (file, try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8))
     }
     let source = try String(contentsOf: URL(fileURLWithPath: sourcePath), encoding: .utf8)
+    var differences: [String] = []
     for (name, indent) in blocks {
         let prefix = String(repeating: " ", count: indent)
-        let begin = try #require(source.range(of: "// Example: begin \(name)\n"), sourceLocation: sourceLocation)
-        let finish = try #require(
-            source.range(of: prefix + "// Example: end \(name)", range: begin.upperBound..<source.endIndex),
-            sourceLocation: sourceLocation)
+        guard let begin = source.range(of: "// Example: begin \(name)\n"),
+            let finish = source.range(of: prefix + "// Example: end \(name)", range: begin.upperBound..<source.endIndex)
+        else {
+            differences.append("the test file has no '// Example: begin/end \(name)' at indent \(indent)")
+            continue
+        }
         let tested = source[begin.upperBound..<finish.lowerBound]
             .split(separator: "\n", omittingEmptySubsequences: false)
             .map { $0.hasPrefix(prefix) ? $0.dropFirst(indent) : $0 }
@@ -67,13 +68,16 @@ public func expectDocumentationShows(
         var shownIn = 0
         for (file, text) in documents {
             guard let marker = text.range(of: "<!-- example: \(name) -->\n```swift\n") else { continue }
-            let end = try #require(
-                text.range(of: "```", range: marker.upperBound..<text.endIndex), sourceLocation: sourceLocation)
             shownIn += 1
-            #expect(
-                String(text[marker.upperBound..<end.lowerBound]) == tested,
-                "example '\(name)' in \(file) differs from the test", sourceLocation: sourceLocation)
+            guard let end = text.range(of: "```", range: marker.upperBound..<text.endIndex) else {
+                differences.append("\(file): the example '\(name)' has no closing fence")
+                continue
+            }
+            if String(text[marker.upperBound..<end.lowerBound]) != tested {
+                differences.append("\(file): the example '\(name)' differs from the test's code")
+            }
         }
-        #expect(shownIn > 0, "no document shows the example '\(name)'", sourceLocation: sourceLocation)
+        if shownIn == 0 { differences.append("no document shows the example '\(name)'") }
     }
+    return differences
 }
