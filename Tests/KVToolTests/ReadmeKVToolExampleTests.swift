@@ -1,5 +1,6 @@
 import Foundation
 import KVStore
+import TestSupport
 import Testing
 
 /// The README's kvtool section shows commands and what they print. Each command block marked
@@ -71,8 +72,7 @@ import Testing
 
     /// The marked examples of README.md, in order.
     static func examples() throws -> [Example] {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
+        let root = packageRoot(of: #filePath)
         let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
         let lines = readme.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         var examples: [Example] = []

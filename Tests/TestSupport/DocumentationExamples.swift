@@ -20,10 +20,17 @@ public func documentationFiles(under root: URL) throws -> [String] {
     return files
 }
 
-/// The package's root directory, from the path of a file three levels below it (`Tests/<target>/<file>.swift`).
+/// The package's root directory: the nearest directory above `sourcePath` (a file of the package, such as a test's
+/// `#filePath`) that holds `Package.swift`.
 public func packageRoot(of sourcePath: String) -> URL {
-    URL(fileURLWithPath: sourcePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    var directory = URL(fileURLWithPath: sourcePath).deletingLastPathComponent()
+    while directory.path != "/" {
+        if FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) {
+            return directory
+        }
+        directory = directory.deletingLastPathComponent()
+    }
+    return directory
 }
 
 /// The names of the example blocks a document marks, `<!-- example: <name> -->` right before a Swift block, in order.

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// The LD_PRELOAD shim of `Tests/Fixtures/faultshim`, which makes writes or syncs of a store's data file fail with
 /// ENOSPC or EIO once a child process arms it.
@@ -18,8 +19,7 @@ enum FaultShim {
     static let expected: Int32 = 0
 
     /// The path of the C source.
-    static let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Fixtures/faultshim/faultshim.c").path
+    static let source = packageRoot(of: #filePath).appendingPathComponent("Tests/Fixtures/faultshim/faultshim.c").path
 
     /// The C compiler, if the machine has one.
     static let compiler = ["/usr/bin/cc", "/usr/bin/gcc", "/usr/bin/clang"].first {
