@@ -6,8 +6,6 @@ import LMDB
 struct Migrator {
     /// How a container was asked to open the store.
     enum Versioning {
-        /// With model types alone: the store opens as it is, unless a migration is under way.
-        case unversioned
         /// With one versioned schema and no plan: the store must be at that version, or record none.
         case schema(any VersionedSchema.Type)
         /// With a plan: the store is migrated to `target`, one of the plan's schemas.
@@ -16,7 +14,6 @@ struct Migrator {
         /// Every model type the opening may touch, for the environment's table slots.
         var models: [any Model.Type] {
             switch self {
-            case .unversioned: []
             case .schema(let schema): schema.models
             case .plan(let plan, let target): plan.schemas.flatMap { $0.models } + target.models
             }
@@ -43,15 +40,12 @@ struct Migrator {
     /// - Throws: ``KVStoreError/migrationInProgress``, ``KVStoreError/noMigrationPath``,
     ///   ``KVStoreError/invalidMigrationPlan``, and what a stage throws.
     func prepare(_ versioning: Versioning) throws -> Bool {
-        let state = try environment.read { txn in try Catalog.schemaState(in: txn, table: catalog) }
-        if !state.pendingDrops.isEmpty, !isReadOnly { try dropPendingTables() }
+        let state = try SchemaState.droppingPendingTables(
+            environment: environment, catalog: catalog, isReadOnly: isReadOnly)
         switch versioning {
-        case .unversioned:
-            if let migration = state.migration { throw inProgress(migration) }
-            return false
         case .schema(let schema):
             let version = schema.versionIdentifier
-            if let migration = state.migration { throw inProgress(migration) }
+            if let migration = state.migration { throw migration.inProgress(at: environment.path) }
             guard let stored = state.version else {
                 try stamp(version)
                 return false
@@ -197,32 +191,18 @@ struct Migrator {
         }
     }
 
-    /// Deletes the tables a finished stage emptied, then forgets them. LMDB deletes tables only outside of a
-    /// transaction, so a stage empties them in its last transaction and they are deleted after it commits; a crash
-    /// in between leaves them listed here, and the next open deletes them.
+    /// Drops the tables the catalog lists to drop, and empties the list.
+    ///
+    /// - Throws: What reading or writing the catalog and dropping tables throw.
     func dropPendingTables() throws {
-        let names = try environment.read { txn in try Catalog.schemaState(in: txn, table: catalog).pendingDrops }
-        for name in names {
-            if let table = try openExisting(name, options: []) ?? openExisting(name, options: [.dupSort, .dupFixed]) {
-                try environment.dropTable(table)
-            }
-        }
-        try environment.write { txn in
-            var state = try Catalog.schemaState(in: txn, table: catalog)
-            state.pendingDrops = []
-            try Catalog.write(state, key: Catalog.schemaKey, in: txn, table: catalog)
-        }
+        _ = try SchemaState.droppingPendingTables(environment: environment, catalog: catalog, isReadOnly: false)
     }
 
     /// Opens a table that may not exist; `nil` when it does not, or when it has other options.
+    ///
+    /// - Throws: What opening the table throws but for its absence or other options.
     func openExisting(_ name: String, options: Table.Options) throws -> Table? {
-        do {
-            return try environment.openTable(named: name, options: options)
-        } catch LMDBError.notFound {
-            return nil
-        } catch LMDBError.incompatible {
-            return nil
-        }
+        try Catalog.openExisting(name, options: options, in: environment)
     }
 
     // MARK: - Errors
@@ -240,13 +220,5 @@ struct Migrator {
             .noMigrationPath,
             message: "The store at \(path) is at schema version \(stored), not \(version): there is no "
                 + "migration path from \(stored) to \(version); \(remedy).\(newer)")
-    }
-
-    private func inProgress(_ migration: MigrationState) -> KVStoreError {
-        KVStoreError(
-            .migrationInProgress,
-            message: "The store at \(environment.path) is part-way through migrating from schema version "
-                + "\(migration.from) to \(migration.to), and holds records of both; open it with the migration plan "
-                + "that started the migration to finish it")
     }
 }

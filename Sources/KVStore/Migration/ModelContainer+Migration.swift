@@ -32,7 +32,8 @@ extension ModelContainer {
     ) throws {
         try self.init(
             for: schema.models, configuration: configuration, observer: observer,
-            versioning: migrationPlan.map { .plan($0, target: schema) } ?? .schema(schema),
-            migrationProgress: migrationProgress)
+            preparation: VersionedOpening(
+                versioning: migrationPlan.map { .plan($0, target: schema) } ?? .schema(schema),
+                progress: migrationProgress))
     }
 }

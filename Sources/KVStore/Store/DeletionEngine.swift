@@ -9,7 +9,8 @@ import LMDB
 /// relationship), never by scanning the related records. A model reached twice, through a cycle or two paths, is
 /// deleted once.
 struct DeletionEngine {
-    let container: ModelContainer
+    /// Where the entity stores of related models are found: the container.
+    let stores: any EntityStoreDirectory
     /// Where to record what the delete changes, when the container is observed.
     var changes: ChangeCollector?
 
@@ -62,7 +63,7 @@ struct DeletionEngine {
                 // nothing to do on a stored side, whose references go with the deleted records.
                 let stored = relationship.inverseField == nil
                 if relationship.deleteRule == .noAction || (relationship.deleteRule == .nullify && stored) { continue }
-                let target = try container.store(named: relationship.target)
+                let target = try stores.store(named: relationship.target)
                 let related: [UUID]
                 var referrersByParent: [UUID: [UUID]] = [:]
                 if let inverseField = relationship.inverseField {
@@ -120,16 +121,11 @@ struct DeletionEngine {
     }
 }
 
-extension ModelContainer {
+/// Finds the store of an entity by name, for the engine's work across entities (delete rules reach related models of
+/// entities the program may not declare).
+protocol EntityStoreDirectory {
     /// The store of the entity named `name`: one the models declare, or one of the store's that they do not.
-    func store(named name: String) throws -> any AnyEntityStore {
-        if let store = storesByName[name] { return store }
-        guard let store = schema.withLock({ $0.catalogStores[name] }) else {
-            throw KVStoreError(
-                .unknownEntity, entity: name,
-                message: "The entity \(name) is not part of this container; pass its model type to ModelContainer(for:)"
-            )
-        }
-        return store
-    }
+    ///
+    /// - Throws: ``KVStoreError/unknownEntity`` when the store has no entity of that name.
+    func store(named name: String) throws -> any AnyEntityStore
 }

@@ -91,18 +91,16 @@ public final class ModelContainer: Sendable {
         observer: (any ModelContainerObserver)? = nil
     ) throws {
         try self.init(
-            for: types, configuration: configuration, observer: observer, versioning: .unversioned,
-            migrationProgress: nil)
+            for: types, configuration: configuration, observer: observer, preparation: UnversionedOpening())
     }
 
-    /// Opens (or creates) the store for the given model types, after bringing it to the schema version that
-    /// `versioning` asks for (see ``Migrator``).
+    /// Opens (or creates) the store for the given model types, after `preparation` brought it to the schema version
+    /// the opener asks for.
     init(
         for types: [any Model.Type],
         configuration: ModelConfiguration,
         observer: (any ModelContainerObserver)?,
-        versioning: Migrator.Versioning,
-        migrationProgress: (@Sendable (MigrationProgress) -> Void)?
+        preparation: any SchemaPreparation
     ) throws {
         self.configuration = configuration
         self.observer = observer
@@ -117,7 +115,7 @@ public final class ModelContainer: Sendable {
                 configuration: Environment.Configuration(
                     mapSize: configuration.initialMapSize,
                     maxMapSize: max(configuration.maximumMapSize, configuration.initialMapSize),
-                    maxTables: Self.tableSlots(for: types + versioning.models), options: options))
+                    maxTables: Self.tableSlots(for: types + preparation.models), options: options))
             // lmdb.h: "Stale reader transactions left behind by an aborted program cause further writes to grow the
             // database quickly [...] Fix: Check for stale readers periodically, using the mdb_reader_check
             // function". The lock file is reset only when no process has the store open, so a reader killed while
@@ -138,9 +136,8 @@ public final class ModelContainer: Sendable {
             self.longKeyHash = longKeyHash
             let hasChecksums = format.formatVersion >= 2
             self.hasChecksums = hasChecksums
-            var migrator = Migrator(environment: environment, catalog: catalogTable, progress: migrationProgress)
-            migrator.isReadOnly = configuration.isReadOnly
-            let migrated = try migrator.prepare(versioning)
+            let migrated = try preparation.prepare(
+                environment: environment, catalog: catalogTable, isReadOnly: configuration.isReadOnly)
             var stores: [ObjectIdentifier: any DeclaredEntityStore] = [:]
             var names: Set<String> = []
             for type in types {

@@ -50,25 +50,6 @@ final class SchemaClock: Sendable {
 /// is retried after ``ModelContainer/reloadSchema(waitingUntil:)``.
 struct SchemaReloadNeeded: Error {}
 
-/// The entities a container declares, which follow the catalog.
-protocol DeclaredEntityStore: AnyEntityStore {
-    /// The relationships the model declares.
-    var relationships: [RelationshipInfo] { get }
-    /// The names of the indexes the model declares.
-    var declaredIndexNames: [String] { get }
-    func didCommit(transaction: Int)
-    /// Forgets what an earlier write transaction that did not commit wrote to the catalog.
-    func didBeginWrite()
-    /// Extends the field table from the catalog, for a read.
-    func refreshFields(from stored: FieldTable, isWriting: Bool)
-    /// Takes the catalog entry and the derived indexes, for writes.
-    func reload(_ entry: EntityCatalog, derivedIndexes: [DerivedIndex])
-}
-
-extension EntityStore: DeclaredEntityStore {
-    var declaredIndexNames: [String] { indexes.map(\.description.name) }
-}
-
 extension ModelContainer {
     /// Prepares the entities for a write transaction (each attempt of one), and checks that the container follows
     /// the catalog the transaction sees.
@@ -309,24 +290,5 @@ extension ModelContainer {
                 + "from schema version \(migration.from) to \(migration.to) by a migration under way, and no longer "
                 + "reads as this container's models; the records not yet migrated still read",
             underlying: failure)
-    }
-}
-
-extension Catalog {
-    /// Every entity entry of the catalog, and the keys of those that do not decode, with the reason.
-    package static func entities(
-        in txn: borrowing Transaction, table: Table
-    ) throws -> (entities: [EntityCatalog], damaged: [(key: String, reason: String)]) {
-        var entities: [EntityCatalog] = []
-        var damaged: [(key: String, reason: String)] = []
-        try txn.scan(table, in: .prefix(entityKeyPrefix)) { key, value in
-            do {
-                entities.append(try decodeValue(EntityCatalog.self, from: value, key: Array(key)))
-            } catch {
-                damaged.append((String(decoding: key, as: UTF8.self), "\(error)"))
-            }
-            return true
-        }
-        return (entities, damaged)
     }
 }

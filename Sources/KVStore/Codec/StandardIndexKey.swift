@@ -1,0 +1,44 @@
+import Foundation
+
+/// The types whose index keys ``RecordIndexKeys`` derives exactly from their stored values: KVStore encodes both.
+protocol StandardIndexKey {}
+
+extension Int: StandardIndexKey {}
+extension Int8: StandardIndexKey {}
+extension Int16: StandardIndexKey {}
+extension Int32: StandardIndexKey {}
+extension Int64: StandardIndexKey {}
+extension UInt: StandardIndexKey {}
+extension UInt8: StandardIndexKey {}
+extension UInt16: StandardIndexKey {}
+extension UInt32: StandardIndexKey {}
+extension UInt64: StandardIndexKey {}
+extension Float: StandardIndexKey {}
+extension Double: StandardIndexKey {}
+extension Bool: StandardIndexKey {}
+extension String: StandardIndexKey {}
+extension UUID: StandardIndexKey {}
+extension Date: StandardIndexKey {}
+
+/// Lets code that sees an `Optional` type only as `Any.Type` reach the wrapped type.
+private protocol OptionalType {
+    static var wrappedType: Any.Type { get }
+}
+
+extension Optional: OptionalType {
+    static var wrappedType: Any.Type { Wrapped.self }
+}
+
+/// Whether the index keys of `type` are the standard encoding of its stored values: a ``StandardIndexKey``, an
+/// optional of one, or a raw-value type over one (which encodes its raw value, in its record and in its keys, unless
+/// it gives its own ``IndexKeyEncodable`` encoding: ``SchemaLoader`` compares both on stored records).
+func hasStandardIndexKey(_ type: Any.Type) -> Bool {
+    if type is any StandardIndexKey.Type { return true }
+    if let optional = type as? any OptionalType.Type { return hasStandardIndexKey(optional.wrappedType) }
+    if let raw = type as? any RawRepresentable.Type { return rawValueHasStandardIndexKey(raw) }
+    return false
+}
+
+private func rawValueHasStandardIndexKey<R: RawRepresentable>(_: R.Type) -> Bool {
+    hasStandardIndexKey(R.RawValue.self)
+}
