@@ -6,6 +6,8 @@ let package = Package(
     products: [
         .library(name: "KVStore", targets: ["KVStore"]),
         .library(name: "LMDB", targets: ["LMDB"]),
+        // Checking a store from its path alone, as `kvtool check` does, from a program or a test.
+        .library(name: "KVStoreInspection", targets: ["KVStoreInspection"]),
         .executable(name: "kvtool", targets: ["kvtool"]),
         // For the fuzz targets of Tools/fuzz, a package of its own that depends on this one; not for applications.
         .library(name: "KVToolCore", targets: ["KVToolCore"]),
@@ -24,26 +26,38 @@ let package = Package(
         .target(name: "LMDB", dependencies: ["CLMDB"]),
         // The object store users import.
         .target(name: "KVStore", dependencies: ["LMDB", "CCRC32C"]),
-        // The inspector's logic, a library so that its tests run it in-process.
-        .target(name: "KVToolCore", dependencies: ["KVStore", "LMDB"], path: "Tools/kvtool/Core"),
+        // What a store means to a reader without its program's types: opening a store from its path with its safety
+        // and page checks, the integrity check (public API), record queries over the library's planner, records as
+        // JSON. kvtool, crashtest and the tests use it.
+        .target(name: "KVStoreInspection", dependencies: ["KVStore", "LMDB"]),
+        // The inspector's command line, a library so that its tests run it in-process: it parses options, calls
+        // KVStoreInspection (and, for import and export, the library) and prints.
+        .target(
+            name: "KVToolCore", dependencies: ["KVStoreInspection", "KVStore", "LMDB"], path: "Tools/kvtool/Core"),
         // The inspector's executable: its main only calls KVToolCore.
         .executableTarget(name: "kvtool", dependencies: ["KVToolCore"], path: "Tools/kvtool/Main"),
         // The benchmark harness. It imports CLMDB directly: its baselines are the raw LMDB C API.
         .executableTarget(name: "kvbench", dependencies: ["CLMDB", "LMDB", "KVStore"], path: "Benchmarks/kvbench"),
-        // The crash test: kills writer processes at random moments and checks the store (`make crashtest`). It
-        // runs kvtool's integrity check in-process.
-        .executableTarget(name: "crashtest", dependencies: ["KVStore", "LMDB", "KVToolCore"], path: "Tools/crashtest"),
+        // The crash test: kills writer processes at random moments and checks the store (`make crashtest`) with the
+        // integrity check of KVStoreInspection, in-process; it runs `kvtool readers` through KVToolCore.
+        .executableTarget(
+            name: "crashtest", dependencies: ["KVStore", "LMDB", "KVStoreInspection", "KVToolCore"],
+            path: "Tools/crashtest"),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
         // The models of the multi-process tests, shared by the tests and the child processes they start.
         .target(name: "SharingModels", dependencies: ["KVStore"], path: "Tests/SharingModels"),
         // The child process of the multi-process tests: opens a store, writes, migrates or streams as told.
         .executableTarget(
             name: "SharingHelper", dependencies: ["KVStore", "SharingModels"], path: "Tests/SharingHelper"),
-        // KVToolCore gives the model-based tests kvtool's integrity check, run in-process; the helper executable is a
-        // dependency so that it is built for the multi-process tests that start it.
-        .testTarget(name: "KVStoreTests", dependencies: ["KVStore", "KVToolCore", "SharingModels", "SharingHelper"]),
+        // KVStoreInspection gives the model-based tests the integrity check, run in-process; the helper executable is
+        // a dependency so that it is built for the multi-process tests that start it.
+        .testTarget(
+            name: "KVStoreTests", dependencies: ["KVStore", "KVStoreInspection", "SharingModels", "SharingHelper"]),
+        .testTarget(name: "KVStoreInspectionTests", dependencies: ["KVStoreInspection", "KVStore", "LMDB"]),
         // Depends on the executables so that they are built for the smoke tests that run them.
-        .testTarget(name: "KVToolTests", dependencies: ["KVToolCore", "KVStore", "LMDB", "kvtool", "crashtest"]),
+        .testTarget(
+            name: "KVToolTests",
+            dependencies: ["KVToolCore", "KVStoreInspection", "KVStore", "LMDB", "kvtool", "crashtest"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,5 @@
 import KVStore
+import KVStoreInspection
 import LMDB
 
 /// The `kvtool` command line: an inspector for any KVStore store, working from the store's catalog alone.
@@ -106,9 +107,9 @@ public enum KVTool {
         } catch let error as ToolError {
             console.printError("Error: \(error.message)")
             return 1
-        } catch let error as UnreadableStore {
+        } catch let error as InspectionError {
             console.printError("Error: \(error.message)")
-            return command == CheckCommand.self ? CheckCommand.unreadableStatus : 1
+            return 1
         } catch let failure as OutputFailure {
             console.printError("Error: \(failure.message)")
             reported = failure

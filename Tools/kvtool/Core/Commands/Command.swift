@@ -1,3 +1,5 @@
+import KVStoreInspection
+
 /// A kvtool subcommand: its description, its parsed arguments, and what it does.
 protocol Command {
     /// The name, arguments, options and help of the subcommand.

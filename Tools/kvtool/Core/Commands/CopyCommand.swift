@@ -1,3 +1,4 @@
+import KVStoreInspection
 import LMDB
 
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import KVStore
+import KVStoreInspection
 
 /// `kvtool count <path> <entity> [--where <field=value> ...]`: how many records an entity has, or meet conditions.
 struct CountCommand: Command {

@@ -1,5 +1,6 @@
 import Foundation
 import KVStore
+import KVStoreInspection
 
 /// `kvtool export <path> [<entity> ...] [--output <file>]`: records as JSON Lines, streamed in chunks.
 struct ExportCommand: Command {

@@ -1,5 +1,6 @@
 import Foundation
 import KVStore
+import KVStoreInspection
 import LMDB
 
 /// `kvtool extract <path> <entity> <id> <attribute> <file>`: one external value, streamed to a file.

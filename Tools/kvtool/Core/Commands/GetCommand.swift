@@ -1,5 +1,6 @@
 import Foundation
 import KVStore
+import KVStoreInspection
 import LMDB
 
 /// `kvtool get <path> <entity> <id> ... [--follow <relationship> ...]`: records as pretty JSON, with related ones.

@@ -1,5 +1,6 @@
 import Foundation
 import KVStore
+import KVStoreInspection
 import LMDB
 
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import KVStore
+import KVStoreInspection
 import LMDB
 
 /// `kvtool info <path>`: the store's format, sizes, readers, and the entries of every table.

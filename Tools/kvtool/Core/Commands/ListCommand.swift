@@ -1,5 +1,6 @@
 import Foundation
 import KVStore
+import KVStoreInspection
 
 /// `kvtool list <path> <entity> [--where …] [--sort …] [--limit n] [--offset n] [--fields a,b] [--json | --table]`.
 struct ListCommand: Command {

@@ -1,3 +1,5 @@
+import KVStoreInspection
+
 /// `kvtool readers <path> [--clear-stale]`: the reader slots in use, and clearing those of dead processes.
 struct ReadersCommand: Command {
     static let spec = CommandSpec(

@@ -1,4 +1,5 @@
 import KVStore
+import KVStoreInspection
 import LMDB
 
 /// `kvtool schema <path>`: each entity's fields, indexes, unique constraints and relationships, from the catalog.

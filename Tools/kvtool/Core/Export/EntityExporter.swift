@@ -1,5 +1,6 @@
 import Foundation
 import KVStore
+import KVStoreInspection
 import LMDB
 
 /// Writes one entity's lines of an export: each record, followed by the chunks of its external values.

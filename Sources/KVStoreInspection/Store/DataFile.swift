@@ -12,55 +12,58 @@
 /// `data.mdb` that is not a regular file: a symbolic link, a FIFO (whose open would block), a device. The checks look
 /// at the path itself (`lstat`, `O_NOFOLLOW`); they are checks, not a guarantee against someone who swaps the file
 /// between them and LMDB's own open.
-struct DataFile {
+package struct DataFile {
     /// The store's directory.
-    let directory: String
+    package let directory: String
     /// The size of `data.mdb` in bytes.
-    let fileSize: Int
+    package let fileSize: Int
     /// The user who owns `data.mdb`: the store's owner.
-    let owner: uid_t
+    package let owner: uid_t
     /// The header of the newest meta page, when it could be read.
-    let header: Header?
+    package let header: Header?
 
     /// What the newest of the two meta pages says.
-    struct Header {
+    package struct Header {
         /// The map size the store was last committed with, in bytes.
-        var mapSize: Int
+        package var mapSize: Int
         /// The page size in bytes.
-        var pageSize: Int
+        package var pageSize: Int
         /// The ID of the last committed transaction.
-        var transactionID: Int
+        package var transactionID: Int
     }
 
     /// The path of the data file inside the directory.
-    var path: String {
+    package var path: String {
         directory + "/data.mdb"
     }
 
     /// Checks that `directory` holds an LMDB data file, and reads its header.
     ///
-    /// - Throws: ``ToolError`` naming what is wrong: no such path, a file rather than a directory, a directory
-    ///   without `data.mdb`, a `data.mdb` that is not a regular file, or one that is not an LMDB file (saying what its
-    ///   first bytes are).
-    init(directory: String) throws(ToolError) {
+    /// - Throws: ``InspectionError`` naming what is wrong: ``InspectionError/notAStore`` for no such path, a file
+    ///   rather than a directory, a directory without `data.mdb`, or a `data.mdb` that is not an LMDB file (saying
+    ///   what its first bytes are); ``InspectionError/refused`` for a `data.mdb` that is not a regular file;
+    ///   ``InspectionError/systemError`` when the files cannot be looked at.
+    package init(directory: String) throws(InspectionError) {
         self.directory = directory
         var status = stat()
         guard stat(directory, &status) == 0 else {
-            if errno == ENOENT { throw ToolError("No such store: '\(directory)' does not exist") }
-            throw ToolError("Cannot read '\(directory)': \(SystemError.describe(errno))")
+            if errno == ENOENT { throw InspectionError(.notAStore, "No such store: '\(directory)' does not exist") }
+            throw InspectionError(.systemError, "Cannot read '\(directory)': \(SystemError.describe(errno))")
         }
         guard status.st_mode & S_IFMT == S_IFDIR else {
-            throw ToolError("'\(directory)' is a file, not a store: a store is a directory that holds data.mdb")
+            throw InspectionError(
+                .notAStore, "'\(directory)' is a file, not a store: a store is a directory that holds data.mdb")
         }
         let dataPath = directory + "/data.mdb"
         switch FileKind.status(of: dataPath) {
         case .failure(let failure) where failure.code == ENOENT:
-            throw ToolError("'\(directory)' is not a store: the directory holds no data.mdb")
+            throw InspectionError(.notAStore, "'\(directory)' is not a store: the directory holds no data.mdb")
         case .failure(let failure):
-            throw ToolError("Cannot read '\(dataPath)': \(SystemError.describe(failure.code))")
+            throw InspectionError(.systemError, "Cannot read '\(dataPath)': \(SystemError.describe(failure.code))")
         case .success(let found):
             guard FileKind(mode: found.st_mode) == .regular else {
-                throw ToolError(
+                throw InspectionError(
+                    .refused,
                     "'\(directory)' is not a store kvtool opens: its data.mdb is "
                         + "\(FileKind.describe(dataPath, status: found)), not a regular file")
             }
@@ -82,20 +85,21 @@ struct DataFile {
     private static let magic: UInt32 = 0xBEEF_C0DE
 
     /// Reads both meta pages and returns the newer; throws when the first does not carry LMDB's magic number.
-    private static func readHeader(_ path: String, directory: String) throws(ToolError) -> Header? {
+    private static func readHeader(_ path: String, directory: String) throws(InspectionError) -> Header? {
         // O_NONBLOCK: should a FIFO have replaced the file since the check, the open does not wait for a writer.
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else {
-            throw ToolError("Cannot read '\(path)': \(SystemError.describe(errno))")
+            throw InspectionError(.systemError, "Cannot read '\(path)': \(SystemError.describe(errno))")
         }
         defer { close(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
-            throw ToolError(
-                "'\(directory)' is not a store kvtool opens: its data.mdb changed while kvtool looked at it")
+            throw InspectionError(
+                .refused, "'\(directory)' is not a store kvtool opens: its data.mdb changed while kvtool looked at it")
         }
         guard let first = readMeta(descriptor, at: 0), first.magic == magic else {
-            throw ToolError("'\(directory)' is not a store: its data.mdb \(foreignDescription(descriptor))")
+            throw InspectionError(
+                .notAStore, "'\(directory)' is not a store: its data.mdb \(foreignDescription(descriptor))")
         }
         guard first.pageSize > 0, let second = readMeta(descriptor, at: first.pageSize), second.magic == magic else {
             return first.header

@@ -2,14 +2,20 @@ import Foundation
 import KVStore
 
 /// A JSON value that does not read as a record value: wrong kind for the catalog, bad UUID, bad date...
-struct RecordJSONError: Error, Equatable, CustomStringConvertible {
+package struct RecordJSONError: Error, Equatable, CustomStringConvertible {
     /// Where in the record: `priority`, `ingredients[0].grams`.
-    let path: String
+    package let path: String
     /// What is wrong.
-    let reason: String
+    package let reason: String
+
+    /// Creates an error; the parameters are the properties of the same names.
+    package init(path: String, reason: String) {
+        self.path = path
+        self.reason = reason
+    }
 
     /// `field 'priority': expected an int (the catalog's kind), got a string`.
-    var description: String {
+    package var description: String {
         path.isEmpty ? reason : "field '\(path)': \(reason)"
     }
 }
@@ -20,7 +26,8 @@ extension RecordJSON {
     ///
     /// - Throws: ``RecordJSONError`` naming the field, when a value contradicts the field's kind in `kinds`, a tag
     ///   has a bad payload, or a number is out of range.
-    static func record(from json: JSONValue, kinds: [String: ValueKind]) throws(RecordJSONError) -> RecordValue {
+    package static func record(from json: JSONValue, kinds: [String: ValueKind]) throws(RecordJSONError) -> RecordValue
+    {
         guard case .object(let members) = json, !looksLikeTag(members) else {
             return try value(from: json, kind: nil, path: "")
         }
@@ -34,7 +41,9 @@ extension RecordJSON {
 
     /// Reads one value: a tagged value as its tag says, otherwise in the natural form of `kind`, or in the default
     /// form when there is no kind.
-    static func value(from json: JSONValue, kind: ValueKind?, path: String) throws(RecordJSONError) -> RecordValue {
+    package static func value(
+        from json: JSONValue, kind: ValueKind?, path: String
+    ) throws(RecordJSONError) -> RecordValue {
         if case .object(let members) = json, looksLikeTag(members) {
             return try taggedValue(members[0].name, members[0].value, path: path)
         }
@@ -69,7 +78,7 @@ extension RecordJSON {
     }
 
     /// Reads plain JSON: integers as int (uint beyond Int64), other numbers as double, objects as objects.
-    static func defaultValue(_ json: JSONValue, path: String) throws(RecordJSONError) -> RecordValue {
+    package static func defaultValue(_ json: JSONValue, path: String) throws(RecordJSONError) -> RecordValue {
         switch json {
         case .null: return .null
         case .bool(let value): return .bool(value)

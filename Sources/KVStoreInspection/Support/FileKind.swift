@@ -5,11 +5,11 @@
 #endif
 
 /// What kind of file a path names, from `lstat`, in words for messages: kvtool says what it found.
-enum FileKind: Equatable {
+package enum FileKind: Equatable {
     case regular, directory, symbolicLink, fifo, characterDevice, blockDevice, socket, unknown
 
     /// The kind of a file with these `st_mode` bits.
-    init(mode: mode_t) {
+    package init(mode: mode_t) {
         switch mode & S_IFMT {
         case S_IFREG: self = .regular
         case S_IFDIR: self = .directory
@@ -23,7 +23,7 @@ enum FileKind: Equatable {
     }
 
     /// The kind with its article, as a message writes it: `a FIFO (named pipe)`.
-    var description: String {
+    package var description: String {
         switch self {
         case .regular: "a regular file"
         case .directory: "a directory"
@@ -37,21 +37,21 @@ enum FileKind: Equatable {
     }
 
     /// The status of `path` itself, not following a symbolic link, or the `errno` of the failure.
-    static func status(of path: String) -> Result<stat, SystemCallFailure> {
+    package static func status(of path: String) -> Result<stat, SystemCallFailure> {
         var status = stat()
         guard lstat(path, &status) == 0 else { return .failure(SystemCallFailure(code: errno)) }
         return .success(status)
     }
 
     /// The kind of `path` with its article, and for a symbolic link where it points: `a symbolic link (to 'x')`.
-    static func describe(_ path: String, status: stat) -> String {
+    package static func describe(_ path: String, status: stat) -> String {
         let kind = FileKind(mode: status.st_mode)
         guard kind == .symbolicLink, let target = linkTarget(path) else { return kind.description }
         return "\(kind.description) (to '\(target)')"
     }
 
     /// Where the symbolic link at `path` points, as written in the link.
-    static func linkTarget(_ path: String) -> String? {
+    package static func linkTarget(_ path: String) -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink(path, &buffer, buffer.count - 1)
         guard count >= 0 else { return nil }
@@ -60,7 +60,7 @@ enum FileKind: Equatable {
 }
 
 /// A system call that failed, with its `errno`.
-struct SystemCallFailure: Error, Equatable {
+package struct SystemCallFailure: Error, Equatable {
     /// The `errno` value.
-    let code: Int32
+    package let code: Int32
 }

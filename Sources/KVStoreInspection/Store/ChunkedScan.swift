@@ -16,13 +16,13 @@ import LMDB
 ///     return true
 /// }
 /// ```
-struct ChunkedScan {
+package struct ChunkedScan {
     /// The environment to read.
-    let environment: Environment
+    package let environment: Environment
     /// The table to walk.
-    let table: Table
+    package let table: Table
     /// The most entries one read transaction visits.
-    let chunkSize: Int
+    package let chunkSize: Int
     /// How many read transactions the walk has used so far.
     private(set) var transactions = 0
     /// The most entries one transaction visited.
@@ -34,7 +34,7 @@ struct ChunkedScan {
     ///   - environment: The environment of the table.
     ///   - table: The table to walk.
     ///   - chunkSize: The most entries one read transaction visits.
-    init(environment: Environment, table: Table, chunkSize: Int) {
+    package init(environment: Environment, table: Table, chunkSize: Int) {
         self.environment = environment
         self.table = table
         self.chunkSize = max(1, chunkSize)
@@ -48,7 +48,7 @@ struct ChunkedScan {
     ///   - body: Receives the chunk's transaction (for lookups in other tables), and the entry's key and value,
     ///     which are valid only during the call; returns whether to go on. It must not `await`.
     /// - Throws: What LMDB or `body` throws.
-    mutating func forEach(
+    package mutating func forEach(
         afterChunk: (Int) throws -> Void = { _ in },
         _ body: (borrowing Transaction, UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
     ) throws {

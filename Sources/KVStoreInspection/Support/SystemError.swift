@@ -6,7 +6,7 @@
 
 /// The words kvtool uses for a failed system call's `errno`, so that a message says what happened: a full disk reads
 /// as a full disk, a closed pipe as a closed pipe.
-enum SystemError {
+package enum SystemError {
     /// What `code` means, with its symbolic name: `no space left on the device (ENOSPC): the disk is full`.
     ///
     /// - Parameters:
@@ -14,7 +14,7 @@ enum SystemError {
     ///   - path: A file on the file system that was written, if any. An `EIO` there is described as a full disk when
     ///     that file system has (almost) no space left: LMDB reports a short write, which is how a disk that fills up
     ///     in the middle of a write shows, as `EIO`.
-    static func describe(_ code: Int32, writing path: String? = nil) -> String {
+    package static func describe(_ code: Int32, writing path: String? = nil) -> String {
         switch code {
         case ENOSPC: return "no space left on the device (ENOSPC): the disk is full"
         case EDQUOT: return "the disk quota is used up (EDQUOT)"
@@ -42,7 +42,7 @@ enum SystemError {
 
     /// The bytes the current user may still write on the file system of `path` (or of its directory, when `path`
     /// does not exist), or `nil` when that cannot be told.
-    static func freeBytes(onFileSystemOf path: String) -> Int? {
+    package static func freeBytes(onFileSystemOf path: String) -> Int? {
         var status = statvfs()
         var target = path
         while statvfs(target, &status) != 0 {

@@ -1,12 +1,18 @@
 /// JSON text that does not parse, with the column where parsing stopped.
-struct JSONParseError: Error, Equatable, CustomStringConvertible {
+package struct JSONParseError: Error, Equatable, CustomStringConvertible {
     /// What was expected or found.
-    let reason: String
+    package let reason: String
     /// The 1-based column (byte offset plus one) of the problem.
-    let column: Int
+    package let column: Int
+
+    /// Creates an error; the parameters are the properties of the same names.
+    package init(reason: String, column: Int) {
+        self.reason = reason
+        self.column = column
+    }
 
     /// A sentence for import's line errors.
-    var description: String {
+    package var description: String {
         "malformed JSON at column \(column): \(reason)"
     }
 }
@@ -21,7 +27,7 @@ struct JSONParseError: Error, Equatable, CustomStringConvertible {
 /// ```swift
 /// let value = try JSONParser.parse(Array(#"{"id":1}"#.utf8))
 /// ```
-struct JSONParser {
+package struct JSONParser {
     private let bytes: [UInt8]
     private var offset = 0
     private static let maximumDepth = 512
@@ -41,7 +47,7 @@ struct JSONParser {
     /// - Returns: The value.
     /// - Throws: ``JSONParseError`` for anything that is not exactly one JSON value surrounded by white space, and for
     ///   an object with two members of the same name.
-    static func parse(_ bytes: [UInt8]) throws(JSONParseError) -> JSONValue {
+    package static func parse(_ bytes: [UInt8]) throws(JSONParseError) -> JSONValue {
         var parser = JSONParser(bytes)
         parser.skipWhitespace()
         let value = try parser.parseValue(depth: 0)

@@ -2,75 +2,24 @@ import Foundation
 import KVStore
 import LMDB
 
-/// A problem `check` found: an error, or a warning that leaves the store usable.
-struct Problem: Equatable {
-    /// How serious the problem is.
-    enum Severity: String {
-        /// The store is inconsistent.
-        case error
-        /// Worth knowing, but allowed (a dangling reference the delete rule allows, a leftover table).
-        case warning
-    }
-
-    /// How serious the problem is.
-    let severity: Severity
-    /// The entity concerned, if any.
-    let entity: String?
-    /// The record concerned, if any.
-    let id: UUID?
-    /// The index or relationship concerned, if any.
-    let part: String?
-    /// The whole message, naming the entity, record and index.
-    let message: String
-
-    /// `error: Task 0190…: missing from index projectID (projectID = "…")`.
-    var text: String {
-        "\(severity.rawValue): \(message)"
-    }
-
-    /// The problem as a JSON object.
-    var json: JSONValue {
-        .object([
-            JSONMember("severity", .string(severity.rawValue)),
-            JSONMember("entity", entity.map(JSONValue.string) ?? .null),
-            JSONMember("id", id.map { .string($0.uuidString) } ?? .null),
-            JSONMember("part", part.map(JSONValue.string) ?? .null), JSONMember("message", .string(message)),
-        ])
-    }
-}
-
-/// The full integrity check of a store, streamed with bounded memory.
+/// The full integrity check of a store, streamed with bounded memory: the engine of ``StoreInspection/check(path:chunkSize:)``
+/// and of `kvtool check`.
 ///
-/// It checks the catalog (each entity has its record table, each index its table with the right flags, fields and
-/// kinds fit the indexes and relationships, targets exist), then walks each record table in key order, a chunk per
-/// read transaction (each record decodes, holds its key as `id`, has its index entries, unique values hold, its
-/// references resolve), then each index table in key order (each entry points to a record that holds the indexed
-/// value), then the chunks of each entity's external values (each descriptor's chunks are there with the right sizes,
-/// and each chunk belongs to a descriptor). Lookups in the other direction are point reads, so no set of keys is ever
-/// held in memory.
+/// It reports what the page check found (damaged pages, pages neither used nor free), then checks the catalog (each
+/// entity has its record table, each index its table with the right flags, fields and kinds fit the indexes and
+/// relationships, targets exist), then walks each record table in key order, a chunk per read transaction (each
+/// record decodes, holds its key as `id`, has its index entries, unique values hold, its references resolve), then
+/// each index table in key order (each entry points to a record that holds the indexed value), then the chunks of
+/// each entity's external values (each descriptor's chunks are there with the right sizes, and each chunk belongs to a
+/// descriptor). Lookups in the other direction are point reads, so no set of keys is ever held in memory. Tables the
+/// page check found damaged are reported and not read.
 ///
 /// ```swift
-/// let checker = IntegrityChecker(store: store, chunkSize: 1000) { problem in print(problem.text) }
+/// let checker = IntegrityChecker(store: store, chunkSize: 1000) { problem in print(problem) }
 /// try checker.run()
-/// checker.errors == 0
+/// checker.summary.isConsistent
 /// ```
-final class IntegrityChecker {
-    /// What the check visited.
-    struct Statistics: Equatable {
-        /// Entities whose records were checked.
-        var entities = 0
-        /// Records read.
-        var records = 0
-        /// Index entries read, and expected entries looked up.
-        var indexEntries = 0
-        /// Relationship references resolved.
-        var references = 0
-        /// Read transactions used.
-        var transactions = 0
-        /// The most entries one read transaction visited.
-        var largestChunk = 0
-    }
-
+package final class IntegrityChecker {
     /// A relationship field whose IDs must name records of the target.
     struct Reference {
         let relationship: RelationshipCatalog
@@ -90,38 +39,44 @@ final class IntegrityChecker {
         let kinds: [String: ValueKind]
     }
 
-    let store: InspectedStore
-    let chunkSize: Int
-    private let report: (Problem) -> Void
-    private let progress: Progress?
+    /// The store checked.
+    package let store: InspectedStore
+    /// The most entries one read transaction visits.
+    package let chunkSize: Int
+    private let report: (CheckProblem) -> Void
     /// What the check visited so far; only the check changes it.
-    var statistics = Statistics()
-    /// Called after each chunk's read transaction with the statistics so far; for instrumentation.
-    var chunkObserver: ((Statistics) -> Void)?
+    package internal(set) var statistics = CheckStatistics()
+    /// Called after each chunk's read transaction, for progress lines and instrumentation.
+    package var progress: ((CheckProgress) -> Void)?
     /// Errors found so far.
-    private(set) var errors = 0
+    package private(set) var errors = 0
     /// Warnings found so far.
-    private(set) var warnings = 0
+    package private(set) var warnings = 0
 
     /// Creates a check.
     ///
     /// - Parameters:
-    ///   - store: The store to check.
+    ///   - store: The store to check, opened with `pages: .full` for the whole page check (with `.roots`, only the
+    ///     meta pages and table roots were checked).
     ///   - chunkSize: The most entries one read transaction visits.
-    ///   - progress: A progress line to update, if any.
     ///   - report: Receives each problem as it is found.
-    init(store: InspectedStore, chunkSize: Int, progress: Progress? = nil, report: @escaping (Problem) -> Void) {
+    package init(store: InspectedStore, chunkSize: Int, report: @escaping (CheckProblem) -> Void) {
         self.store = store
         self.chunkSize = chunkSize
-        self.progress = progress
         self.report = report
     }
 
-    /// Runs the whole check, but for the tables whose pages the store's page check found damaged: reading them through
-    /// LMDB, which trusts its pages, could crash or read garbage.
+    /// The counts so far, and what the check visited.
+    package var summary: CheckSummary {
+        CheckSummary(errorCount: errors, warningCount: warnings, statistics: statistics)
+    }
+
+    /// Runs the whole check: reports what the store's page check found, then checks everything but the tables whose
+    /// pages it found damaged, since reading them through LMDB, which trusts its pages, could crash or read garbage.
     ///
     /// - Throws: What LMDB throws; problems of the store are reported, not thrown.
-    func run() throws {
+    package func run() throws {
+        reportPages()
         let damaged = store.damagedTables
         func readable(_ table: String, of entity: String) -> Bool {
             guard damaged.contains(table) else { return true }
@@ -144,12 +99,11 @@ final class IntegrityChecker {
                 try checkIndex(index.catalog, table: index.table, of: entity)
             }
         }
-        progress?.finish()
     }
 
     /// Reports what the page check found: damaged pages as errors, naming their tables, and pages neither used nor
     /// free as warnings (a killed writer can leave some; LMDB reuses them).
-    func reportPages() {
+    private func reportPages() {
         for pageProblem in store.pages.problems {
             let table = pageProblem.owner.tableName
             let entity = table.flatMap { name -> String? in
@@ -167,10 +121,11 @@ final class IntegrityChecker {
 
     /// Reports a problem.
     func problem(
-        _ severity: Problem.Severity, _ message: String, entity: String? = nil, id: UUID? = nil, part: String? = nil
+        _ severity: CheckProblem.Severity, _ message: String, entity: String? = nil, id: UUID? = nil,
+        part: String? = nil
     ) {
         if severity == .error { errors += 1 } else { warnings += 1 }
-        report(Problem(severity: severity, entity: entity, id: id, part: part, message: message))
+        report(CheckProblem(severity: severity, entity: entity, id: id, part: part, message: message))
     }
 
     /// Walks a table in chunks, counting transactions, with a progress line.
@@ -180,8 +135,7 @@ final class IntegrityChecker {
     ) throws {
         var scan = ChunkedScan(environment: store.environment, table: table, chunkSize: chunkSize)
         try scan.forEach(afterChunk: { visited in
-            progress?.update("check: \(label) \(Formatting.grouped(visited))")
-            chunkObserver?(statistics)
+            progress?(CheckProgress(label: label, visited: visited, statistics: statistics))
         }) { txn, key, value in
             try body(txn, key, value)
             return true
@@ -189,4 +143,14 @@ final class IntegrityChecker {
         statistics.transactions += scan.transactions
         statistics.largestChunk = max(statistics.largestChunk, scan.largestChunk)
     }
+}
+
+/// How far a check got: sent after each chunk of a table's walk.
+package struct CheckProgress {
+    /// What is walked: an entity's records (`Task`), an index (`Task.projectID`), external values or chunks.
+    package let label: String
+    /// The entries of that table visited so far.
+    package let visited: Int
+    /// What the whole check visited so far.
+    package let statistics: CheckStatistics
 }

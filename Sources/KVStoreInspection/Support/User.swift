@@ -5,9 +5,9 @@
 #endif
 
 /// Users by ID, named for messages about who owns a store.
-enum User {
+package enum User {
     /// The login name of `uid`, or `nil` when the user database has none.
-    static func name(of uid: uid_t) -> String? {
+    package static func name(of uid: uid_t) -> String? {
         var entry = passwd()
         var found: UnsafeMutablePointer<passwd>?
         var buffer = [CChar](repeating: 0, count: 4096)
@@ -22,7 +22,7 @@ enum User {
     }
 
     /// `nobody (uid 65534)`, or `uid 1234` for an ID without a name.
-    static func describe(_ uid: uid_t) -> String {
+    package static func describe(_ uid: uid_t) -> String {
         name(of: uid).map { "\($0) (uid \(uid))" } ?? "uid \(uid)"
     }
 }

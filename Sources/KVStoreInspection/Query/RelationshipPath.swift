@@ -12,9 +12,9 @@ import LMDB
 /// let tasks = try RelationshipPath(named: "tasks", of: project, in: store)
 /// let ids = try store.environment.read { txn in try tasks.relatedIDs(of: record, id: id, txn: txn) }
 /// ```
-struct RelationshipPath {
+package struct RelationshipPath {
     /// Where the related IDs come from.
-    enum Source {
+    package enum Source {
         /// A field of the record.
         case field(String)
         /// An index of the target, looked up with the record's ID.
@@ -22,22 +22,24 @@ struct RelationshipPath {
     }
 
     /// The relationship as the catalog describes it.
-    let relationship: RelationshipCatalog
+    package let relationship: RelationshipCatalog
     /// The entity on the other side.
-    let target: EntityCatalog
+    package let target: EntityCatalog
     /// The target's record table.
-    let targetRecords: Table
+    package let targetRecords: Table
     /// Where the related IDs come from.
-    let source: Source
+    package let source: Source
 
     /// Resolves the relationship `name` of `entity`.
     ///
-    /// - Throws: ``ToolError`` when the entity has no such relationship, its target is not in the catalog, or a
-    ///   derived relationship has no inverse or no index to follow.
-    init(named name: String, of entity: EntityCatalog, in store: InspectedStore) throws {
+    /// - Throws: ``InspectionError/notFound`` when the entity has no such relationship, its target is not in the
+    ///   catalog, or a derived relationship has no inverse or no index to follow; ``InspectionError/damaged`` when
+    ///   a table is missing; what LMDB throws.
+    package init(named name: String, of entity: EntityCatalog, in store: InspectedStore) throws {
         guard let relationship = entity.relationships.first(where: { $0.name == name }) else {
             let known = entity.relationships.map(\.name)
-            throw ToolError(
+            throw InspectionError(
+                .notFound,
                 "Unknown relationship '\(name)': \(entity.name) has "
                     + (known.isEmpty ? "no relationships" : "the relationships " + known.joined(separator: ", ")))
         }
@@ -46,9 +48,9 @@ struct RelationshipPath {
 
     /// Resolves a relationship of `entity`.
     ///
-    /// - Throws: ``ToolError`` when the target is not in the catalog, or a derived relationship has no inverse or no
-    ///   index to follow.
-    init(_ relationship: RelationshipCatalog, of entity: EntityCatalog, in store: InspectedStore) throws {
+    /// - Throws: ``InspectionError/notFound`` when the target is not in the catalog, or a derived relationship has no
+    ///   inverse or no index to follow; ``InspectionError/damaged`` when a table is missing; what LMDB throws.
+    package init(_ relationship: RelationshipCatalog, of entity: EntityCatalog, in store: InspectedStore) throws {
         self.relationship = relationship
         target = try store.entity(named: relationship.target)
         targetRecords = try store.recordTable(of: target)
@@ -58,7 +60,8 @@ struct RelationshipPath {
         }
         let what = "\(entity.name).\(relationship.name)"
         guard let inverseField = Self.derivedField(of: relationship, entity: entity, target: target) else {
-            throw ToolError(
+            throw InspectionError(
+                .notFound,
                 "\(what) is derived, but the catalog does not tell which field of \(target.name) holds the IDs: "
                     + "\(target.name) declares no single to-one or many-to-many relationship back to \(entity.name)")
         }
@@ -66,7 +69,8 @@ struct RelationshipPath {
             let index = target.indexes.first(where: { $0.name == inverseField })
                 ?? target.indexes.first(where: { $0.fields == [inverseField] })
         else {
-            throw ToolError("\(what) is derived from \(target.name).\(inverseField), which has no index to follow")
+            throw InspectionError(
+                .notFound, "\(what) is derived from \(target.name).\(inverseField), which has no index to follow")
         }
         source = .index(index, try store.indexTable(of: target, index))
     }
@@ -74,7 +78,7 @@ struct RelationshipPath {
     /// The field of `target` that holds the IDs of a derived relationship of `entity`, as far as the catalog tells:
     /// the field of the target's relationship the inverse names, or of the one that names this relationship as its
     /// inverse, or of the only one pointing back at `entity` without an inverse.
-    static func derivedField(
+    package static func derivedField(
         of relationship: RelationshipCatalog, entity: EntityCatalog, target: EntityCatalog
     ) -> String? {
         let stored = target.relationships.filter { $0.target == entity.name && $0.field != nil }
@@ -88,20 +92,20 @@ struct RelationshipPath {
     }
 
     /// Whether the relationship relates many models.
-    var isToMany: Bool {
+    package var isToMany: Bool {
         Self.isToMany(relationship)
     }
 
     /// Whether a relationship relates many models: its cardinality says so, or it is derived (a derived side
     /// gathers every model whose field points back, however the catalog records its cardinality).
-    static func isToMany(_ relationship: RelationshipCatalog) -> Bool {
-        relationship.cardinality == "toMany" || relationship.field == nil
+    package static func isToMany(_ relationship: RelationshipCatalog) -> Bool {
+        relationship.knownCardinality == .toMany || relationship.field == nil
     }
 
     /// The IDs of the models related to the record `id`.
     ///
     /// - Throws: What LMDB throws.
-    func relatedIDs(of record: RecordValue, id: UUID, txn: borrowing Transaction) throws -> [UUID] {
+    package func relatedIDs(of record: RecordValue, id: UUID, txn: borrowing Transaction) throws -> [UUID] {
         switch source {
         case .field(let field):
             return Self.storedIDs(RecordIndexKeys.value(of: field, in: record)).ids
@@ -112,7 +116,7 @@ struct RelationshipPath {
     }
 
     /// The IDs a relationship field holds, and the values in it that are not UUIDs.
-    static func storedIDs(_ value: RecordValue) -> (ids: [UUID], invalid: [RecordValue]) {
+    package static func storedIDs(_ value: RecordValue) -> (ids: [UUID], invalid: [RecordValue]) {
         switch value {
         case .null: return ([], [])
         case .uuid(let id): return ([id], [])

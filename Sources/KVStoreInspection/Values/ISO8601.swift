@@ -10,7 +10,7 @@ import Foundation
 /// ISO8601.exactString(Date(timeIntervalSinceReferenceDate: 800_000_000))  // "2026-05-07T06:13:20Z"
 /// ISO8601.date(from: "2026-05-07")  // midnight UTC
 /// ```
-enum ISO8601 {
+package enum ISO8601 {
     /// Seconds from 1970-01-01 to 2001-01-01, the reference date of `Date`.
     private static let referenceOffset: Int64 = 978_307_200
     /// The years the text form covers: four digits.
@@ -18,7 +18,7 @@ enum ISO8601 {
 
     /// The text of a date that reads back exactly, with as few fraction digits as that takes, or `nil` when no text
     /// with up to nine fraction digits does (or the year has more than four digits).
-    static func exactString(_ date: Date) -> String? {
+    package static func exactString(_ date: Date) -> String? {
         let interval = date.timeIntervalSinceReferenceDate
         guard interval.isFinite, abs(interval) < 4e11 else { return nil }
         let whole = interval.rounded(.down)
@@ -41,7 +41,7 @@ enum ISO8601 {
 
     /// The text of a date for people: nine fraction digits at most, trailing zeros dropped, whether or not it reads
     /// back exactly; the interval itself when the year is out of range.
-    static func displayString(_ date: Date) -> String {
+    package static func displayString(_ date: Date) -> String {
         let interval = date.timeIntervalSinceReferenceDate
         guard var text = string(interval, fractionDigits: 9) else { return interval.description }
         text.removeLast()
@@ -77,7 +77,7 @@ enum ISO8601 {
     /// there is no zone), with up to nine fraction digits.
     ///
     /// - Returns: The date, or `nil` when the text is not such a date.
-    static func date(from text: String) -> Date? {
+    package static func date(from text: String) -> Date? {
         var scanner = DateScanner(Array(text.utf8))
         guard let year = scanner.number(4), scanner.skip("-"), let month = scanner.number(2), scanner.skip("-"),
             let day = scanner.number(2), (1...12).contains(month), day >= 1

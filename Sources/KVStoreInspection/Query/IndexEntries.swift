@@ -1,27 +1,21 @@
 import Foundation
 import KVStore
 
-/// What kvtool shows and sorts of index keys. The keys themselves are the library's one derivation from records,
-/// ``RecordIndexKeys``; these helpers only display them, tell whether a field exists for a query, and sort `list
-/// --sort` in the same order-preserving encoding.
-enum IndexEntries {
+/// What inspection shows and sorts of index keys. The keys themselves are the library's one derivation from records,
+/// ``RecordIndexKeys``, planned over by its one planner, ``CatalogQueryPlanner``; these helpers only display them for
+/// the integrity check's messages, tell whether a field exists for a query, and sort `kvtool list --sort` in the same
+/// order-preserving encoding.
+package enum IndexEntries {
     /// Whether every part of a field name, dotted or not, is in the entity's field table.
-    static func fieldExists(_ field: String, in fields: FieldTable) -> Bool {
+    package static func fieldExists(_ field: String, in fields: FieldTable) -> Bool {
         if fields.existingID(for: field) != nil { return true }
         let parts = field.split(separator: ".", omittingEmptySubsequences: false)
         return parts.count > 1 && parts.allSatisfy { fields.existingID(for: String($0)) != nil }
     }
 
-    /// Whether a key was cut to LMDB's limit by `IndexKey.finalize`, and so no longer holds the whole value.
-    static func isTruncated(_ components: [RecordValue]) -> Bool {
-        var key: [UInt8] = []
-        for component in components { try? IndexKey.append(component, to: &key) }
-        return IndexKey.finalize(&key)
-    }
-
     /// Bytes that sort like a value: its index-key encoding, or for values no key holds, their JSON after every
     /// indexable value.
-    static func sortKey(_ value: RecordValue) -> [UInt8] {
+    package static func sortKey(_ value: RecordValue) -> [UInt8] {
         var key: [UInt8] = []
         if (try? IndexKey.append(value, to: &key)) != nil { return key }
         return [0x02] + Array(RecordJSON.defaultJSON(value).serialized().utf8)
@@ -29,7 +23,9 @@ enum IndexEntries {
 
     /// The text of an index key for messages, read back with the fields' kinds: `name = "Inbox"`; the bytes in
     /// hexadecimal when they do not read back (a cut key, unknown kinds).
-    static func describe(_ key: UnsafeRawBufferPointer, index: IndexCatalog, kinds: [String: ValueKind]) -> String {
+    package static func describe(
+        _ key: UnsafeRawBufferPointer, index: IndexCatalog, kinds: [String: ValueKind]
+    ) -> String {
         var candidates: [[ValueKind]] = []
         let known = index.fields.compactMap { kinds[$0] }
         if !index.isMultiEntry && known.count == index.fields.count {
@@ -52,7 +48,7 @@ enum IndexEntries {
 
 extension String {
     /// The string with leading zeros up to `width` characters.
-    func leftPadded(to width: Int) -> String {
+    package func leftPadded(to width: Int) -> String {
         String(repeating: "0", count: max(0, width - count)) + self
     }
 }

@@ -4,15 +4,12 @@ import LMDB
 /// The catalog's consistency: entries decode, tables exist with the right flags, indexes and relationships fit the
 /// fields and entities.
 extension IntegrityChecker {
-    /// The cardinalities the library knows.
-    static let cardinalities: Set<String> = ["toOne", "toMany"]
-
     /// Checks the catalog, and returns the entities whose records can be checked, with their tables.
     func checkCatalog() throws -> [CheckedEntity] {
         for damaged in store.damagedEntries {
             problem(.error, "The catalog entry '\(damaged.key)' does not decode: \(damaged.reason)")
         }
-        if let migration = SchemaHistory.migrationText(store.schema) {
+        if let migration = store.schema.migrationText {
             problem(
                 .warning,
                 "A schema migration is under way (\(migration)): the store holds records of two schema versions "
@@ -66,7 +63,7 @@ extension IntegrityChecker {
         let entry: ImportProgress?
         do {
             entry = try store.environment.read { txn in try ImportProgress.read(in: txn, catalog: store.catalog) }
-        } catch let error as ToolError {
+        } catch let error as InspectionError {
             problem(.error, error.message)
             return
         }
@@ -147,10 +144,10 @@ extension IntegrityChecker {
             problem(.error, "\(label): \(message)", entity: entity.name, part: relationship.name)
             isSound = false
         }
-        if !Self.cardinalities.contains(relationship.cardinality) {
+        if relationship.knownCardinality == nil {
             fail("unknown cardinality '\(relationship.cardinality)'")
         }
-        if DeleteRule(rawValue: relationship.deleteRule) == nil {
+        if relationship.knownDeleteRule == nil {
             fail("unknown delete rule '\(relationship.deleteRule)'")
         }
         guard let target = store.entities.first(where: { $0.name == relationship.target }) else {
@@ -163,7 +160,7 @@ extension IntegrityChecker {
             fail("its inverse '\(inverse)' is neither a relationship nor a field of \(target.name)")
         }
         if let field = relationship.field, let kind = kinds[field] {
-            let expected: ValueKind = relationship.cardinality == "toMany" ? .array : .uuid
+            let expected: ValueKind = relationship.knownCardinality == .toMany ? .array : .uuid
             if kind != expected { fail("its field '\(field)' holds \(kind.typeName), not \(expected.typeName)") }
         } else if relationship.field == nil {
             guard let field = RelationshipPath.derivedField(of: relationship, entity: entity, target: target) else {
@@ -184,16 +181,16 @@ extension IntegrityChecker {
     /// Why a dangling ID in a relationship field is allowed, or `nil` when it is an error: the relationship allows
     /// dangling IDs, its delete rule is `noAction`, or the target's derived side has the delete rule `noAction`
     /// (deleting a target then leaves the references as they are).
-    static func tolerance(
+    package static func tolerance(
         of relationship: RelationshipCatalog, field: String, of entity: EntityCatalog, target: EntityCatalog
     ) -> String? {
         if relationship.allowsDangling { return "dangling allowed" }
-        if relationship.deleteRule == DeleteRule.noAction.rawValue { return "delete rule noAction" }
+        if relationship.knownDeleteRule == .noAction { return "delete rule \(DeleteRule.noAction.rawValue)" }
         let derived = target.relationships.first { other in
-            other.field == nil && other.target == entity.name && other.deleteRule == DeleteRule.noAction.rawValue
+            other.field == nil && other.target == entity.name && other.knownDeleteRule == .noAction
                 && RelationshipPath.derivedField(of: other, entity: target, target: entity) == field
         }
-        return derived.map { "\(target.name).\($0.name) has the delete rule noAction" }
+        return derived.map { "\(target.name).\($0.name) has the delete rule \(DeleteRule.noAction.rawValue)" }
     }
 
     /// Warns about a record or index table that no catalog entry accounts for.

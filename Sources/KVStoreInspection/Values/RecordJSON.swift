@@ -24,9 +24,9 @@ import KVStore
 /// object that would read as a tag is written as `{"$object":{…}}`. A date that no ISO text gives back exactly is
 /// tagged with its seconds since 2001-01-01 as a number; a non-finite number is `"nan"`, `"inf"`, `"-inf"`, or
 /// the hexadecimal bit pattern of a NaN with a payload.
-enum RecordJSON {
+package enum RecordJSON {
     /// The member names of tagged values.
-    static let tags: Set<String> = [
+    package static let tags: Set<String> = [
         "$bool", "$int", "$uint", "$float", "$double", "$string", "$data", "$date", "$uuid", "$url", "$decimal",
         "$array", "$object", "$stringMap", "$intMap",
     ]
@@ -36,7 +36,7 @@ enum RecordJSON {
     /// - Parameters:
     ///   - record: The decoded record.
     ///   - kinds: The kind the catalog records for each top-level field.
-    static func json(forRecord record: RecordValue, kinds: [String: ValueKind]) -> JSONValue {
+    package static func json(forRecord record: RecordValue, kinds: [String: ValueKind]) -> JSONValue {
         guard case .object(let entries) = record else { return json(for: record, kind: nil) }
         let members = entries.map { JSONMember($0.name, json(for: $0.value, kind: kinds[$0.name])) }
         return looksLikeTag(members) ? tagged("$object", .object(members)) : .object(members)
@@ -44,7 +44,7 @@ enum RecordJSON {
 
     /// The JSON of one value: natural when it has `kind`, tagged when it has another kind (so that reading it with
     /// `kind` cannot mistake it), default when there is no kind.
-    static func json(for value: RecordValue, kind: ValueKind?) -> JSONValue {
+    package static func json(for value: RecordValue, kind: ValueKind?) -> JSONValue {
         guard let kind else { return defaultJSON(value) }
         if value.kind == kind || (value.kind.isBool && kind.isBool), let natural = naturalJSON(value) {
             return natural
@@ -54,7 +54,7 @@ enum RecordJSON {
 
     /// The tagged form of any value but null: the default form of the kinds it tags anyway, and a tag around the
     /// others.
-    static func taggedJSON(_ value: RecordValue) -> JSONValue {
+    package static func taggedJSON(_ value: RecordValue) -> JSONValue {
         switch value {
         case .bool(let value): return tagged("$bool", .bool(value))
         case .int(let value): return tagged("$int", .number(String(value)))
@@ -94,7 +94,7 @@ enum RecordJSON {
     }
 
     /// The default form of a value: plain JSON where it reads back as the same value, tagged otherwise.
-    static func defaultJSON(_ value: RecordValue) -> JSONValue {
+    package static func defaultJSON(_ value: RecordValue) -> JSONValue {
         switch value {
         case .null: return .null
         case .bool(let value): return .bool(value)
@@ -130,21 +130,21 @@ enum RecordJSON {
     }
 
     /// `nan`, `inf`, `-inf`, or for a NaN other than the standard one its bit pattern in hexadecimal.
-    static func nonFinite(_ value: Double) -> String {
+    package static func nonFinite(_ value: Double) -> String {
         if value.isInfinite { return value < 0 ? "-inf" : "inf" }
         if value.bitPattern == Double.nan.bitPattern { return "nan" }
         return "0x" + String(value.bitPattern, radix: 16)
     }
 
     /// `nan`, `inf`, `-inf`, or for a NaN other than the standard one its bit pattern in hexadecimal.
-    static func nonFinite(_ value: Float) -> String {
+    package static func nonFinite(_ value: Float) -> String {
         if value.isInfinite { return value < 0 ? "-inf" : "inf" }
         if value.bitPattern == Float.nan.bitPattern { return "nan" }
         return "0x" + String(value.bitPattern, radix: 16)
     }
 
     /// Whether an object with these members would read as a tagged value.
-    static func looksLikeTag(_ members: [JSONMember]) -> Bool {
+    package static func looksLikeTag(_ members: [JSONMember]) -> Bool {
         members.count == 1 && tags.contains(members[0].name)
     }
 
@@ -153,7 +153,7 @@ enum RecordJSON {
     }
 
     /// The kinds the field table records for top-level fields, by name.
-    static func kinds(of fields: FieldTable) -> [String: ValueKind] {
+    package static func kinds(of fields: FieldTable) -> [String: ValueKind] {
         var kinds: [String: ValueKind] = [:]
         for (offset, name) in fields.names.enumerated() {
             if let kind = fields.kind(of: UInt32(offset + 1)) { kinds[name] = kind }
@@ -162,7 +162,7 @@ enum RecordJSON {
     }
 
     /// The kind a type name of ``ValueKind/typeName`` stands for (`bool` gives `.true`).
-    static func kind(named name: String) -> ValueKind? {
+    package static func kind(named name: String) -> ValueKind? {
         name == "bool" ? .true : ValueKind.allCases.first { $0.typeName == name && !$0.isBool }
     }
 }

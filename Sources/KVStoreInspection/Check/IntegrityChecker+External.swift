@@ -16,7 +16,7 @@ extension IntegrityChecker {
     }
 
     /// The key prefix of a value's chunks.
-    static func chunkPrefix(owner: UUID, field: UInt32, value: UUID) -> [UInt8] {
+    package static func chunkPrefix(owner: UUID, field: UInt32, value: UUID) -> [UInt8] {
         var prefix: [UInt8] = []
         withUnsafeBytes(of: owner.uuid) { prefix.append(contentsOf: $0) }
         withUnsafeBytes(of: field.bigEndian) { prefix.append(contentsOf: $0) }

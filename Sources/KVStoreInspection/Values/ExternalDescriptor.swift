@@ -3,29 +3,29 @@ import KVStore
 
 /// What a record holds of an external value, `{"id": value UUID, "size": bytes, "chunkSize": bytes}`: which chunks
 /// of the entity's `external/<Entity>` table hold it, and how big it is.
-struct ExternalDescriptor: Equatable {
+package struct ExternalDescriptor: Equatable {
     /// The value's ID, the third part of its chunks' keys.
-    let valueID: UUID
+    package let valueID: UUID
     /// The value's size in bytes.
-    let byteCount: Int
+    package let byteCount: Int
     /// The size of every chunk but the last, which holds the rest.
-    let chunkSize: Int
+    package let chunkSize: Int
 
     /// The largest chunk import accepts: a chunk line holds one chunk, and the library writes 256 KiB ones.
-    static let largestChunk = 64 << 20
+    package static let largestChunk = 64 << 20
 
     /// How many chunks hold the value.
-    var chunkCount: Int {
+    package var chunkCount: Int {
         chunkSize > 0 ? byteCount / chunkSize + (byteCount % chunkSize == 0 ? 0 : 1) : 0
     }
 
     /// The size of chunk `index`.
-    func size(ofChunk index: Int) -> Int {
+    package func size(ofChunk index: Int) -> Int {
         index < chunkCount - 1 ? chunkSize : byteCount - (chunkCount - 1) * chunkSize
     }
 
     /// The descriptor a stored record holds, or `nil` when the value is not one (`check` reports it).
-    init?(_ value: RecordValue) {
+    package init?(_ value: RecordValue) {
         func integer(_ name: String) -> Int? {
             switch RecordIndexKeys.value(of: name, in: value) {
             case .int(let number): Int(exactly: number)
@@ -46,7 +46,7 @@ struct ExternalDescriptor: Equatable {
     /// (an int, 0 or more) and `chunkSize` (an int from 1 to ``largestChunk``), with at most 2^32 chunks.
     ///
     /// - Throws: ``RecordJSONError`` saying what is wrong, with `field` as its path.
-    static func parse(_ value: RecordValue, field: String) throws(RecordJSONError) -> ExternalDescriptor {
+    package static func parse(_ value: RecordValue, field: String) throws(RecordJSONError) -> ExternalDescriptor {
         func bad(_ reason: String) -> RecordJSONError {
             RecordJSONError(path: field, reason: "an external value's descriptor \(reason)")
         }

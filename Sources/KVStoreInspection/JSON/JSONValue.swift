@@ -9,7 +9,7 @@
 /// let line = JSONValue.object([JSONMember("entity", .string("Task")), JSONMember("count", .number("3"))])
 /// line.serialized()  // {"entity":"Task","count":3}
 /// ```
-enum JSONValue: Equatable, Sendable {
+package enum JSONValue: Equatable, Sendable {
     /// `null`.
     case null
     /// `true` or `false`.
@@ -24,13 +24,13 @@ enum JSONValue: Equatable, Sendable {
     case object([JSONMember])
 
     /// The value of the first member named `name`, when this is an object that has one.
-    subscript(member name: String) -> JSONValue? {
+    package subscript(member name: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
         return members.first { $0.name == name }?.value
     }
 
     /// What kind of JSON value this is, for messages: `a string`, `an object`...
-    var kindDescription: String {
+    package var kindDescription: String {
         switch self {
         case .null: "null"
         case .bool: "a Boolean"
@@ -42,14 +42,14 @@ enum JSONValue: Equatable, Sendable {
     }
 
     /// The JSON text: compact on one line, or indented by two spaces per level.
-    func serialized(pretty: Bool = false) -> String {
+    package func serialized(pretty: Bool = false) -> String {
         var text = ""
         write(to: &text, pretty: pretty, depth: 0)
         return text
     }
 
     /// Appends the JSON text of this value to `text`.
-    func write(to text: inout String, pretty: Bool, depth: Int) {
+    package func write(to text: inout String, pretty: Bool, depth: Int) {
         switch self {
         case .null: text += "null"
         case .bool(let value): text += value ? "true" : "false"
@@ -88,7 +88,7 @@ enum JSONValue: Equatable, Sendable {
     }
 
     /// Appends `value` as a JSON string literal, escaping quotes, backslashes and control characters.
-    static func writeString(_ value: String, to text: inout String) {
+    package static func writeString(_ value: String, to text: inout String) {
         let needsEscapes = value.utf8.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }
         guard needsEscapes else {
             // The common case, appended whole: scalar-by-scalar appends cost more than the rest of an export.
@@ -125,14 +125,14 @@ enum JSONValue: Equatable, Sendable {
 }
 
 /// A member of a JSON object: a name and a value.
-struct JSONMember: Equatable, Sendable {
+package struct JSONMember: Equatable, Sendable {
     /// The member's name.
-    var name: String
+    package var name: String
     /// The member's value.
-    var value: JSONValue
+    package var value: JSONValue
 
     /// Creates a member.
-    init(_ name: String, _ value: JSONValue) {
+    package init(_ name: String, _ value: JSONValue) {
         self.name = name
         self.value = value
     }

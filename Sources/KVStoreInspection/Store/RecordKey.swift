@@ -3,15 +3,15 @@ import KVStore
 import LMDB
 
 /// Record keys (16-byte UUIDs) and record decoding, shared by the commands.
-enum RecordKey {
+package enum RecordKey {
     /// The UUID of a 16-byte key or index value, or `nil` for any other length.
-    static func uuid(_ bytes: UnsafeRawBufferPointer) -> UUID? {
+    package static func uuid(_ bytes: UnsafeRawBufferPointer) -> UUID? {
         guard bytes.count == 16 else { return nil }
         return UUID(uuid: bytes.loadUnaligned(as: uuid_t.self))
     }
 
     /// The 16 bytes of a UUID, the key of its record.
-    static func bytes(_ id: UUID) -> [UInt8] {
+    package static func bytes(_ id: UUID) -> [UInt8] {
         withUnsafeBytes(of: id.uuid) { Array($0) }
     }
 
@@ -20,7 +20,7 @@ enum RecordKey {
 
     /// The text of a UUID, the same as `uuidString`, written without the formatted printing Foundation uses (which
     /// costs more than the rest of a record's JSON).
-    static func text(_ id: UUID) -> String {
+    package static func text(_ id: UUID) -> String {
         withUnsafeBytes(of: id.uuid) { raw in
             String(unsafeUninitializedCapacity: 36) { buffer in
                 var offset = 0
@@ -40,7 +40,7 @@ enum RecordKey {
 
     /// Parses the 36-character text of a UUID, digits in either case, as `UUID(uuidString:)` does, without the
     /// formatted scanning Foundation uses (which costs more than the rest of an imported line).
-    static func uuid(parsing text: String) -> UUID? {
+    package static func uuid(parsing text: String) -> UUID? {
         let utf8 = text.utf8
         return utf8.withContiguousStorageIfAvailable { chars -> UUID? in
             guard chars.count == 36 else { return nil }
@@ -75,20 +75,21 @@ enum RecordKey {
 
     /// Decodes a record of `entity`, naming the entity and ID when the bytes do not decode.
     ///
-    /// - Throws: ``ToolError`` for bytes that do not decode.
-    static func decode(_ bytes: UnsafeRawBufferPointer, id: UUID, entity: EntityCatalog) throws -> RecordValue {
+    /// - Throws: ``InspectionError/damaged`` for bytes that do not decode.
+    package static func decode(_ bytes: UnsafeRawBufferPointer, id: UUID, entity: EntityCatalog) throws -> RecordValue {
         do {
             return try RecordValue.decode(from: bytes, fields: entity.fields)
         } catch {
-            throw ToolError(
+            throw InspectionError(
+                .damaged,
                 "The stored \(entity.name) \(id) does not decode (\(error)); run 'kvtool check' on the store")
         }
     }
 
     /// The record stored under `id`, decoded, or `nil` when there is none.
     ///
-    /// - Throws: ``ToolError`` when the record does not decode; what LMDB throws.
-    static func record(
+    /// - Throws: ``InspectionError/damaged`` when the record does not decode; what LMDB throws.
+    package static func record(
         _ id: UUID, of entity: EntityCatalog, in table: Table, txn: borrowing Transaction
     ) throws -> RecordValue? {
         try txn.withUnsafeBytes(forKey: bytes(id), in: table) { bytes in
@@ -97,7 +98,9 @@ enum RecordKey {
     }
 
     /// The IDs a `dupSort` index holds under `key`, in order (one table of a unique index holds at most one).
-    static func ids(forKey key: [UInt8], in table: Table, txn: borrowing Transaction) throws -> [UUID] {
+    ///
+    /// - Throws: What LMDB throws.
+    package static func ids(forKey key: [UInt8], in table: Table, txn: borrowing Transaction) throws -> [UUID] {
         guard table.options.contains(.dupSort) else {
             return try txn.withUnsafeBytes(forKey: key, in: table) { $0.flatMap(uuid) }.map { [$0] } ?? []
         }

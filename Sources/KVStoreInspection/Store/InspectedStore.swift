@@ -7,37 +7,38 @@ import LMDB
     import Musl
 #endif
 
-/// A store that kvtool opened from its path alone, with its catalog read: the format, and each entity's fields,
-/// indexes and relationships.
+/// A store opened from its path alone, without the program's model types, with its catalog read: the format, and
+/// each entity's fields, indexes and relationships.
 ///
-/// Stores are opened read-only unless a subcommand writes. The catalog is read once, at open, in one read
-/// transaction: commands work from that snapshot.
+/// This is how `kvtool` and the integrity check (``StoreInspection``) open a store. Stores are opened read-only
+/// unless the caller writes (`kvtool import`). The catalog is read once, at open, in one read transaction: callers
+/// work from that snapshot.
 ///
 /// ```swift
 /// let store = try InspectedStore.open("/var/lib/app/store")
 /// defer { store.close() }
 /// let task = try store.entity(named: "Task")
 /// ```
-final class InspectedStore {
+package final class InspectedStore {
     /// The store's directory, as given.
-    let path: String
+    package let path: String
     /// The data file and its header.
-    let dataFile: DataFile
+    package let dataFile: DataFile
     /// The LMDB environment.
-    let environment: Environment
+    package let environment: Environment
     /// The catalog table.
-    let catalog: Table
+    package let catalog: Table
     /// The `format` entry of the catalog.
-    let format: StoreFormat
+    package let format: StoreFormat
     /// The `schema` entry of the catalog: the schema version, the migration under way, the migrations applied. Empty
     /// when the store never recorded one, or when the entry does not decode (it is then among ``damagedEntries``).
-    let schema: SchemaState
+    package let schema: SchemaState
     /// The entities whose catalog entries decode, in name order.
-    let entities: [EntityCatalog]
+    package let entities: [EntityCatalog]
     /// The catalog entries that do not decode, by catalog key, with the reason.
-    let damagedEntries: [(key: String, reason: String)]
+    package let damagedEntries: [(key: String, reason: String)]
     /// The page check made before the store was read: its meta pages and table roots, or every page for `check`.
-    let pages: PageCheck.Report
+    package let pages: PageCheck.Report
     private let closesEnvironment: Bool
 
     private init(
@@ -62,10 +63,11 @@ final class InspectedStore {
             return (format, schema, entities, damaged)
         }
         guard let format else {
-            throw ToolError("'\(path)' is not a KVStore store: its catalog has no format entry")
+            throw InspectionError(.notAStore, "'\(path)' is not a KVStore store: its catalog has no format entry")
         }
         guard format.formatVersion <= Catalog.formatVersion else {
-            throw ToolError(
+            throw InspectionError(
+                .newerFormat,
                 "'\(path)' was written by KVStore format \(format.formatVersion); kvtool reads format "
                     + "\(Catalog.formatVersion) and older. Use a newer kvtool")
         }
@@ -87,16 +89,19 @@ final class InspectedStore {
     /// Before LMDB reads anything but the meta pages, the library's bounds-checked page parser reads the snapshot the
     /// open will see: by default the meta pages and every table's root, with `pages: .full` every page. A damaged meta
     /// page, main table or catalog table makes the store unreadable; damage in other tables is in ``pages`` for
-    /// `check` to report, and refused for other commands, which would read through it.
+    /// the integrity check to report when `pages` is `.full`, and refused otherwise, since the caller would read
+    /// through it.
     ///
     /// - Parameters:
     ///   - path: The store's directory.
     ///   - writable: Whether to open for writing; otherwise the store is opened read-only.
     ///   - pages: How much of the file to check before reading it.
-    /// - Throws: ``UnreadableStore`` when the store cannot be read safely; ``ToolError`` when the path is not a store
-    ///   (missing, a file, no `data.mdb`, not LMDB, no catalog), has a planted `lock.mdb` or `data.mdb`, was written
-    ///   by a newer format, or would be left with a lock file its owner cannot open.
-    static func open(
+    /// - Throws: ``InspectionError``: ``InspectionError/unreadable`` when the store cannot be read safely,
+    ///   ``InspectionError/notAStore`` when the path is not a store (missing, a file, no `data.mdb`, not LMDB, no
+    ///   catalog), ``InspectionError/refused`` for a planted `lock.mdb` or `data.mdb`, a lock file its owner could not
+    ///   open or a permission denied, ``InspectionError/newerFormat`` for a store of a newer format,
+    ///   ``InspectionError/systemError`` when the files cannot be looked at or LMDB fails to open them.
+    package static func open(
         _ path: String, writable: Bool = false, pages: PageCheck.Scope = .roots
     ) throws -> InspectedStore {
         let dataFile = try DataFile(directory: path)
@@ -107,7 +112,8 @@ final class InspectedStore {
                 options.insert(.noLock)
             } else if geteuid() != dataFile.owner {
                 let owner = User.name(of: dataFile.owner) ?? "<owner>"
-                throw ToolError(
+                throw InspectionError(
+                    .refused,
                     "'\(path)' belongs to \(User.describe(dataFile.owner)) and has no lock file: writing it as "
                         + "\(User.describe(geteuid())) would create a lock.mdb that its owner cannot open. Run "
                         + "kvtool as its owner (for example 'runuser -u \(owner) -- kvtool ...')")
@@ -120,14 +126,15 @@ final class InspectedStore {
         do {
             environment = try Environment.open(path: path, configuration: configuration)
         } catch LMDBError.invalid {
-            throw ToolError("'\(path)' is not a store: its data.mdb is not an LMDB data file")
+            throw InspectionError(.notAStore, "'\(path)' is not a store: its data.mdb is not an LMDB data file")
         } catch LMDBError.accessDenied where geteuid() != dataFile.owner {
-            throw ToolError(
+            throw InspectionError(
+                .refused,
                 "Cannot open the store at '\(path)': permission denied (EACCES). It belongs to "
                     + "\(User.describe(dataFile.owner)) and kvtool runs as \(User.describe(geteuid())); reading it "
                     + "takes write access to its lock.mdb. Run kvtool as its owner")
         } catch {
-            throw ToolError("Cannot open the store at '\(path)': \(error)")
+            throw InspectionError(.systemError, "Cannot open the store at '\(path)': \(error)")
         }
         // The process-wide registry hands out an environment the process already has open (a program's container,
         // or a test's) whatever configuration is asked for; kvtool closes only one it opened itself.
@@ -139,7 +146,8 @@ final class InspectedStore {
             do {
                 catalog = try environment.openTable(named: Catalog.tableName)
             } catch LMDBError.notFound {
-                throw ToolError("'\(path)' is not a KVStore store: it is \(try Self.describeForeign(environment))")
+                throw InspectionError(
+                    .notAStore, "'\(path)' is not a KVStore store: it is \(try Self.describeForeign(environment))")
             }
             return try InspectedStore(
                 path: path, dataFile: dataFile, environment: environment, closesEnvironment: closes,
@@ -163,27 +171,33 @@ final class InspectedStore {
             }
         }
         guard !blocking.isEmpty else { return }
-        throw UnreadableStore(path: path, problems: blocking)
+        let shown = blocking.prefix(3).map(\.description).joined(separator: "; ")
+        let more = blocking.count > 3 ? " and \(blocking.count - 3) more" : ""
+        throw InspectionError(
+            .unreadable,
+            "The store at '\(path)' is damaged where it must be read: \(shown)\(more). Run 'kvtool check \(path)' "
+                + "for the whole report, and restore the store from a backup", pageDamage: blocking)
     }
 
-    /// The tables with damaged pages, which `check` reports and does not read through LMDB.
-    var damagedTables: Set<String> {
+    /// The tables with damaged pages, which the integrity check reports and does not read through LMDB.
+    package var damagedTables: Set<String> {
         Set(pages.problems.filter { $0.severity == .damage && $0.kind != .mapSize }.compactMap { $0.owner.tableName })
     }
 
     /// Whether the store is read without a lock file, which only holds while no program opens it meanwhile.
-    var readsWithoutLockFile: Bool {
+    package var readsWithoutLockFile: Bool {
         environment.configuration.options.contains(.noLock)
     }
 
-    /// Checks, after a command read the store without a lock file, that no program opened the store meanwhile: a
-    /// program that writes does not know about kvtool's reads then, and may have reused pages kvtool read.
+    /// Checks, after the store was read without a lock file, that no program opened the store meanwhile: a program
+    /// that writes does not know about the reads then, and may have reused pages they read.
     ///
-    /// - Throws: ``ToolError`` when a lock file appeared.
-    func checkNoProgramOpenedIt() throws(ToolError) {
+    /// - Throws: ``InspectionError/changedWhileRead`` when a lock file appeared.
+    package func checkNoProgramOpenedIt() throws(InspectionError) {
         guard readsWithoutLockFile else { return }
         if case .failure(let failure) = FileKind.status(of: path + "/lock.mdb"), failure.code == ENOENT { return }
-        throw ToolError(
+        throw InspectionError(
+            .changedWhileRead,
             "A program opened '\(path)' while kvtool read it without a lock file; what kvtool read may mix two "
                 + "states of the store. Run the command again")
     }
@@ -200,13 +214,15 @@ final class InspectedStore {
             "an LMDB environment with \(names.count == 1 ? "table" : "tables") \(shown)\(more) but no KVStore catalog"
     }
 
-    /// Closes the environment, unless the process had it open before kvtool.
-    func close() {
+    /// Closes the environment, unless the process had it open before.
+    package func close() {
         if closesEnvironment { try? environment.close() }
     }
 
     /// Reads every entity entry of the catalog, keeping apart those that do not decode.
-    static func readEntities(
+    ///
+    /// - Throws: What LMDB throws.
+    package static func readEntities(
         in txn: borrowing Transaction, catalog: Table
     ) throws -> (entities: [EntityCatalog], damaged: [(key: String, reason: String)]) {
         var keys: [[UInt8]] = []
@@ -236,27 +252,28 @@ final class InspectedStore {
 
     /// The entity with this name.
     ///
-    /// - Throws: ``ToolError`` when the catalog has no such entity, naming those it has.
-    func entity(named name: String) throws(ToolError) -> EntityCatalog {
+    /// - Throws: ``InspectionError/notFound`` when the catalog has no such entity, naming those it has;
+    ///   ``InspectionError/damaged`` when its catalog entry does not decode.
+    package func entity(named name: String) throws(InspectionError) -> EntityCatalog {
         if let entity = entities.first(where: { $0.name == name }) { return entity }
         if damagedEntries.contains(where: { $0.key == String(decoding: Catalog.entityKey(name), as: UTF8.self) }) {
-            throw ToolError("The catalog entry of \(name) does not decode; run 'kvtool check \(path)'")
+            throw InspectionError(.damaged, "The catalog entry of \(name) does not decode; run 'kvtool check \(path)'")
         }
         let known = entities.isEmpty ? "it has none" : "it has " + entities.map(\.name).joined(separator: ", ")
-        throw ToolError("Unknown entity '\(name)': the store's catalog has no such entity (\(known))")
+        throw InspectionError(.notFound, "Unknown entity '\(name)': the store's catalog has no such entity (\(known))")
     }
 
     /// The record table of an entity.
     ///
-    /// - Throws: ``ToolError`` when the table is missing.
-    func recordTable(of entity: EntityCatalog) throws -> Table {
+    /// - Throws: ``InspectionError/damaged`` when the table is missing; what LMDB throws.
+    package func recordTable(of entity: EntityCatalog) throws -> Table {
         try table(Catalog.recordTableName(entity.name), options: [], what: "record table of \(entity.name)")
     }
 
     /// The table of one of an entity's indexes, opened with the options its uniqueness implies.
     ///
-    /// - Throws: ``ToolError`` when the table is missing or has other options.
-    func indexTable(of entity: EntityCatalog, _ index: IndexCatalog) throws -> Table {
+    /// - Throws: ``InspectionError/damaged`` when the table is missing or has other options; what LMDB throws.
+    package func indexTable(of entity: EntityCatalog, _ index: IndexCatalog) throws -> Table {
         try table(
             Catalog.indexTableName(entity.name, index.name), options: Catalog.indexTableOptions(unique: index.isUnique),
             what: "table of the index \(entity.name).\(index.name)")
@@ -266,16 +283,17 @@ final class InspectedStore {
         do {
             return try environment.openTable(named: name, options: options)
         } catch LMDBError.notFound {
-            throw ToolError("The \(what) ('\(name)') is missing; run 'kvtool check \(path)'")
+            throw InspectionError(.damaged, "The \(what) ('\(name)') is missing; run 'kvtool check \(path)'")
         } catch LMDBError.incompatible {
-            throw ToolError("The \(what) ('\(name)') has the wrong table flags; run 'kvtool check \(path)'")
+            throw InspectionError(
+                .damaged, "The \(what) ('\(name)') has the wrong table flags; run 'kvtool check \(path)'")
         }
     }
 
     /// Opens any table of the store whatever options it was created with, for statistics.
     ///
     /// - Throws: What LMDB throws when the table does not exist.
-    func anyTable(named name: String) throws -> Table {
+    package func anyTable(named name: String) throws -> Table {
         let candidates: [Table.Options] = [
             [], [.dupSort, .dupFixed], [.dupSort], [.integerKey], [.dupSort, .integerDup],
         ]
@@ -290,12 +308,16 @@ final class InspectedStore {
     }
 
     /// The names of every table of the store, in key order.
-    func tableNames() throws -> [String] {
+    ///
+    /// - Throws: What LMDB throws.
+    package func tableNames() throws -> [String] {
         try Self.tableNames(in: environment)
     }
 
     /// The names of every table of an environment, in key order: the keys of its main table.
-    static func tableNames(in environment: Environment) throws -> [String] {
+    ///
+    /// - Throws: What LMDB throws.
+    package static func tableNames(in environment: Environment) throws -> [String] {
         let main = try environment.openTable(named: nil)
         return try environment.read { txn in
             var names: [String] = []
@@ -305,22 +327,5 @@ final class InspectedStore {
             }
             return names
         }
-    }
-}
-
-/// A store whose pages a check found damaged where reading it would go through them: LMDB trusts its pages, and would
-/// crash or return garbage.
-struct UnreadableStore: Error {
-    /// The store's directory.
-    let path: String
-    /// The damage found.
-    let problems: [PageCheck.Problem]
-
-    /// What happened and what to do.
-    var message: String {
-        let shown = problems.prefix(3).map(\.description).joined(separator: "; ")
-        let more = problems.count > 3 ? " and \(problems.count - 3) more" : ""
-        return "The store at '\(path)' is damaged where it must be read: \(shown)\(more). Run 'kvtool check \(path)' "
-            + "for the whole report, and restore the store from a backup"
     }
 }
