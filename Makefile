@@ -50,7 +50,7 @@ test-asan: deps
 ## `--sanitize fuzzer` makes SwiftPM let libFuzzer's main run; -sanitize=fuzzer,address in one flag instruments every
 ## module for coverage and the address sanitizer (as two flags, the driver keeps only the last).
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := FuzzRecordDecoder FuzzIndexKey FuzzImportLine FuzzPageCheck
+FUZZ_TARGETS := FuzzRecordDecoder FuzzIndexKey FuzzImportLine FuzzPageCheck FuzzStoreCheck
 FUZZ_BUILD := $(CURDIR)/.build/fuzz
 fuzz: deps
 	$(SWIFT) build --package-path Tools/fuzz --scratch-path $(FUZZ_BUILD) -c release \

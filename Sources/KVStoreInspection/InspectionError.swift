@@ -31,7 +31,9 @@ public struct InspectionError: Error, Hashable, Sendable, CustomStringConvertibl
     public let message: String
 
     /// For ``unreadable``, the damage the page check found where opening the store must read: the meta pages, the
-    /// main table or the catalog. Empty for the other kinds.
+    /// main table or the catalog. Empty for the other kinds, and when the LMDB binding refused the meta pages before
+    /// the page check ran (a page size or last page LMDB would trust and crash on, a data file cut short): the
+    /// message says what it found.
     public let pageDamage: [PageCheck.Problem]
 
     init(_ pattern: InspectionError, _ message: String, pageDamage: [PageCheck.Problem] = []) {
@@ -72,8 +74,8 @@ public struct InspectionError: Error, Hashable, Sendable, CustomStringConvertibl
     /// The store was written by a newer KVStore format than this version reads.
     public static let newerFormat = InspectionError(kind: "newerFormat")
 
-    /// The store's pages are damaged where opening it must read them (``pageDamage`` says where): LMDB trusts its
-    /// pages, and would crash or return garbage. Restore the store from a backup.
+    /// The store's pages are damaged where opening it must read them (``pageDamage`` or the message says where):
+    /// LMDB trusts its pages, and would crash or return garbage. Restore the store from a backup.
     public static let unreadable = InspectionError(kind: "unreadable")
 
     /// The store is damaged where an inspection reads it: a table its catalog names is missing or has the wrong

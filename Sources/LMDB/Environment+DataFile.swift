@@ -5,6 +5,50 @@ import CLMDB
 #endif
 
 extension Environment {
+    /// Checks, right before `mdb_env_open`, the meta pages' page size and last page, which LMDB trusts as it opens.
+    ///
+    /// LMDB reads both meta pages with `pread`, takes the page size of the newer, and maps the file: a page size of 0
+    /// divides by zero inside `mdb_env_open`, and a page size or last page past the file's end makes the first read
+    /// of a meta page through the map raise SIGBUS. This reads the meta pages as `mdb_env_read_header` does and
+    /// refuses what LMDB would accept but could not read. What LMDB itself refuses (no P_META flag, another magic
+    /// number or version, a file too short to hold them) is left to LMDB, whose errors say so; so are a missing file
+    /// and paths that are not regular files.
+    ///
+    /// - Throws: ``LMDBError/corrupted`` naming the page size or lengths found.
+    static func checkMetaPages(at path: String, options: Options) throws(LMDBError) {
+        let dataPath = options.contains(.noSubdirectory) ? path : path + "/data.mdb"
+        guard Path.fileType(dataPath) == S_IFREG, let file = try? DataFile.open(path: dataPath) else { return }
+        let length = PageLayout.headerSize + PageLayout.metaSize
+        func meta(at offset: Int) -> MetaPage? {
+            guard case .bytes(let bytes) = file.read(at: offset, count: length) else { return nil }
+            return MetaPage(bytes, slot: offset == 0 ? 0 : 1).flatMap { $0.lmdbAccepts ? $0 : nil }
+        }
+        func damaged(_ detail: String) -> LMDBError {
+            LMDBError(code: MDB_CORRUPTED, operation: "mdb_env_open", path: path, detail: detail)
+        }
+        guard let first = meta(at: 0) else { return }
+        // LMDB looks for the second meta page one page after the first, at the page size the first names.
+        guard PageLayout.pageSizes.contains(first.pageSize) else {
+            throw damaged(
+                "Meta page 0 names a page size of \(first.pageSize) bytes, which LMDB never writes: it is damaged")
+        }
+        guard let second = meta(at: first.pageSize) else { return }
+        guard second.pageSize == first.pageSize else {
+            throw damaged(
+                "The meta pages name page sizes of \(first.pageSize) and \(second.pageSize) bytes: one is damaged")
+        }
+        let newest = second.transactionID > first.transactionID ? second : first
+        let (pages, pastPages) = newest.lastPage.addingReportingOverflow(1)
+        let (bytes, pastBytes) = pages.multipliedReportingOverflow(by: UInt64(newest.pageSize))
+        guard !pastPages, !pastBytes, bytes <= UInt64(Int.max) else {
+            throw damaged(
+                "Meta page \(newest.slot) names page \(newest.lastPage) as the last in use, beyond any file: it is "
+                    + "damaged")
+        }
+        let needed = Int(max(bytes, 2 * UInt64(newest.pageSize)))
+        guard file.size >= needed else { throw truncated(length: file.size, needed: needed, path: path) }
+    }
+
     /// Checks, right after `mdb_env_open`, that the data file holds every page its meta page names.
     ///
     /// LMDB maps the data file and trusts its meta page: a data file cut short (a copy that stopped halfway, a
@@ -28,13 +72,23 @@ extension Environment {
         try check(mdb_env_info(handle, &info), "mdb_env_info", path: path)
         var statistics = MDB_stat()
         try check(mdb_env_stat(handle, &statistics), "mdb_env_stat", path: path)
-        let needed = (Int(info.me_last_pgno) + 1) * Int(statistics.ms_psize)
+        // A damaged meta page may name any last page: the product is computed without trapping.
+        let (pages, pastPages) = UInt(bitPattern: info.me_last_pgno).addingReportingOverflow(1)
+        let (bytes, pastBytes) = pages.multipliedReportingOverflow(by: UInt(statistics.ms_psize))
+        guard !pastPages, !pastBytes, bytes <= UInt(Int.max) else {
+            throw LMDBError(
+                code: MDB_CORRUPTED, operation: "mdb_env_open", path: path,
+                detail: "The meta page names page \(info.me_last_pgno) as the last in use, beyond any file: it is "
+                    + "damaged")
+        }
+        let needed = Int(bytes)
         guard length >= needed else { throw truncated(length: length, needed: needed, path: path) }
     }
 
     private static func truncated(length: Int, needed: Int, path: String) -> LMDBError {
         LMDBError(
             code: MDB_CORRUPTED, operation: "mdb_env_open", path: path,
-            detail: "The data file is \(length) bytes long but its pages reach byte \(needed): it was truncated")
+            detail: "The data file is \(length) bytes long but its pages reach byte \(needed): it was truncated, or "
+                + "its meta page is damaged")
     }
 }

@@ -127,6 +127,7 @@ public final class Environment: Sendable {
                 mdb_env_set_maxreaders(handle, UInt32(configuration.maxReaders)), "mdb_env_set_maxreaders",
                 path: path)
             let flags = configuration.options.rawValue | UInt32(MDB_NOTLS)
+            try checkMetaPages(at: path, options: configuration.options)
             let code = mdb_env_open(handle, path, flags, mdb_mode_t(configuration.fileMode))
             // LMDB takes an empty data file for a new environment, which a read-only open cannot write: it fails with
             // EBADF. There is no environment to read, as when the file is missing.

@@ -101,6 +101,57 @@ import Testing
         #expect(count.output == "\(Sample.tasks.count)\n")
     }
 
+    /// Found by the FuzzStoreCheck target: LMDB asserts on a table whose root is a meta page, and the check counted
+    /// every record table and followed references into damaged tables.
+    @Test func aTableWhoseRootIsAMetaPageIsNeitherCountedNorReferencedThroughLMDB() throws {
+        let store = TemporaryStore()
+        let container = try ModelContainer(
+            for: Team.self, Member.self, configuration: ModelConfiguration(path: store.path, isDurable: false))
+        let team = Team(name: "Engines")
+        try container.write { txn in
+            try txn.insert(team)
+            try txn.insert(Member(name: "Ada", teamID: team.id))
+        }
+        try container.close()
+        // The table's record in the main table: the node's key, then the 48-byte MDB_db whose last field, md_root,
+        // is 40 bytes in.
+        let report = try PageCheck.checkFile(path: store.path)
+        let main = try #require(report.table(named: nil)?.rootPage)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: store.path + "/data.mdb"))
+        let page = bytes[(main * 4096)..<((main + 1) * 4096)]
+        let name = Data("records/Team".utf8)
+        let key = try #require(page.range(of: name))
+        try Self.damage(
+            store.path, page: main, offset: key.upperBound - main * 4096 + 40, bytes: Array(repeating: 0, count: 8))
+        let result = kvtool("check", store.path)
+        #expect(result.status == 1, "\(result)")
+        let lines = result.output.split(separator: "\n").map(String.init)
+        #expect(
+            lines.contains { $0.hasPrefix("error: page check: damage: page \(main) of records/Team: ") },
+            "\(result.output)")
+        #expect(lines.contains("error: Team: the table 'records/Team' has damaged pages; its entries were not checked"))
+        #expect(
+            lines.contains(
+                "warning: relationship Member.team: its references were not checked, as Team's record table has "
+                    + "damaged pages"), "\(result.output)")
+    }
+
+    /// Found by the FuzzStoreCheck target: `size_t` counts come into Swift as `Int`, and a count past `Int.max` in a
+    /// meta page trapped when the page check compared it with its own.
+    @Test func aCountPastIntMaxInTheMetaPagesIsDamageNotATrap() throws {
+        let store = TemporaryStore()
+        try Sample.makeStore(at: store.path)
+        // The main table's record is the second of the meta's two, after the page header, the magic, the version,
+        // the address and the map size; md_entries is 32 bytes into it.
+        for page in [0, 1] {
+            try Self.damage(store.path, page: page, offset: 16 + 24 + 48 + 32, bytes: Array(repeating: 0xFF, count: 8))
+        }
+        let result = kvtool("check", store.path)
+        #expect(result.status == 2, "\(result)")
+        #expect(result.errors.contains("of (main)"), "\(result)")
+        #expect(result.errors.hasSuffix("Nothing else of it can be checked; restore the store from a backup\n"))
+    }
+
     @Test func randomDamageNeverCrashesTheBuiltBinary() throws {
         let store = TemporaryStore()
         try Self.makeDeepStore(at: store.path)

@@ -23,6 +23,8 @@ import Testing
         static let noSuchFile: Int32 = 25
         /// Opening threw `LMDBError.accessDenied`.
         static let accessDenied: Int32 = 26
+        /// Opening threw `LMDBError.corrupted` for a damaged meta page.
+        static let damagedMeta: Int32 = 27
     }
 
     /// The records every damaged store was made with: enough to fill several pages.
@@ -58,7 +60,8 @@ import Testing
         } catch let error as LMDBError where error == .invalid {
             return Outcome.invalid
         } catch let error as LMDBError where error == .corrupted {
-            return error.description.contains("truncated") ? Outcome.corrupted : Outcome.otherError
+            if error.description.contains("truncated") { return Outcome.corrupted }
+            return error.description.contains("damaged") ? Outcome.damagedMeta : Outcome.otherError
         } catch let error as LMDBError where error == .noSuchFile {
             return Outcome.noSuchFile
         } catch let error as LMDBError where error == .accessDenied {
@@ -72,6 +75,15 @@ import Testing
     /// Damages a file of the store.
     enum Damage: String, CaseIterable, Sendable, Codable {
         case dataEmpty, dataHalf, dataMetaGarbage, dataFirstMetaGarbage, lockEmpty, lockGarbage
+        /// Both meta pages name a page size of 0, which divided by zero inside `mdb_env_open`.
+        case dataPageSizeZero
+        /// The second meta page, the newer, names 1 MiB pages (as a file the fuzzer damaged did): LMDB took them,
+        /// and reading the second meta page through the map, past the end of the file, raised SIGBUS.
+        case dataPageSizeLarge
+        /// The second meta page names another page size LMDB writes than the first.
+        case dataPageSizesDiffer
+        /// Both meta pages name a last page beyond any file.
+        case dataLastPageHuge
 
         /// What opening the store after this damage must give.
         func expected(readOnly: Bool) -> Int32 {
@@ -80,6 +92,7 @@ import Testing
             case .dataEmpty: readOnly ? Outcome.noSuchFile : Outcome.empty
             case .dataHalf: Outcome.corrupted
             case .dataMetaGarbage, .dataFirstMetaGarbage: Outcome.invalid
+            case .dataPageSizeZero, .dataPageSizeLarge, .dataPageSizesDiffer, .dataLastPageHuge: Outcome.damagedMeta
             // The first process to open an environment resets its lock file.
             case .lockEmpty, .lockGarbage: Outcome.intact
             }
@@ -103,6 +116,33 @@ import Testing
                 try handle.write(contentsOf: garbage(4096))
             case .lockGarbage:
                 try handle.write(contentsOf: garbage(Int(try handle.seekToEnd())))
+            case .dataPageSizeZero:
+                try Self.write(UInt32(0), atMetaOffset: Self.pageSizeOffset, of: handle, pages: [0, 1])
+            case .dataPageSizeLarge:
+                try Self.write(UInt32(1 << 20), atMetaOffset: Self.pageSizeOffset, of: handle, pages: [1])
+                try Self.write(UInt64(1) << 40, atMetaOffset: Self.transactionOffset, of: handle, pages: [1])
+            case .dataPageSizesDiffer:
+                try Self.write(UInt32(8192), atMetaOffset: Self.pageSizeOffset, of: handle, pages: [1])
+            case .dataLastPageHuge:
+                try Self.write(UInt64(1) << 62, atMetaOffset: Self.lastPageOffset, of: handle, pages: [0, 1])
+            }
+        }
+
+        /// Where a meta page keeps its page size (the free list record's `md_pad`): after the 16-byte page header,
+        /// the magic number, the version, the address and the map size.
+        static let pageSizeOffset = 16 + 24
+        /// Where a meta page keeps its last page number: after both 48-byte table records.
+        static let lastPageOffset = 16 + 24 + 96
+        /// Where a meta page keeps its transaction ID, after the last page number.
+        static let transactionOffset = lastPageOffset + 8
+
+        /// Writes `value`, little-endian, at `offset` of the given 4 KiB meta pages.
+        static func write(
+            _ value: some FixedWidthInteger, atMetaOffset offset: Int, of handle: FileHandle, pages: [Int]
+        ) throws {
+            for page in pages {
+                try handle.seek(toOffset: UInt64(page * 4096 + offset))
+                try handle.write(contentsOf: withUnsafeBytes(of: value.littleEndian) { Data($0) })
             }
         }
     }

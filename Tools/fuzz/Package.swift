@@ -1,10 +1,10 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// libFuzzer targets for KVStore's decoders and the LMDB binding's page check, in a package of their own so that fuzzing
-// never reaches the library's users. No setting here is unusual: `make fuzz` builds with `--sanitize fuzzer --sanitize
-// address`, which instruments this package and the KVStore package it depends on, and links libFuzzer, whose `main`
-// runs each target.
+// libFuzzer targets for KVStore's decoders, the LMDB binding's page check and `kvtool check`, in a package of their
+// own so that fuzzing never reaches the library's users. No setting here is unusual: `make fuzz` builds with
+// `--sanitize fuzzer --sanitize address`, which instruments this package and the KVStore package it depends on, and
+// links libFuzzer, whose `main` runs each target.
 let package = Package(
     name: "KVStoreFuzz",
     dependencies: [
@@ -35,6 +35,13 @@ let package = Package(
         .executableTarget(
             name: "FuzzImportLine",
             dependencies: ["FuzzSupport", .product(name: "KVToolCore", package: "KVStore")]),
+        // Random byte damage to real stores, checked by `kvtool check` as a whole.
+        .executableTarget(
+            name: "FuzzStoreCheck",
+            dependencies: [
+                "FuzzSupport", .product(name: "KVStore", package: "KVStore"),
+                .product(name: "KVToolCore", package: "KVStore"),
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

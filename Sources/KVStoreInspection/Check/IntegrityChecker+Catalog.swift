@@ -26,7 +26,13 @@ extension IntegrityChecker {
                 continue
             }
             let records = try store.recordTable(of: entity)
-            let count = try store.environment.read { txn in try txn.count(of: records) }
+            // A damaged table is not read through LMDB, not even for its count: its record's count stands in.
+            let count =
+                if isReadable(recordTable, of: entity.name) {
+                    try store.environment.read { txn in try txn.count(of: records) }
+                } else {
+                    store.pages.table(named: recordTable)?.entries ?? 0
+                }
             let kinds = RecordJSON.kinds(of: entity.fields)
             if count > 0 && kinds["id"] != .uuid {
                 problem(.error, "\(entity.name)'s field table has no id field of kind uuid", entity: entity.name)
@@ -46,6 +52,14 @@ extension IntegrityChecker {
                     let target = store.entities.first(where: { $0.name == relationship.target }),
                     tables.contains(Catalog.recordTableName(target.name))
                 else { continue }
+                guard isReadable(Catalog.recordTableName(target.name), of: target.name) else {
+                    problem(
+                        .warning,
+                        "relationship \(entity.name).\(relationship.name): its references were not checked, as "
+                            + "\(target.name)'s record table has damaged pages", entity: entity.name,
+                        part: relationship.name)
+                    continue
+                }
                 references.append(
                     Reference(
                         relationship: relationship, field: field, target: try store.recordTable(of: target),
@@ -125,6 +139,7 @@ extension IntegrityChecker {
             fail("its table '\(name)' has the flags of a\(index.isUnique ? " non-unique" : " unique") index")
             return nil
         }
+        guard isReadable(name, of: entity.name) else { return nil }
         guard index.isReady else {
             problem(
                 .warning, "\(label) is not ready (its build was interrupted); the library rebuilds it on the next open",

@@ -48,6 +48,10 @@ package final class IntegrityChecker {
     package internal(set) var statistics = CheckStatistics()
     /// Called after each chunk's read transaction, for progress lines and instrumentation.
     package var progress: ((CheckProgress) -> Void)?
+    /// The tables the page check found damaged, which the check does not read.
+    private lazy var damagedTables = store.damagedTables
+    /// The damaged tables reported as not checked.
+    private var skippedTables: Set<String> = []
     /// Errors found so far.
     package private(set) var errors = 0
     /// Warnings found so far.
@@ -77,28 +81,33 @@ package final class IntegrityChecker {
     /// - Throws: What LMDB throws; problems of the store are reported, not thrown.
     package func run() throws {
         reportPages()
-        let damaged = store.damagedTables
-        func readable(_ table: String, of entity: String) -> Bool {
-            guard damaged.contains(table) else { return true }
-            problem(
-                .error, "\(entity): the table '\(table)' has damaged pages; its entries were not checked",
-                entity: entity)
-            return false
-        }
         for entity in try checkCatalog() {
             statistics.entities += 1
             let name = entity.entity.name
-            let records = readable(Catalog.recordTableName(name), of: name)
-            if records { try checkRecords(of: entity) }
+            guard isReadable(Catalog.recordTableName(name), of: name) else { continue }
+            try checkRecords(of: entity)
             let external = [
                 Catalog.externalTableName(name), Catalog.checksumTableName(name), Catalog.stagingTableName(name),
             ]
-            if records, external.allSatisfy({ readable($0, of: name) }) { try checkExternalValues(of: entity) }
-            for index in entity.indexes
-            where records && readable(Catalog.indexTableName(name, index.catalog.name), of: name) {
-                try checkIndex(index.catalog, table: index.table, of: entity)
-            }
+            if external.allSatisfy({ isReadable($0, of: name) }) { try checkExternalValues(of: entity) }
+            for index in entity.indexes { try checkIndex(index.catalog, table: index.table, of: entity) }
         }
+    }
+
+    /// Whether the check may read `table` through LMDB: not when the page check found it damaged. The first time a
+    /// damaged table is asked for, reports that its entries were not checked.
+    ///
+    /// - Parameters:
+    ///   - table: The table's name.
+    ///   - entity: The entity the table belongs to, for the report.
+    func isReadable(_ table: String, of entity: String) -> Bool {
+        guard damagedTables.contains(table) else { return true }
+        if skippedTables.insert(table).inserted {
+            problem(
+                .error, "\(entity): the table '\(table)' has damaged pages; its entries were not checked",
+                entity: entity, part: table)
+        }
+        return false
     }
 
     /// Reports what the page check found: damaged pages as errors, naming their tables, and pages neither used nor

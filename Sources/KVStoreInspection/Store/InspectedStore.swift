@@ -127,6 +127,12 @@ package final class InspectedStore {
             environment = try Environment.open(path: path, configuration: configuration)
         } catch LMDBError.invalid {
             throw InspectionError(.notAStore, "'\(path)' is not a store: its data.mdb is not an LMDB data file")
+        } catch let error as LMDBError where error == .corrupted && error.detail != nil {
+            // The binding refuses meta pages that LMDB would trust and then crash on, and a data file cut short.
+            throw InspectionError(
+                .unreadable,
+                "The store at '\(path)' is damaged where it must be read: \(error.detail ?? ""). Restore it from a "
+                    + "backup")
         } catch LMDBError.accessDenied where geteuid() != dataFile.owner {
             throw InspectionError(
                 .refused,
@@ -171,17 +177,24 @@ package final class InspectedStore {
             }
         }
         guard !blocking.isEmpty else { return }
-        let shown = blocking.prefix(3).map(\.description).joined(separator: "; ")
-        let more = blocking.count > 3 ? " and \(blocking.count - 3) more" : ""
+        // Each problem's message is a sentence of its own.
+        let shown = blocking.prefix(3).map(\.description).joined(separator: " ")
+        let more = blocking.count > 3 ? " And \(blocking.count - 3) more." : ""
+        // The integrity check (which reports damage itself) needs no advice to run it.
+        let advice =
+            reportsDamage
+            ? "Nothing else of it can be checked; restore the store from a backup"
+            : "Run 'kvtool check \(path)' for the whole report, and restore the store from a backup"
         throw InspectionError(
-            .unreadable,
-            "The store at '\(path)' is damaged where it must be read: \(shown)\(more). Run 'kvtool check \(path)' "
-                + "for the whole report, and restore the store from a backup", pageDamage: blocking)
+            .unreadable, "The store at '\(path)' is damaged where it must be read: \(shown)\(more) \(advice)",
+            pageDamage: blocking)
     }
 
-    /// The tables with damaged pages, which the integrity check reports and does not read through LMDB.
+    /// The tables with damaged pages, which the integrity check reports and does not read through LMDB. The damaged
+    /// pages count too: they are kept beyond the report's limit on problems.
     package var damagedTables: Set<String> {
-        Set(pages.problems.filter { $0.severity == .damage && $0.kind != .mapSize }.compactMap { $0.owner.tableName })
+        let listed = pages.problems.filter { $0.severity == .damage && $0.kind != .mapSize }
+        return Set(listed.compactMap(\.owner.tableName) + pages.damagedPages.values.compactMap(\.tableName))
     }
 
     /// Whether the store is read without a lock file, which only holds while no program opens it meanwhile.

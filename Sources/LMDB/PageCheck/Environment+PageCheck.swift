@@ -83,9 +83,13 @@ private enum SnapshotAttempt {
 
 extension TableRecord {
     /// Whether the record has the depth and counts LMDB's `mdb_stat` gives for it.
+    ///
+    /// `size_t` comes into Swift as `Int`; a damaged count past `Int.max` reads as negative, and is compared as the
+    /// same bits.
     func matches(_ stat: MDB_stat) -> Bool {
-        UInt32(depth) == stat.ms_depth && branchPages == UInt64(stat.ms_branch_pages)
-            && leafPages == UInt64(stat.ms_leaf_pages) && overflowPages == UInt64(stat.ms_overflow_pages)
-            && entries == UInt64(stat.ms_entries)
+        func bits(_ count: Int) -> UInt64 { UInt64(UInt(bitPattern: count)) }
+        return UInt32(depth) == stat.ms_depth && branchPages == bits(stat.ms_branch_pages)
+            && leafPages == bits(stat.ms_leaf_pages) && overflowPages == bits(stat.ms_overflow_pages)
+            && entries == bits(stat.ms_entries)
     }
 }

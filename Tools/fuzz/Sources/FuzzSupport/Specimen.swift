@@ -100,6 +100,17 @@ public struct Specimen: Model {
     ]
 }
 
+extension Specimen {
+    /// The `number`th of many specimens that may share a store: the samples in turn, each with an ID of its own and
+    /// `number` as its unique value.
+    public static func numbered(_ number: Int) -> Specimen {
+        var specimen = samples[number % samples.count]
+        specimen.id = UUID.timeOrdered()
+        specimen.unsigned = UInt64(number)
+        return specimen
+    }
+}
+
 extension Specimen: FieldCodable {
     /// Reads the fields as the synthesized `init(from:)` does: the same keys, types and optionality.
     public init(fields: FieldReader) throws {
