@@ -23,7 +23,7 @@ import Testing
         let entity = try store.entity(named: name)
         let query = try RecordQuery(store: store, entity: entity, conditions: conditions)
         var found = Found()
-        try query.forEach { id, record in
+        let damage = try query.forEach { id, record in
             found.ids.append(id)
             found.records.append(record)
             return true
@@ -31,14 +31,16 @@ import Testing
         let everything = try RecordQuery(store: store, entity: entity, conditions: [])
         #expect(everything.plan == .all)
         var scanned = Found()
-        try everything.forEach { id, record in
+        let scanDamage = try everything.forEach { id, record in
             if conditions.allSatisfy({ $0.matches(record) }) {
                 scanned.ids.append(id)
                 scanned.records.append(record)
             }
             return true
         }
-        return (query.plan, query.planDescription, found, scanned, try query.count())
+        let counted = try query.count()
+        #expect(damage.isEmpty && scanDamage.isEmpty && counted.damage.isEmpty)
+        return (query.plan, query.planDescription, found, scanned, counted.count)
     }
 
     private static func long(_ suffix: String) -> String {

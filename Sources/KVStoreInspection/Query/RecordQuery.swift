@@ -12,9 +12,15 @@ import LMDB
 /// ``count()`` counts an index key's entries without reading records when the key alone decides: the index covers all
 /// the conditions, with one whole (uncut) key.
 ///
+/// A scan of the whole record table is audited (``RecordTableAudit``): a key that is not a record key is skipped and
+/// reported, and so is a table whose own count of entries differs from what the scan read. The damage is returned
+/// once the scan is over, so that the caller has every record that could be read, and must say the result is
+/// incomplete.
+///
 /// ```swift
 /// let query = try RecordQuery(store: store, entity: task, conditions: conditions)
-/// try query.forEach { id, record in print(id); return true }
+/// let damage = try query.forEach { id, record in print(id); return true }
+/// for problem in damage { print(problem.message) }
 /// ```
 package struct RecordQuery {
     /// How the candidates are found.
@@ -92,59 +98,77 @@ package struct RecordQuery {
         }
     }
 
-    /// The number of records that meet the conditions.
+    /// The number of records that meet the conditions, with the damage a scan of the record table found (see
+    /// ``forEach(_:)``): the count is then of the records that could be read.
+    ///
+    /// Without conditions the count is the table's own count of its entries, read without a scan.
     ///
     /// - Throws: ``InspectionError/damaged`` when a record does not decode; what LMDB throws.
-    package func count() throws -> Int {
+    package func count() throws -> (count: Int, damage: [InspectionError]) {
         switch plan {
         case .all:
-            return try store.environment.read { txn in try txn.count(of: records) }
+            return (try store.environment.read { txn in try txn.count(of: records) }, [])
         case .index(let lookup, true):
-            guard let indexTable, let key = lookup.keys.first else { return 0 }
-            return try store.environment.read { txn in
+            guard let indexTable, let key = lookup.keys.first else { return (0, []) }
+            let count = try store.environment.read { txn in
                 try IndexCandidates.count(
                     underKey: IndexKey.finalized(key, hash: longKeyHash), in: indexTable,
                     isUnique: lookup.index.isUnique, txn: txn)
             }
+            return (count, [])
         default:
             var count = 0
-            try forEach { _, _ in
+            let damage = try forEach { _, _ in
                 count += 1
                 return true
             }
-            return count
+            return (count, damage)
         }
     }
 
-    /// Calls `body` with each record that meets the conditions, in ID order for a scan and for one key of an index.
+    /// Calls `body` with each record that meets the conditions, in ID order for a scan and for one key of an index,
+    /// and returns the damage a scan of the whole record table found in the table itself.
+    ///
+    /// A scan skips a key that is not a record key and goes on; once it is over, it compares the entries it read with
+    /// the table's own count of them (``RecordTableAudit``). Each finding is an ``InspectionError/damaged`` naming
+    /// the entity and suggesting `kvtool check`: the caller reports it after what `body` printed, and fails.
     ///
     /// - Parameter body: Receives the ID and the record; returns whether to go on. Runs inside a short read
     ///   transaction and must not `await`.
-    /// - Throws: ``InspectionError/damaged`` when a record does not decode; what LMDB or `body` throws.
-    package func forEach(_ body: (UUID, RecordValue) throws -> Bool) throws {
+    /// - Returns: The damage found, empty when there is none (always, for a lookup of an ID or of index keys).
+    /// - Throws: ``InspectionError/damaged`` when a record does not decode, which stops the walk; what LMDB or
+    ///   `body` throws.
+    package func forEach(_ body: (UUID, RecordValue) throws -> Bool) throws -> [InspectionError] {
         switch plan {
         case .all, .scan:
             var scan = ChunkedScan(environment: store.environment, table: records, chunkSize: chunkSize)
-            try scan.forEach { _, key, value in
-                guard let id = RecordKey.uuid(key) else { return true }
+            var audit = RecordTableAudit(entity: entity.name, table: records, path: store.path)
+            var isComplete = true
+            try scan.forEach(beforeChunk: { txn in try audit.begin(txn) }) { _, key, value in
+                guard let id = audit.visit(key) else { return true }
                 let record = try RecordKey.decode(value, id: id, entity: entity)
-                return try !matches(record) || body(id, record)
+                guard matches(record), try !body(id, record) else { return true }
+                isComplete = false
+                return false
             }
+            return audit.damage(isComplete: isComplete)
         case .record(let id):
             let record = try store.environment.read { txn in
                 try RecordKey.record(id, of: entity, in: records, txn: txn)
             }
             if let record, matches(record) { _ = try body(id, record) }
+            return []
         case .index(let lookup, _):
-            guard let indexTable else { return }
+            guard let indexTable else { return [] }
             // A record found under several keys (elements of a multi-entry index) is visited once.
             var seen: Set<UUID>? = lookup.keys.count > 1 ? [] : nil
             for key in lookup.keys {
                 let stored = IndexKey.finalized(key, hash: longKeyHash)
                 guard
                     try forEachIndexed(key: stored, in: indexTable, isUnique: lookup.index.isUnique, seen: &seen, body)
-                else { return }
+                else { return [] }
             }
+            return []
         }
     }
 

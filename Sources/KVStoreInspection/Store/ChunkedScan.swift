@@ -43,12 +43,15 @@ package struct ChunkedScan {
     /// Calls `body` with each entry in key order, inside the read transaction of its chunk.
     ///
     /// - Parameters:
+    ///   - beforeChunk: Called at the start of each chunk's transaction, the last one (which may find no entry)
+    ///     included; for what the walk learns from each snapshot, such as the table's own count of its entries.
     ///   - afterChunk: Called after each chunk's transaction ended, with the number of entries visited so far; for
     ///     progress lines and for writing out what the chunk produced.
     ///   - body: Receives the chunk's transaction (for lookups in other tables), and the entry's key and value,
     ///     which are valid only during the call; returns whether to go on. It must not `await`.
-    /// - Throws: What LMDB or `body` throws.
+    /// - Throws: What LMDB, `beforeChunk`, `afterChunk` or `body` throws.
     package mutating func forEach(
+        beforeChunk: (borrowing Transaction) throws -> Void = { _ in },
         afterChunk: (Int) throws -> Void = { _ in },
         _ body: (borrowing Transaction, UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
     ) throws {
@@ -59,7 +62,8 @@ package struct ChunkedScan {
         while true {
             var stopped = false
             let (count, last) = try environment.read { txn -> (Int, Entry?) in
-                try txn.withCursor(on: table) { cursor -> (Int, Entry?) in
+                try beforeChunk(txn)
+                return try txn.withCursor(on: table) { cursor -> (Int, Entry?) in
                     var found = try Self.position(cursor, after: resume, isDupSort: isDupSort)
                     var count = 0
                     var last: Entry?

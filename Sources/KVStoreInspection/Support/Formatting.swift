@@ -1,7 +1,7 @@
 /// Formats numbers for people: grouped digits and binary byte sizes.
 package enum Formatting {
-    /// `1234567` as `1,234,567`.
-    package static func grouped(_ value: Int) -> String {
+    /// `1234567` as `1,234,567`, for any integer type (a count read from a damaged file may need 64 unsigned bits).
+    package static func grouped(_ value: some BinaryInteger) -> String {
         let digits = String(value.magnitude)
         var result = ""
         for (offset, digit) in digits.enumerated() {
