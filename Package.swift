@@ -6,6 +6,8 @@ let package = Package(
     products: [
         .library(name: "KVStore", targets: ["KVStore"]),
         .library(name: "LMDB", targets: ["LMDB"]),
+        // Checking a store from its path alone, as `kvtool check` does, from a program or a test.
+        .library(name: "KVStoreInspection", targets: ["KVStoreInspection"]),
         .executable(name: "kvtool", targets: ["kvtool"]),
         // For the fuzz targets of Tools/fuzz, a package of its own that depends on this one; not for applications.
         .library(name: "KVToolCore", targets: ["KVToolCore"]),
@@ -27,18 +29,26 @@ let package = Package(
         // The command-line kit of kvtool, kvbench and crashtest: options declared once and read back through their
         // declarations, one parser, one help layout, the same usage errors and exit statuses. Toolchain only.
         .target(name: "CommandLineKit", path: "Tools/CommandLineKit"),
-        // The inspector's logic, a library so that its tests run it in-process.
-        .target(name: "KVToolCore", dependencies: ["KVStore", "LMDB", "CommandLineKit"], path: "Tools/kvtool/Core"),
+        // What a store means to a reader without its program's types: opening a store from its path with its safety
+        // and page checks, the integrity check (public API), record queries over the library's planner, records as
+        // JSON. kvtool, crashtest and the tests use it.
+        .target(name: "KVStoreInspection", dependencies: ["KVStore", "LMDB"]),
+        // The inspector's command line, a library so that its tests run it in-process: it parses options, calls
+        // KVStoreInspection (and, for import and export, the library) and prints.
+        .target(
+            name: "KVToolCore", dependencies: ["KVStoreInspection", "KVStore", "LMDB", "CommandLineKit"],
+            path: "Tools/kvtool/Core"),
         // The inspector's executable: its main only calls KVToolCore.
         .executableTarget(name: "kvtool", dependencies: ["KVToolCore"], path: "Tools/kvtool/Main"),
         // The benchmark harness. It imports CLMDB directly: its baselines are the raw LMDB C API.
         .executableTarget(
             name: "kvbench", dependencies: ["CLMDB", "LMDB", "KVStore", "CommandLineKit", "TestSupport"],
             path: "Benchmarks/kvbench"),
-        // The crash test: kills writer processes at random moments and checks the store (`make crashtest`). It
-        // runs kvtool's integrity check in-process.
+        // The crash test: kills writer processes at random moments and checks the store (`make crashtest`) with the
+        // integrity check of KVStoreInspection, in-process; it runs `kvtool readers` through KVToolCore.
         .executableTarget(
-            name: "crashtest", dependencies: ["KVStore", "LMDB", "KVToolCore", "CommandLineKit", "TestSupport"],
+            name: "crashtest",
+            dependencies: ["KVStore", "LMDB", "KVStoreInspection", "KVToolCore", "CommandLineKit", "TestSupport"],
             path: "Tools/crashtest"),
         // What the tests, crashtest and kvbench share: a seeded random generator, and the check that the Swift blocks
         // of README.md and of the DocC articles are the code the tests run. Foundation only.
@@ -51,16 +61,18 @@ let package = Package(
         // The child process of the multi-process tests: opens a store, writes, migrates or streams as told.
         .executableTarget(
             name: "SharingHelper", dependencies: ["KVStore", "SharingModels"], path: "Tests/SharingHelper"),
-        // KVToolCore gives the model-based tests kvtool's integrity check, run in-process; the helper executable is a
-        // dependency so that it is built for the multi-process tests that start it.
+        // KVStoreInspection gives the model-based tests the integrity check, run in-process; the helper executable is
+        // a dependency so that it is built for the multi-process tests that start it.
         .testTarget(
             name: "KVStoreTests",
-            dependencies: ["KVStore", "KVToolCore", "SharingModels", "SharingHelper", "TestSupport"]),
+            dependencies: ["KVStore", "KVStoreInspection", "SharingModels", "SharingHelper", "TestSupport"]),
+        .testTarget(name: "KVStoreInspectionTests", dependencies: ["KVStoreInspection", "KVStore", "LMDB"]),
         // Depends on the executables so that they are built for the smoke and help tests that run them.
         .testTarget(
             name: "KVToolTests",
             dependencies: [
-                "KVToolCore", "KVStore", "LMDB", "CommandLineKit", "TestSupport", "kvtool", "crashtest", "kvbench",
+                "KVToolCore", "KVStoreInspection", "KVStore", "LMDB", "CommandLineKit", "TestSupport", "kvtool",
+                "crashtest", "kvbench",
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,6 @@
 import Foundation
 import KVStore
+import KVStoreInspection
 import Testing
 
 @testable import KVToolCore
@@ -61,9 +62,9 @@ import Testing
         var peak = baseline
         var failures: [String] = []
         let checker = IntegrityChecker(store: inspected, chunkSize: chunkSize) { problem in
-            failures.append("unexpected problem: \(problem.text)")
+            failures.append("unexpected problem: \(problem)")
         }
-        checker.chunkObserver = { _ in peak = max(peak, anonymousMemory()) }
+        checker.progress = { _ in peak = max(peak, anonymousMemory()) }
         try checker.run()
 
         let statistics = checker.statistics

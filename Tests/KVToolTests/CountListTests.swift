@@ -1,5 +1,6 @@
 import Foundation
 import KVStore
+import KVStoreInspection
 import Testing
 
 @testable import KVToolCore
@@ -125,12 +126,14 @@ import Testing
         let condition = try Condition(parsing: "projectID=\(project.id)", entity: entity)
         let query = try RecordQuery(store: inspected, entity: entity, conditions: [condition], chunkSize: 4)
         var ids: [UUID] = []
-        try query.forEach { id, _ in
+        let damage = try query.forEach { id, _ in
             ids.append(id)
             return true
         }
         #expect(ids == tasks.map(\.id))
-        #expect(try query.count() == 25)
+        #expect(damage.isEmpty)
+        let counted = try query.count()
+        #expect(counted.count == 25 && counted.damage.isEmpty)
     }
 
     @Test func conflictingFormatsAreAUsageError() {

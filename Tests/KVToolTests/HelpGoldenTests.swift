@@ -68,7 +68,9 @@ import Testing
 
         Without conditions the count is the record table's size. An equality on the fields of a ready index
         is looked up in the index (its entries are counted without reading records when the index covers
-        every condition); other conditions are checked on each record of a scan.
+        every condition); other conditions are checked on each record of a scan. A scan reports the damage
+        'list' reports (a key that is not a record key, a table whose own count differs from the entries
+        read) after the count of the records it could read, and the exit status is 1.
 
         """
 
@@ -188,6 +190,12 @@ import Testing
         same transaction, so a live store is not held back and each record is written as one consistent
         state; records written meanwhile may or may not be included. A record whose external values exceed 8
         MiB is read in a transaction of its own, open while its chunks are written out.
+
+        A record table is damaged when it holds a key that is not a record key (a 16-byte ID), which is
+        skipped, or when the entries read differ from the table's own count of them (compared when no
+        program committed during the walk). The export then writes every record it can read but not the end
+        line, so 'import' refuses it (with --output, no file is left), reports the damage and exits with 1.
+        A record that does not decode stops the export.
 
         The file is written under a temporary name beside it, flushed to disk and renamed into place only
         once complete, so a failure (a full disk, say) never leaves part of it. An existing file is replaced

@@ -1,5 +1,6 @@
 import Foundation
 import KVStore
+import KVStoreInspection
 import Testing
 
 @testable import KVToolCore

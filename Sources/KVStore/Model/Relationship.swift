@@ -1,7 +1,11 @@
 import Foundation
 
 /// What deleting a model does to the models related to it through a relationship, as in Core Data and SwiftData.
-public enum DeleteRule: String, Sendable, Hashable, Codable {
+///
+/// The raw value is the rule's name in the store's catalog (`cascade`, `nullify`, `deny`, `noAction`), and
+/// ``allCases`` lists the rules this version knows: a tool that reads the catalog (`kvtool check`, `kvtool schema`)
+/// takes both from here, so a new rule needs no change there.
+public enum DeleteRule: String, Sendable, Hashable, Codable, CaseIterable {
     /// Deletes the related models too, and theirs in turn, through any depth and safely through cycles.
     case cascade
     /// Removes the reference to the deleted model from the related models: a to-one becomes `nil`, a many-to-many

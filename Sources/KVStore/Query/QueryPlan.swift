@@ -1,7 +1,36 @@
 import Foundation
 
-/// An index the query planner may use, described independently of how the store keeps it.
-struct PlannerIndex<Root> {
+/// What the query planner needs to know of an index to choose it, whatever names its attributes: key paths from a
+/// model for a fetch (``PlannerIndex``), stored fields' names for a query over records (``CatalogPlannerIndex``).
+///
+/// Both kinds go through the same index choice (``QueryPlanner/bestCandidate(for:indexes:)``), so a fetch and a
+/// query by field name pick the same index and the same keys for the same equalities.
+protocol PlannableIndex {
+    /// What names an indexed attribute, compared with the attributes of the query's terms.
+    associatedtype Attribute: Equatable
+
+    /// The index's name in the catalog, such as `projectID` or `lastName+firstName`.
+    var name: String { get }
+    /// The indexed attributes, in key order. A compound index has several.
+    var attributes: [Attribute] { get }
+    /// Whether every key holds at most one record.
+    var isUnique: Bool { get }
+    /// Whether the indexed attribute is an array with one index entry per element.
+    var isMultiEntry: Bool { get }
+    /// One encoder per attribute: it encodes a value the query compares with, boxed, as the attribute's
+    /// order-preserving key component, or returns `nil` when the value does not fit the attribute.
+    var encodeComponents: [@Sendable (Any) -> [UInt8]?] { get }
+}
+
+extension PlannableIndex {
+    /// The encoder of the first attribute, the only one of a single-attribute index.
+    var encodeComponent: @Sendable (Any) -> [UInt8]? {
+        encodeComponents.first ?? { _ in nil }
+    }
+}
+
+/// An index the query planner may use for a fetch, described independently of how the store keeps it.
+struct PlannerIndex<Root>: PlannableIndex {
     /// The index's name in the catalog, such as `projectID` or `lastName+firstName`.
     var name: String
     /// The key paths of the indexed attributes, in key order. A compound index has several.
@@ -17,9 +46,9 @@ struct PlannerIndex<Root> {
     /// wrapped value.
     var encodeComponents: [@Sendable (Any) -> [UInt8]?]
 
-    /// The encoder of the first attribute, the only one of a single-attribute index.
-    var encodeComponent: @Sendable (Any) -> [UInt8]? {
-        encodeComponents.first ?? { _ in nil }
+    /// The key paths, as the planner compares them with the predicate's.
+    var attributes: [AnyKeyPath] {
+        keyPaths
     }
 
     /// An index whose attributes all encode with `encodeComponent`.

@@ -1,21 +1,25 @@
 import Foundation
 
 extension QueryPlanner {
-    /// One constraint a predicate puts on an attribute, found while walking the expression tree.
+    /// One constraint on an attribute, found while walking a predicate's expression tree (the attribute is a key path
+    /// from the model) or given by a query over stored records (the attribute is a field's name).
     ///
     /// Values stay boxed until they meet an index, because only the index knows how to encode its attribute.
-    enum Term {
+    enum Term<Attribute> {
         /// `attribute == value`.
-        case equal(AnyKeyPath, Any)
+        case equal(Attribute, Any)
         /// `attribute <op> value`, with the attribute on the left.
-        case compare(AnyKeyPath, PredicateExpressions.ComparisonOperator, Any)
+        case compare(Attribute, PredicateExpressions.ComparisonOperator, Any)
         /// `[values].contains(attribute)`.
-        case oneOf(AnyKeyPath, [Any])
+        case oneOf(Attribute, [Any])
         /// `attribute.contains(value)`, where the attribute is an array.
-        case containsElement(AnyKeyPath, Any)
+        case containsElement(Attribute, Any)
         /// A ready plan, such as the union a disjunction plans for itself.
         case candidate(Candidate)
     }
+
+    /// The constraints of a predicate: its attributes are key paths from the predicate's input.
+    typealias KeyPathTerm = Term<AnyKeyPath>
 
     /// A plan the predicate allows, with what is needed to rank it against the others.
     struct Candidate {
@@ -51,10 +55,15 @@ extension QueryPlanner {
     }
 
     /// Returns the most selective plan the terms allow on the given indexes, or `nil` when no term is usable.
+    ///
+    /// This is the index choice of every query of the store: a fetch's (``PlannerIndex``, attributes are key paths)
+    /// and a query over stored records by field name (``CatalogQueryPlanner``).
     /// - Parameters:
     ///   - terms: The constraints of a conjunction (or of a single node).
     ///   - indexes: The indexes available.
-    static func bestCandidate<Root>(for terms: [Term], indexes: [PlannerIndex<Root>]) -> Candidate? {
+    static func bestCandidate<Index: PlannableIndex>(
+        for terms: [Term<Index.Attribute>], indexes: [Index]
+    ) -> Candidate? {
         var best: Candidate?
         var found: [Candidate] = []
         for case .candidate(let candidate) in terms {
@@ -73,9 +82,10 @@ extension QueryPlanner {
     /// - Parameters:
     ///   - index: The index to try.
     ///   - terms: The constraints of a conjunction.
-    static func candidates<Root>(on index: PlannerIndex<Root>, terms: [Term]) -> [Candidate] {
-        guard let keyPath = index.keyPaths.first else { return [] }
-        if index.keyPaths.count > 1 {
+    static func candidates<Index: PlannableIndex>(on index: Index, terms: [Term<Index.Attribute>]) -> [Candidate] {
+        let attributes = index.attributes
+        guard let attribute = attributes.first else { return [] }
+        if attributes.count > 1 {
             return index.isMultiEntry ? [] : compoundCandidate(on: index, terms: terms).map { [$0] } ?? []
         }
         func keys(_ keys: [[UInt8]]) -> Candidate {
@@ -84,18 +94,18 @@ extension QueryPlanner {
         var found: [Candidate] = []
         for term in terms {
             switch term {
-            case .containsElement(let path, let value) where index.isMultiEntry && path == keyPath:
+            case .containsElement(let path, let value) where index.isMultiEntry && path == attribute:
                 if let key = index.encodeComponent(value) { found.append(keys([key])) }
-            case .equal(let path, let value) where !index.isMultiEntry && path == keyPath:
+            case .equal(let path, let value) where !index.isMultiEntry && path == attribute:
                 if let key = index.encodeComponent(value) { found.append(keys([key])) }
-            case .oneOf(let path, let values) where !index.isMultiEntry && path == keyPath:
+            case .oneOf(let path, let values) where !index.isMultiEntry && path == attribute:
                 let encoded = values.map(index.encodeComponent)
                 if encoded.allSatisfy({ $0 != nil }) { found.append(keys(sortedUnique(encoded.compactMap { $0 }))) }
             default:
                 break
             }
         }
-        if !index.isMultiEntry, let range = rangeCandidate(on: index, keyPath: keyPath, terms: terms) {
+        if !index.isMultiEntry, let range = rangeCandidate(on: index, attribute: attribute, terms: terms) {
             found.append(range)
         }
         return found
@@ -106,12 +116,14 @@ extension QueryPlanner {
     /// - Parameters:
     ///   - index: A compound index.
     ///   - terms: The constraints of a conjunction.
-    static func compoundCandidate<Root>(on index: PlannerIndex<Root>, terms: [Term]) -> Candidate? {
+    static func compoundCandidate<Index: PlannableIndex>(on index: Index, terms: [Term<Index.Attribute>]) -> Candidate?
+    {
         var key: [UInt8] = []
-        guard index.encodeComponents.count == index.keyPaths.count else { return nil }
-        for (keyPath, encode) in zip(index.keyPaths, index.encodeComponents) {
+        let attributes = index.attributes
+        guard index.encodeComponents.count == attributes.count else { return nil }
+        for (attribute, encode) in zip(attributes, index.encodeComponents) {
             let value = terms.lazy.compactMap { term -> Any? in
-                guard case .equal(let path, let value) = term, path == keyPath else { return nil }
+                guard case .equal(let path, let value) = term, path == attribute else { return nil }
                 return value
             }.first
             guard let value, let component = encode(value) else { return nil }
@@ -120,7 +132,7 @@ extension QueryPlanner {
         return Candidate(
             plan: .keys(index: index.name, keys: [key]),
             isUnique: index.isUnique,
-            attributeCount: index.keyPaths.count
+            attributeCount: attributes.count
         )
     }
 
@@ -128,16 +140,16 @@ extension QueryPlanner {
     /// A comparison whose value does not encode is skipped: the other bounds still cover every match.
     /// - Parameters:
     ///   - index: A single-attribute index that is not multi-entry.
-    ///   - keyPath: The index's attribute.
+    ///   - attribute: The index's attribute.
     ///   - terms: The constraints of a conjunction.
-    static func rangeCandidate<Root>(
-        on index: PlannerIndex<Root>,
-        keyPath: PartialKeyPath<Root>,
-        terms: [Term]
+    static func rangeCandidate<Index: PlannableIndex>(
+        on index: Index,
+        attribute: Index.Attribute,
+        terms: [Term<Index.Attribute>]
     ) -> Candidate? {
         var lower: QueryPlan.Bound?
         var upper: QueryPlan.Bound?
-        for case .compare(let path, let comparison, let value) in terms where path == keyPath {
+        for case .compare(let path, let comparison, let value) in terms where path == attribute {
             guard let key = index.encodeComponent(value) else { continue }
             switch comparison {
             case .greaterThan: lower = tighter(lower, QueryPlan.Bound(key: key, isInclusive: false), isLower: true)

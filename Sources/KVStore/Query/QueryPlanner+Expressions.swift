@@ -36,14 +36,14 @@ extension QueryPlanner {
         /// Returns the constraints this node puts on attributes; every record that satisfies the node satisfies each
         /// returned term, so a plan built from any one term leaves no match out.
         /// - Parameter indexes: The indexes available, for nodes (such as a disjunction) that plan their parts.
-        func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [Term]
+        func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [KeyPathTerm]
     }
 
     /// Returns the constraints of any expression, or none when the planner does not understand it.
     /// - Parameters:
     ///   - expression: A node of a predicate's expression tree.
     ///   - indexes: The indexes available.
-    static func terms<Root>(of expression: Any, indexes: [PlannerIndex<Root>]) -> [Term] {
+    static func terms<Root>(of expression: Any, indexes: [PlannerIndex<Root>]) -> [KeyPathTerm] {
         guard let node = expression as? any Node else { return [] }
         return node.plannerTerms(indexes: indexes)
     }
@@ -82,7 +82,7 @@ extension PredicateExpressions.KeyPath: QueryPlanner.KeyPathOperand where Root: 
 extension PredicateExpressions.KeyPath: QueryPlanner.Node
 where Root: QueryPlanner.KeyPathOperand, Output == Bool {
     /// A Boolean attribute used as a condition (`#Predicate { $0.isDone }`) is an equality with `true`.
-    func plannerTerms<Input>(indexes: [PlannerIndex<Input>]) -> [QueryPlanner.Term] {
+    func plannerTerms<Input>(indexes: [PlannerIndex<Input>]) -> [QueryPlanner.KeyPathTerm] {
         guard let keyPath = plannerKeyPath else { return [] }
         return [.equal(keyPath, true)]
     }
@@ -113,7 +113,7 @@ extension PredicateExpressions.UnaryMinus: QueryPlanner.ConstantOperand where Wr
 
 extension PredicateExpressions.Equal: QueryPlanner.Node {
     /// `attribute == constant`, either way round.
-    func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.Term] {
+    func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.KeyPathTerm] {
         guard let match = QueryPlanner.attributeAndConstant(lhs, rhs) else { return [] }
         return [.equal(match.keyPath, match.constant)]
     }
@@ -121,7 +121,7 @@ extension PredicateExpressions.Equal: QueryPlanner.Node {
 
 extension PredicateExpressions.Comparison: QueryPlanner.Node {
     /// `attribute < constant` and the like; `constant < attribute` is flipped to `attribute > constant`.
-    func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.Term] {
+    func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.KeyPathTerm] {
         guard let match = QueryPlanner.attributeAndConstant(lhs, rhs) else { return [] }
         let comparison = match.isFlipped ? op.plannerFlipped : op
         return [.compare(match.keyPath, comparison, match.constant)]
@@ -142,7 +142,7 @@ extension PredicateExpressions.ComparisonOperator {
 
 extension PredicateExpressions.SequenceContains: QueryPlanner.Node {
     /// `$0.tags.contains(constant)` (a multi-entry index) or `constant.contains($0.field)` (several keys).
-    func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.Term] {
+    func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.KeyPathTerm] {
         if let attribute = sequence as? any QueryPlanner.KeyPathOperand, let keyPath = attribute.plannerKeyPath,
             let constant = element as? any QueryPlanner.ConstantOperand, let value = constant.plannerConstant
         {
@@ -159,14 +159,14 @@ extension PredicateExpressions.SequenceContains: QueryPlanner.Node {
 
 extension PredicateExpressions.Conjunction: QueryPlanner.Node {
     /// Both sides hold, so every constraint of either side holds.
-    func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.Term] {
+    func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.KeyPathTerm] {
         QueryPlanner.terms(of: lhs, indexes: indexes) + QueryPlanner.terms(of: rhs, indexes: indexes)
     }
 }
 
 extension PredicateExpressions.Disjunction: QueryPlanner.Node {
     /// Usable only when both sides read keys of the same index: the union of those keys covers either side.
-    func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.Term] {
+    func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.KeyPathTerm] {
         let left = QueryPlanner.bestCandidate(for: QueryPlanner.terms(of: lhs, indexes: indexes), indexes: indexes)
         let right = QueryPlanner.bestCandidate(for: QueryPlanner.terms(of: rhs, indexes: indexes), indexes: indexes)
         guard let left, let right, case .keys(let name, let leftKeys) = left.plan,

@@ -272,7 +272,8 @@ package struct RelationshipCatalog: Codable, Sendable, Equatable {
     package var target: String
     /// The name of the inverse relationship on the target, if declared.
     package var inverse: String?
-    /// `toOne` or `toMany`.
+    /// `toOne` or `toMany`: the raw value of a ``Cardinality``, kept as text so that an entry of a newer version
+    /// with another cardinality still decodes (``knownCardinality`` is then `nil`).
     package var cardinality: String
     /// The field of this entity that holds the related IDs, or `nil` when the target's inverse field does.
     package var field: String?
@@ -283,6 +284,24 @@ package struct RelationshipCatalog: Codable, Sendable, Equatable {
     package var deleteRule: String
     /// Whether a stored ID may name a model that does not exist.
     package var allowsDangling: Bool
+
+    /// How many models a relationship relates, as the catalog names it.
+    package enum Cardinality: String, Sendable, CaseIterable {
+        /// At most one: a `UUID?` field.
+        case toOne
+        /// Any number: a `[UUID]` field, or the derived side of a one-to-many.
+        case toMany
+    }
+
+    /// The cardinality, or `nil` when the entry names one this version does not know.
+    package var knownCardinality: Cardinality? {
+        Cardinality(rawValue: cardinality)
+    }
+
+    /// The delete rule, or `nil` when the entry names one this version does not know.
+    package var knownDeleteRule: DeleteRule? {
+        DeleteRule(rawValue: deleteRule)
+    }
 }
 
 /// An index's description in the catalog.

@@ -69,30 +69,15 @@ extension EntityStore {
             let index = try storedIndex(name)
             var ids: [UUID] = []
             var seen = Set<UUID>()
-            try txn.withCursor(on: index.table) { cursor in
-                for key in keys.map({ IndexKey.finalized($0, hash: longKeyHash) }) {
-                    if index.description.isUnique {
-                        // A cut key's group may hold several owners, of values that differ after the cut.
-                        guard !IndexKey.isGrouped(key) else {
-                            for owner in try UniqueIndexEntries.owners(of: key, in: index.table, txn: txn) {
-                                owner.withUnsafeBytes { appendOnce(UUID(bytes: $0), to: &ids, seen: &seen) }
-                            }
-                            continue
-                        }
-                        if try cursor.seek(to: key) {
-                            _ = try cursor.withCurrent { _, value in
-                                appendOnce(UUID(bytes: value), to: &ids, seen: &seen)
-                            }
-                        }
-                    } else {
-                        try cursor.forEachDuplicatePage(ofKey: key) { page in
-                            for offset in stride(from: 0, to: page.count - 15, by: 16) {
-                                appendOnce(
-                                    UUID(bytes: UnsafeRawBufferPointer(rebasing: page[offset..<offset + 16])), to: &ids,
-                                    seen: &seen)
-                            }
-                        }
-                    }
+            for key in keys {
+                // A cut key's group in a unique index may hold several owners, of values that differ after the cut:
+                // all are candidates, and the predicate keeps the right ones.
+                try IndexCandidates.forEachID(
+                    underKey: IndexKey.finalized(key, hash: longKeyHash), in: index.table,
+                    isUnique: index.description.isUnique, txn: txn
+                ) { id in
+                    appendOnce(id, to: &ids, seen: &seen)
+                    return true
                 }
             }
             try visit(ids, in: txn, reader: reader, body)

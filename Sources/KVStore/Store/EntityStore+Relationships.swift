@@ -21,8 +21,8 @@ struct RelationshipInfo: Sendable {
     init(catalog: RelationshipCatalog) {
         self.init(
             name: catalog.name, target: catalog.target, inverse: catalog.inverse,
-            deleteRule: DeleteRule(rawValue: catalog.deleteRule) ?? .deny, field: catalog.field,
-            inverseField: catalog.inverseField, isToMany: catalog.cardinality == "toMany",
+            deleteRule: catalog.knownDeleteRule ?? .deny, field: catalog.field,
+            inverseField: catalog.inverseField, isToMany: catalog.knownCardinality == .toMany,
             allowsDangling: catalog.allowsDangling)
     }
 
@@ -42,7 +42,8 @@ struct RelationshipInfo: Sendable {
 
     var catalog: RelationshipCatalog {
         RelationshipCatalog(
-            name: name, target: target, inverse: inverse, cardinality: isToMany ? "toMany" : "toOne", field: field,
+            name: name, target: target, inverse: inverse,
+            cardinality: (isToMany ? RelationshipCatalog.Cardinality.toMany : .toOne).rawValue, field: field,
             inverseField: inverseField, deleteRule: deleteRule.rawValue, allowsDangling: allowsDangling)
     }
 }

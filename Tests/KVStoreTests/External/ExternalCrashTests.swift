@@ -1,9 +1,9 @@
 import Foundation
+import KVStoreInspection
 import LMDB
 import Testing
 
 @testable import KVStore
-@testable import KVToolCore
 
 /// Chunks of pattern bytes that kill the process once `killAfter` bytes were handed out.
 struct KillingChunks: AsyncSequence, Sendable {
@@ -65,10 +65,7 @@ struct KillingChunks: AsyncSequence, Sendable {
         }
         // What the dead writer staged is there before the store is opened again, listed in the staging table: kvtool's
         // check warns of it, and finds no damage...
-        let store = try InspectedStore.open(directory.path)
-        var staged: [String] = []
-        try IntegrityChecker(store: store, chunkSize: 1000) { staged.append($0.text) }.run()
-        store.close()
+        let staged = try StoreInspection.check(path: directory.path).problems.map(\.description)
         #expect(
             staged.contains { $0.hasPrefix("warning: ") && $0.contains("staged chunks") && $0.contains("stopped") },
             Comment(rawValue: staged.joined(separator: "\n")))

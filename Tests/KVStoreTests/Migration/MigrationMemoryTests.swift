@@ -64,7 +64,7 @@ struct MigrationMemoryTests {
         #expect(lines.contains { $0.hasPrefix("measured:") }, Comment(rawValue: report))
         #expect(lines.allSatisfy { $0.hasPrefix("measured:") }, Comment(rawValue: report))
         let check = MigrationSupport.check(directory.path)
-        #expect(check.status == 0, Comment(rawValue: check.output))
+        #expect(check.isConsistent, Comment(rawValue: check.output))
     }
 
     /// Migrates the store at `path` and returns the measures, then every failure.

@@ -1,5 +1,5 @@
 import Foundation
-import KVToolCore
+import KVStoreInspection
 import LMDB
 import Testing
 
@@ -40,11 +40,15 @@ enum MigrationSupport {
         return try environment.read { txn in try Catalog.schemaState(in: txn, table: catalog) }
     }
 
-    /// Runs `kvtool check` on the store and returns its exit status and output.
-    static func check(_ path: String) -> (status: Int32, output: String) {
-        let output = StringSink()
-        let status = KVTool.run(arguments: ["check", path], console: Console(output: output, errors: output))
-        return (status, output.text)
+    /// Runs the integrity check (`kvtool check`'s) on the store and returns whether it found no error, with every
+    /// problem it found, or the error that stopped it, as text.
+    static func check(_ path: String) -> (isConsistent: Bool, output: String) {
+        do {
+            let report = try StoreInspection.check(path: path)
+            return (report.isConsistent, report.problems.map(\.description).joined(separator: "\n"))
+        } catch {
+            return (false, "the check stopped: \(error)")
+        }
     }
 
     /// The names of the store's tables.

@@ -1,6 +1,6 @@
 import Foundation
 import KVStore
-import KVToolCore
+import KVStoreInspection
 import TestSupport
 
 /// A model-based test found the store and the reference apart; the description says where and how to replay it.
@@ -56,10 +56,12 @@ final class ModelBasedRun {
                     description, "the store differs from the reference:\n" + reference.differences(from: stored))
             }
             if number % Self.checkInterval == 0 || number == steps {
-                let output = StringSink()
-                let status = KVTool.run(
-                    arguments: ["check", container.path], console: Console(output: output, errors: output))
-                if status != 0 { throw mismatch(description, "kvtool check failed:\n" + output.text) }
+                let errors = try StoreInspection.check(path: container.path).errors
+                if !errors.isEmpty {
+                    throw mismatch(
+                        description, "the integrity check failed:\n" + errors.map(\.description).joined(separator: "\n")
+                    )
+                }
             }
         }
     }

@@ -1,9 +1,9 @@
 import Foundation
+import KVStoreInspection
 import LMDB
 import Testing
 
 @testable import KVStore
-@testable import KVToolCore
 
 // One entity, "Doc", declared with more and fewer indexes, as a program and a script beside it would.
 
@@ -95,15 +95,9 @@ private func storedIndexes(of entity: String, at path: String) throws -> [String
     }
 }
 
-/// The errors kvtool's integrity check finds in the store at `path`.
+/// The errors the integrity check (`kvtool check`'s) finds in the store at `path`, through the public API.
 func integrityErrors(at path: String) throws -> [String] {
-    let store = try InspectedStore.open(path)
-    defer { store.close() }
-    var problems: [String] = []
-    try IntegrityChecker(store: store, chunkSize: 1000) { problem in
-        if problem.severity == .error { problems.append(problem.text) }
-    }.run()
-    return problems
+    try StoreInspection.check(path: path).errors.map(\.description)
 }
 
 /// The store's catalog is the one truth about its schema: a program that declares less keeps and maintains what the

@@ -1,4 +1,5 @@
 import KVStore
+import KVStoreInspection
 
 /// kvtool's import parsing, reachable from the fuzz targets in `Tools/fuzz` and nowhere else.
 ///

@@ -1,5 +1,6 @@
 import CommandLineKit
 import KVStore
+import KVStoreInspection
 import LMDB
 
 /// The `kvtool` command line: an inspector for any KVStore store, working from the store's catalog alone.
@@ -129,9 +130,9 @@ public enum KVTool {
         } catch let error as ToolError {
             console.printError("Error: \(error.message)")
             return ExitCode.failure.rawValue
-        } catch let error as UnreadableStore {
+        } catch let error as InspectionError {
             console.printError("Error: \(error.message)")
-            return command == CheckCommand.self ? CheckCommand.unreadableStatus : ExitCode.failure.rawValue
+            return ExitCode.failure.rawValue
         } catch let failure as OutputFailure {
             console.printError("Error: \(failure.message)")
             reported = failure

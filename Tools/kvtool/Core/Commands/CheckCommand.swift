@@ -1,4 +1,5 @@
 import CommandLineKit
+import KVStoreInspection
 
 /// `kvtool check <path>`: a full integrity check, streamed with bounded memory.
 struct CheckCommand: Command {
@@ -57,58 +58,70 @@ struct CheckCommand: Command {
         let store: InspectedStore
         do {
             store = try InspectedStore.open(path, pages: .full)
-        } catch let error as ToolError {
+        } catch let error as InspectionError {
             console.printError("Error: \(error.message)")
             return Self.unreadableStatus
         }
         defer { store.close() }
-        let checker = try check(store, console: console)
+        let summary = try check(store, console: console)
         try store.checkNoProgramOpenedIt()
-        return checker.errors == 0 ? 0 : 1
+        return summary.isConsistent ? 0 : 1
     }
 
-    /// Runs the check on an open store, prints the report, and returns the checker with its counts.
-    func check(_ store: InspectedStore, console: Console) throws -> IntegrityChecker {
+    /// Runs the check on an open store, prints the report, and returns its counts.
+    func check(_ store: InspectedStore, console: Console) throws -> CheckSummary {
         var problems: [JSONValue] = []
         var isTruncated = false
         let progress = Progress(console: console)
-        let checker = IntegrityChecker(store: store, chunkSize: chunkSize, progress: progress) { [json] problem in
+        let checker = IntegrityChecker(store: store, chunkSize: chunkSize) { [json] problem in
             if json {
                 if problems.count < Self.jsonProblemLimit { problems.append(problem.json) } else { isTruncated = true }
             } else {
                 progress.finish()
-                console.print(problem.text)
+                console.print(problem.description)
             }
         }
-        checker.reportPages()
+        checker.progress = { progress.update("check: \($0.label) \(Formatting.grouped($0.visited))") }
         try checker.run()
-        let statistics = checker.statistics
+        progress.finish()
+        let summary = checker.summary
         if json {
-            let members: [JSONMember] = [
-                JSONMember("path", .string(store.path)), JSONMember("ok", .bool(checker.errors == 0)),
-                JSONMember("errors", .number(String(checker.errors))),
-                JSONMember("warnings", .number(String(checker.warnings))),
-                JSONMember("entities", .number(String(statistics.entities))),
-                JSONMember("records", .number(String(statistics.records))),
-                JSONMember("indexEntries", .number(String(statistics.indexEntries))),
-                JSONMember("references", .number(String(statistics.references))),
-                JSONMember("problems", .array(problems)), JSONMember("problemsTruncated", .bool(isTruncated)),
-            ]
-            console.print(JSONValue.object(members).serialized(pretty: true))
+            console.print(Self.json(summary, path: store.path, problems: problems, isTruncated: isTruncated))
         } else {
-            let checked =
-                "\(Formatting.count(statistics.entities, "entity", plural: "entities")), "
-                + "\(Formatting.count(statistics.records, "record")), "
-                + "\(Formatting.count(statistics.indexEntries, "index entry", plural: "index entries")), "
-                + "\(Formatting.count(statistics.references, "reference")) checked"
-            if checker.errors == 0 && checker.warnings == 0 {
-                console.print("No problems: \(checked).")
-            } else {
-                console.print(
-                    "\(Formatting.count(checker.errors, "error")), \(Formatting.count(checker.warnings, "warning")): "
-                        + "\(checked).")
-            }
+            console.print(Self.text(summary))
         }
-        return checker
+        return summary
+    }
+
+    /// The report `--json` prints: the counts, and the problems kept.
+    private static func json(
+        _ summary: CheckSummary, path: String, problems: [JSONValue], isTruncated: Bool
+    ) -> String {
+        let statistics = summary.statistics
+        let members: [JSONMember] = [
+            JSONMember("path", .string(path)), JSONMember("ok", .bool(summary.isConsistent)),
+            JSONMember("errors", .number(String(summary.errorCount))),
+            JSONMember("warnings", .number(String(summary.warningCount))),
+            JSONMember("entities", .number(String(statistics.entities))),
+            JSONMember("records", .number(String(statistics.records))),
+            JSONMember("indexEntries", .number(String(statistics.indexEntries))),
+            JSONMember("references", .number(String(statistics.references))),
+            JSONMember("problems", .array(problems)), JSONMember("problemsTruncated", .bool(isTruncated)),
+        ]
+        return JSONValue.object(members).serialized(pretty: true)
+    }
+
+    /// The line that ends the text report: the counts, and what was checked.
+    private static func text(_ summary: CheckSummary) -> String {
+        let statistics = summary.statistics
+        let checked =
+            "\(Formatting.count(statistics.entities, "entity", plural: "entities")), "
+            + "\(Formatting.count(statistics.records, "record")), "
+            + "\(Formatting.count(statistics.indexEntries, "index entry", plural: "index entries")), "
+            + "\(Formatting.count(statistics.references, "reference")) checked"
+        if summary.errorCount == 0 && summary.warningCount == 0 { return "No problems: \(checked)." }
+        return
+            "\(Formatting.count(summary.errorCount, "error")), \(Formatting.count(summary.warningCount, "warning")): "
+            + "\(checked)."
     }
 }

@@ -1,4 +1,5 @@
 import CommandLineKit
+import KVStoreInspection
 
 /// A kvtool subcommand: its configuration and declared arguments (``ParsableCommand``), and what it does.
 protocol Command: ParsableCommand {

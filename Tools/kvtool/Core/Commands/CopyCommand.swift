@@ -1,4 +1,5 @@
 import CommandLineKit
+import KVStoreInspection
 import LMDB
 
 #if canImport(Glibc)

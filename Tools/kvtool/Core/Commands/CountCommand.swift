@@ -1,5 +1,6 @@
 import CommandLineKit
 import KVStore
+import KVStoreInspection
 
 /// `kvtool count <path> <entity> [--where <field=value> ...]`: how many records an entity has, or meet conditions.
 struct CountCommand: Command {
@@ -8,7 +9,9 @@ struct CountCommand: Command {
         discussion: """
             Without conditions the count is the record table's size. An equality on the fields of a ready index is \
             looked up in the index (its entries are counted without reading records when the index covers every \
-            condition); other conditions are checked on each record of a scan.
+            condition); other conditions are checked on each record of a scan. A scan reports the damage 'list' \
+            reports (a key that is not a record key, a table whose own count differs from the entries read) after \
+            the count of the records it could read, and the exit status is 1.
             """)
 
     /// The arguments and options of `kvtool count`.
@@ -43,7 +46,7 @@ struct CountCommand: Command {
             let entity = try store.entity(named: entity)
             let conditions = try conditions.map { try Condition(parsing: $0, entity: entity) }
             let query = try RecordQuery(store: store, entity: entity, conditions: conditions)
-            let count = try query.count()
+            let (count, damage) = try query.count()
             if json {
                 let members = [
                     JSONMember("entity", .string(entity.name)), JSONMember("count", .number(String(count))),
@@ -53,7 +56,9 @@ struct CountCommand: Command {
             } else {
                 console.print(String(count))
             }
-            return 0
+            // A scan that met damage counted the records it could read: the count is printed, and said to be wrong.
+            for problem in damage { console.printError("Error: \(problem.message)") }
+            return damage.isEmpty ? 0 : 1
         }
     }
 }

@@ -1,6 +1,7 @@
 import CommandLineKit
 import Foundation
 import KVStore
+import KVStoreInspection
 
 /// `kvtool export <path> [<entity> ...] [--output <file>]`: records as JSON Lines, streamed in chunks.
 struct ExportCommand: Command {
@@ -31,6 +32,11 @@ struct ExportCommand: Command {
             same transaction, so a live store is not held back and each record is written as one consistent state; \
             records written meanwhile may or may not be included. A record whose external values exceed 8 MiB is \
             read in a transaction of its own, open while its chunks are written out.
+            A record table is damaged when it holds a key that is not a record key (a 16-byte ID), which is \
+            skipped, or when the entries read differ from the table's own count of them (compared when no program \
+            committed during the walk). The export then writes every record it can read but not the end line, so \
+            'import' refuses it (with --output, no file is left), reports the damage and exits with 1. A record \
+            that does not decode stops the export.
             \(OutputOptions.discussion)
             """)
 
@@ -91,9 +97,23 @@ struct ExportCommand: Command {
             try checkOutput()
             let progress = Progress(console: console)
             var end = ExportEnd()
+            var damage: [InspectionError] = []
             for entity in selected {
                 let exporter = EntityExporter(store: store, entity: entity, chunkSize: chunkSize)
-                end.entities.append(try exporter.export(to: sink, progress: progress, checkOutput: checkOutput))
+                let outcome = try exporter.export(to: sink, progress: progress, checkOutput: checkOutput)
+                end.entities.append(outcome.summary)
+                damage += outcome.damage
+            }
+            guard damage.isEmpty else {
+                // Every record that could be read is written, but not the end line: without it, import refuses the
+                // export as incomplete. A file is not kept (the deferred discard removes it).
+                progress.finish()
+                for problem in damage { console.printError("Error: \(problem.message)") }
+                console.printError(
+                    "Error: The export is incomplete: "
+                        + (file.map { "'\($0.path)' was not written" }
+                            ?? "it has no end line, so 'kvtool import' refuses it"))
+                return 1
             }
             sink.write(end.json.serialized() + "\n")
             progress.finish()

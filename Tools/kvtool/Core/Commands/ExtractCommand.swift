@@ -1,6 +1,7 @@
 import CommandLineKit
 import Foundation
 import KVStore
+import KVStoreInspection
 import LMDB
 
 /// `kvtool extract <path> <entity> <id> <attribute> <file>`: one external value, streamed to a file.

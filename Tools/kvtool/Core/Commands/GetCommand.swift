@@ -1,6 +1,7 @@
 import CommandLineKit
 import Foundation
 import KVStore
+import KVStoreInspection
 import LMDB
 
 /// `kvtool get <path> <entity> <id> ... [--follow <relationship> ...]`: records as pretty JSON, with related ones.

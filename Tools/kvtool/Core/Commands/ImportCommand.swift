@@ -1,6 +1,7 @@
 import CommandLineKit
 import Foundation
 import KVStore
+import KVStoreInspection
 import LMDB
 
 #if canImport(Glibc)

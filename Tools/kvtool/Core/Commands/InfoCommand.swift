@@ -1,5 +1,6 @@
 import CommandLineKit
 import KVStore
+import KVStoreInspection
 import LMDB
 
 /// `kvtool info <path>`: the store's format, sizes, readers, and the entries of every table.

@@ -1,6 +1,7 @@
 import CommandLineKit
 import Foundation
 import KVStore
+import KVStoreInspection
 
 /// `kvtool list <path> <entity> [--where …] [--sort …] [--limit n] [--offset n] [--fields a,b] [--json | --table]`.
 struct ListCommand: Command {
@@ -12,6 +13,10 @@ struct ListCommand: Command {
             memory to align them, and cuts long cells; JSON Lines are streamed.
             Records come in ID order (creation order for time-ordered IDs) unless --sort is given; a sort keeps only \
             offset + limit records in memory when --limit is given, every matching record otherwise.
+            A walk of the record table skips a key that is not a record key (a 16-byte ID), and once it has read \
+            the whole table, compares the entries read with the table's own count of them (when no program \
+            committed during the walk). Either damage is reported after the records, and the exit status is 1. A \
+            record that does not decode stops the listing, with exit status 1.
             """)
 
     /// The arguments and options of `kvtool list`.
@@ -86,15 +91,18 @@ struct ListCommand: Command {
             let printer = RecordPrinter(
                 kinds: RecordJSON.kinds(of: entity.fields), fields: fields,
                 asJSON: prefersJSON ?? !console.outputIsTerminal, console: console)
+            let damage: [InspectionError]
             if let sort {
-                for (id, record) in try sorted(query, by: sort) {
+                let (records, found) = try sorted(query, by: sort)
+                for (id, record) in records {
                     printer.add(id, record)
                     try console.checkOutput()
                 }
+                damage = found
             } else {
                 var skipped = 0
                 var printed = 0
-                try query.forEach { id, record in
+                damage = try query.forEach { id, record in
                     if skipped < offset {
                         skipped += 1
                         return true
@@ -108,15 +116,17 @@ struct ListCommand: Command {
                 }
             }
             printer.finish()
-            return 0
+            // After the records that could be read: what the scan found wrong with the table itself.
+            for problem in damage { console.printError("Error: \(problem.message)") }
+            return damage.isEmpty ? 0 : 1
         }
     }
 
-    /// The matching records in sort order, after the offset and within the limit; with a limit, only the best
-    /// `offset + limit` are kept as the scan goes.
+    /// The matching records in sort order, after the offset and within the limit, and the damage the scan found;
+    /// with a limit, only the best `offset + limit` are kept as the scan goes.
     private func sorted(
         _ query: RecordQuery, by sort: (field: String, descending: Bool)
-    ) throws -> [(id: UUID, record: RecordValue)] {
+    ) throws -> (records: [(id: UUID, record: RecordValue)], damage: [InspectionError]) {
         typealias Candidate = (key: [UInt8], id: UUID, record: RecordValue)
         let keep = limit.map { offset + $0 }
         var kept: [Candidate] = []
@@ -127,7 +137,7 @@ struct ListCommand: Command {
         func precedes(_ left: Candidate, _ right: Candidate) -> Bool {
             sort.descending ? ascending(right, left) : ascending(left, right)
         }
-        try query.forEach { id, record in
+        let damage = try query.forEach { id, record in
             let value = sort.field == "id" ? RecordValue.uuid(id) : RecordIndexKeys.value(of: sort.field, in: record)
             kept.append((IndexEntries.sortKey(value), id, record))
             if let keep, kept.count >= 2 * keep + 64 {
@@ -137,6 +147,6 @@ struct ListCommand: Command {
             return true
         }
         kept.sort(by: precedes)
-        return kept.dropFirst(offset).prefix(limit ?? Int.max).map { ($0.id, $0.record) }
+        return (kept.dropFirst(offset).prefix(limit ?? Int.max).map { ($0.id, $0.record) }, damage)
     }
 }

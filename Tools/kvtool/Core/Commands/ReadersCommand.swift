@@ -1,4 +1,5 @@
 import CommandLineKit
+import KVStoreInspection
 
 /// `kvtool readers <path> [--clear-stale]`: the reader slots in use, and clearing those of dead processes.
 struct ReadersCommand: Command {

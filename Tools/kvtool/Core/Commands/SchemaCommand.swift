@@ -1,5 +1,6 @@
 import CommandLineKit
 import KVStore
+import KVStoreInspection
 import LMDB
 
 /// `kvtool schema <path>`: each entity's fields, indexes, unique constraints and relationships, from the catalog.

@@ -1,18 +1,16 @@
 import KVStore
+import KVStoreInspection
 
 /// The schema version, the migration under way and the migrations applied, as `info` and `schema` print them.
 enum SchemaHistory {
     /// The version as printed: `3.0.0`, or `none` for a store never opened with a versioned schema.
     static func versionText(_ schema: SchemaState) -> String {
-        schema.version?.description ?? "none"
+        schema.versionText
     }
 
     /// `2.0.0 → 3.0.0 (custom) under way: Todo, 9 records migrated`, or `nil` when no migration is under way.
     static func migrationText(_ schema: SchemaState) -> String? {
-        guard let migration = schema.migration else { return nil }
-        let entity = migration.entity.map { "\($0), " } ?? ""
-        return "\(migration.from) → \(migration.to) (\(migration.kind)) under way: \(entity)"
-            + "\(Formatting.count(migration.records, "record")) migrated"
+        schema.migrationText
     }
 
     /// The migrations applied, a row each, or `nil` when there were none.

@@ -1,4 +1,5 @@
 import CommandLineKit
+import KVStoreInspection
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,6 @@
 import Foundation
 import KVStore
+import KVStoreInspection
 
 /// Prints records for `list`: one JSON line each as they come, or the rows of an aligned table at the end.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import KVStore
+import KVStoreInspection
 import LMDB
 
 /// Writes one entity's lines of an export: each record, followed by the chunks of its external values.
@@ -21,19 +22,30 @@ struct EntityExporter {
     /// The most records one read transaction visits.
     let chunkSize: Int
 
-    /// Writes the entity's lines to `sink`, and returns what they hold, for the end line.
+    /// What an entity's export wrote, and the damage it found in the record table itself.
+    struct Outcome {
+        /// What the lines hold, for the end line.
+        var summary: ExportEnd.Entity
+        /// Keys that are not record keys (skipped), or a count of entries that differs from what was read: the
+        /// export is incomplete.
+        var damage: [InspectionError]
+    }
+
+    /// Writes the entity's lines to `sink`, and returns what they hold, with the damage found in the record table
+    /// itself (``RecordTableAudit``): a key that is not a record key is skipped, and the export goes on.
     ///
     /// - Parameters:
     ///   - sink: Where the lines go.
     ///   - progress: The progress line to update.
     ///   - checkOutput: Throws the first failed write to the output, so that the export stops early.
-    /// - Throws: ``ToolError`` for a record that does not decode or an external value that is not fully stored (run
-    ///   `kvtool check`); ``OutputFailure``; what LMDB throws.
+    /// - Throws: ``InspectionError/damaged`` for a record that does not decode, ``ToolError`` for an external value
+    ///   that is not fully stored (run `kvtool check`); ``OutputFailure``; what LMDB throws.
     func export(
         to sink: any TextSink, progress: Progress, checkOutput: () throws -> Void
-    ) throws -> ExportEnd.Entity {
+    ) throws -> Outcome {
         let records = try store.recordTable(of: entity)
         let values = try externalValues()
+        var audit = RecordTableAudit(entity: entity.name, table: records, path: store.path)
         var summary = ExportEnd.Entity(name: entity.name)
         // Whether every record so far holds a value for each field id, indexed by id - 1.
         var held = [Bool](repeating: true, count: entity.fields.count)
@@ -45,6 +57,7 @@ struct EntityExporter {
             var largeRecord = false
             let (visited, last) = try store.environment.read { txn -> (Int, [UInt8]?) in
                 try followCatalog(in: txn, generation: &generation)
+                try audit.begin(txn)
                 return try txn.withCursor(on: records) { cursor -> (Int, [UInt8]?) in
                     var found = try after.map { try cursor.seek(atOrAfter: $0) } ?? cursor.first()
                     if found, let after, try cursor.withCurrent({ key, _ in key.elementsEqual(after) }) == true {
@@ -54,7 +67,14 @@ struct EntityExporter {
                     var last: [UInt8]?
                     while found && visited < chunkSize && text.utf8.count < Self.textBudget {
                         let stop = try cursor.withCurrent { key, value -> Bool in
-                            let (id, record) = try decode(key, value)
+                            guard let id = RecordKey.uuid(key) else {
+                                // Counted and skipped: reported once the export is over.
+                                _ = audit.visit(key)
+                                visited += 1
+                                last = Array(key)
+                                return false
+                            }
+                            let record = try RecordKey.decode(value, id: id, entity: entity)
                             let size = externalSize(of: record)
                             if size > Self.textBudget / 2 {
                                 // Its own transaction: the first of the next one.
@@ -73,6 +93,7 @@ struct EntityExporter {
                                 try writer.appendChunks(of: record, id: id, txn: txn, to: &text)
                             }
                             note(record, in: &held)
+                            _ = audit.visit(key)
                             summary.records += 1
                             visited += 1
                             last = Array(key)
@@ -99,7 +120,7 @@ struct EntityExporter {
                 held[offset] ? name : nil
             }
         }
-        return summary
+        return Outcome(summary: summary, damage: audit.damage(isComplete: true))
     }
 
     /// Checks, when the catalog changed since the last look, that the entity still has the fields the header gave
@@ -132,13 +153,6 @@ struct EntityExporter {
             if let id = entity.fields.existingID(for: entry.name) { present[Int(id) - 1] = true }
         }
         for index in held.indices where !present[index] { held[index] = false }
-    }
-
-    private func decode(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> (UUID, RecordValue) {
-        guard let id = RecordKey.uuid(key) else {
-            throw ToolError("\(entity.name) has a record key of \(key.count) bytes, not a UUID; run 'kvtool check'")
-        }
-        return (id, try RecordKey.decode(value, id: id, entity: entity))
     }
 
     /// The bytes of a record's external values.

@@ -1,3 +1,5 @@
+import KVStoreInspection
+
 /// The last line of an export: how many records and chunks of each entity it holds, and the fields every exported
 /// record has, which import takes as required.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import KVStore
+import KVStoreInspection
 
 /// The first line of an export: the export format's version, and the store's catalog, from which an import into an
 /// empty store creates the schema.

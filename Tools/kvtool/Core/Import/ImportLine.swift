@@ -1,5 +1,6 @@
 import Foundation
 import KVStore
+import KVStoreInspection
 
 /// One line of an import, parsed: its kind and members, checked for form; what the record holds is read against the
 /// schema later (``ImportEntity/record(from:)``).

@@ -1,5 +1,6 @@
 import Foundation
 import KVStore
+import KVStoreInspection
 
 /// An entity as an import validates and writes its records: the store's catalog entry when the store has the entity,
 /// otherwise the export's, from which the import creates it.

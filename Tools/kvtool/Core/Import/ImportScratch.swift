@@ -1,4 +1,5 @@
 import Foundation
+import KVStoreInspection
 import LMDB
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import Foundation
 import KVStore
+import KVStoreInspection
 import LMDB
 
 /// What `--on-conflict` asks for when a record of the file has the ID, or a unique value, of a stored record.

@@ -1,5 +1,6 @@
 import Foundation
 import KVStore
+import KVStoreInspection
 import LMDB
 
 /// The second pass of an import: the validated input read again and written a chunk per write transaction, beside

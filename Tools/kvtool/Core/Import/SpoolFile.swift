@@ -1,3 +1,5 @@
+import KVStoreInspection
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)

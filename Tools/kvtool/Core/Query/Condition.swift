@@ -1,7 +1,12 @@
 import Foundation
 import KVStore
+import KVStoreInspection
 
-/// One `--where FIELD=VALUE` condition, with the value parsed according to the field's kind in the catalog.
+/// One `--where FIELD=VALUE` condition: what it means, and how a query plans it, is the inspection module's
+/// (``RecordCondition``, ``RecordQuery``); kvtool parses it.
+typealias Condition = RecordCondition
+
+/// Parsing one `--where FIELD=VALUE` condition, with the value parsed according to the field's kind in the catalog.
 ///
 /// `null` matches an absent or null value; a value in double quotes is a JSON string (so `"null"` is the string).
 /// A field of kind int, uint, double, float, bool, uuid or date (ISO 8601) takes a value of that kind. A field
@@ -9,17 +14,10 @@ import KVStore
 /// value's most likely kind: `true`/`false`, an integer, a number, a UUID, or a string.
 ///
 /// ```swift
-/// let condition = try Condition(parsing: "isDone=false", fields: task.fields)
+/// let condition = try Condition(parsing: "isDone=false", entity: task)
 /// condition.matches(record)
 /// ```
-struct Condition {
-    /// The field, possibly dotted into nested objects.
-    let field: String
-    /// The value to compare with.
-    let value: RecordValue
-    /// Whether the value's kind was guessed, which makes comparisons looser (5 equals 5.0, a UUID its text).
-    let isGuessed: Bool
-
+extension RecordCondition {
     /// Splits `FIELD=VALUE` at its first `=`.
     ///
     /// - Throws: ``UsageError`` when there is no `=` or no field name.
@@ -40,15 +38,14 @@ struct Condition {
             throw ToolError("Unknown field '\(field)': \(entity.name) has no such field")
         }
         let kind = entity.fields.existingID(for: field).flatMap { entity.fields.kind(of: $0) }
-        self.field = field
         if text.hasPrefix("\""), case .string(let string)? = try? JSONParser.parse(Array(text.utf8)) {
-            (value, isGuessed) = (.string(string), false)
+            self.init(field: field, value: .string(string), isGuessed: false)
         } else if text == "null" {
-            (value, isGuessed) = (.null, false)
+            self.init(field: field, value: .null, isGuessed: false)
         } else if let kind, kind != .array {
-            (value, isGuessed) = (try Self.parse(text, kind: kind, field: field), false)
+            self.init(field: field, value: try Self.parse(text, kind: kind, field: field), isGuessed: false)
         } else {
-            (value, isGuessed) = (Self.guess(text), true)
+            self.init(field: field, value: Self.guess(text), isGuessed: true)
         }
     }
 
@@ -96,38 +93,5 @@ struct Condition {
         if let value = Double(text), text.contains(where: { $0.isNumber }) { return .double(value) }
         if let uuid = RecordKey.uuid(parsing: text) { return .uuid(uuid) }
         return .string(text)
-    }
-
-    /// Whether a record meets the condition: its field equals the value, or, for an array, has an equal element.
-    func matches(_ record: RecordValue) -> Bool {
-        let actual = RecordIndexKeys.value(of: field, in: record)
-        if equals(actual) { return true }
-        if case .array(let elements) = actual, value.kind != .array { return elements.contains(where: equals) }
-        return false
-    }
-
-    /// Whether a value equals the condition's: same kind and same key encoding (so -0.0 equals 0.0, as in an
-    /// index), or with a guessed kind, equal numbers and a UUID equal to its text.
-    private func equals(_ actual: RecordValue) -> Bool {
-        let sameKind = actual.kind == value.kind || (actual.kind.isBool && value.kind.isBool)
-        if sameKind && IndexEntries.sortKey(actual) == IndexEntries.sortKey(value) { return true }
-        guard isGuessed else { return false }
-        switch (actual, value) {
-        case (.uuid(let uuid), .string(let text)): return uuid.uuidString == text.uppercased()
-        case (.string(let text), .uuid(let uuid)): return uuid.uuidString == text.uppercased()
-        default:
-            guard let left = Self.number(actual), let right = Self.number(value) else { return false }
-            return left == right
-        }
-    }
-
-    private static func number(_ value: RecordValue) -> Double? {
-        switch value {
-        case .int(let number): Double(exactly: number)
-        case .uint(let number): Double(exactly: number)
-        case .double(let number): number
-        case .float(let number): Double(number)
-        default: nil
-        }
     }
 }

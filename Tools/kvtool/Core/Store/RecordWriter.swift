@@ -1,5 +1,6 @@
 import Foundation
 import KVStore
+import KVStoreInspection
 import LMDB
 
 /// Why an import stopped writing: another writer changed the store since the validation, in a way the import cannot
