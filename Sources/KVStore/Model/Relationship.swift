@@ -3,7 +3,7 @@ import Foundation
 /// What deleting a model does to the models related to it through a relationship, as in Core Data and SwiftData.
 ///
 /// The raw value is the rule's name in the store's catalog (`cascade`, `nullify`, `deny`, `noAction`), and
-/// ``allCases`` lists the rules this version knows: a tool that reads the catalog (`kvtool check`, `kvtool schema`)
+/// `allCases` lists the rules this version knows: a tool that reads the catalog (`kvtool check`, `kvtool schema`)
 /// takes both from here, so a new rule needs no change there.
 public enum DeleteRule: String, Sendable, Hashable, Codable, CaseIterable {
     /// Deletes the related models too, and theirs in turn, through any depth and safely through cycles.
