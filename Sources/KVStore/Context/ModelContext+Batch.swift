@@ -155,7 +155,7 @@ extension ModelContext {
             error.committedCount = committed
             throw error
         } catch {
-            var wrapped = KVStoreError(.storage, message: "A batch write failed", underlying: error)
+            var wrapped = KVStoreError(.storage, message: "A batch write failed", cause: error)
             wrapped.committedCount = committed
             throw wrapped
         }

@@ -266,7 +266,7 @@ public final class ModelContainer: Sendable {
                     atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             } catch {
                 throw KVStoreError(
-                    .storage, message: "Cannot create the in-memory store's directory \(directory)", underlying: error)
+                    .storage, message: "Cannot create the in-memory store's directory \(directory)", cause: error)
             }
             return directory
         }
@@ -285,7 +285,7 @@ public final class ModelContainer: Sendable {
             try manager.createDirectory(
                 atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw KVStoreError(.storage, message: "Cannot create the store's directory \(path)", underlying: error)
+            throw KVStoreError(.storage, message: "Cannot create the store's directory \(path)", cause: error)
         }
         return path
     }

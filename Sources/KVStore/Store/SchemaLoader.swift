@@ -370,23 +370,23 @@ struct SchemaLoader {
             return KVStoreError(
                 .incompatibleSchema, entity: entity, id: id, field: field,
                 message: "\(entity).\(field) is not optional, but stored records such as \(id) have no value for it; "
-                    + "make it optional, or migrate the store", underlying: error)
+                    + "make it optional, or migrate the store", cause: error)
         case .typeMismatch(let type, let context), .valueNotFound(let type, let context):
             let field = path(context)
             return KVStoreError(
                 .incompatibleSchema, entity: entity, id: id, field: field,
                 message: "\(entity).\(field) is stored as another type than \(type) (record \(id)); "
-                    + "its type changed: keep the old type, or migrate the store", underlying: error)
+                    + "its type changed: keep the old type, or migrate the store", cause: error)
         case .dataCorrupted(let context):
             let field = path(context)
             return KVStoreError(
                 .incompatibleSchema, entity: entity, id: id, field: field,
                 message: "\(entity).\(field) of the stored record \(id) does not decode as the model declares it",
-                underlying: error)
+                cause: error)
         @unknown default:
             return KVStoreError(
                 .incompatibleSchema, entity: entity, id: id,
-                message: "The stored \(entity) \(id) does not decode with the model", underlying: error)
+                message: "The stored \(entity) \(id) does not decode with the model", cause: error)
         }
     }
 }
