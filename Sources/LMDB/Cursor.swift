@@ -39,65 +39,95 @@ public struct Cursor: ~Copyable {
 
     /// Moves to the first entry of the table. Returns whether there is one.
     ///
+    /// - Throws: The ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``,
+    ///   ``LMDBError/pageNotFound``); running off the table is `false`, not an error.
+    ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_FIRST`.
-    public func first() throws -> Bool { try move(MDB_FIRST) }
+    public func first() throws(LMDBError) -> Bool { try move(MDB_FIRST) }
 
     /// Moves to the last entry of the table (the last value of the last key). Returns whether there is one.
     ///
+    /// - Throws: The ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``,
+    ///   ``LMDBError/pageNotFound``); running off the table is `false`, not an error.
+    ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_LAST`.
-    public func last() throws -> Bool { try move(MDB_LAST) }
+    public func last() throws(LMDBError) -> Bool { try move(MDB_LAST) }
 
     /// Moves to the next entry, which in a `dupSort` table is the key's next value or the next key's first value.
     /// From an unpositioned cursor, moves to the first entry. Returns whether there is one.
     ///
+    /// - Throws: The ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``,
+    ///   ``LMDBError/pageNotFound``); running off the table is `false`, not an error.
+    ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_NEXT`.
-    public func next() throws -> Bool { try move(MDB_NEXT) }
+    public func next() throws(LMDBError) -> Bool { try move(MDB_NEXT) }
 
     /// Moves to the previous entry. From an unpositioned cursor, moves to the last entry. Returns whether there is
     /// one.
     ///
+    /// - Throws: The ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``,
+    ///   ``LMDBError/pageNotFound``); running off the table is `false`, not an error.
+    ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_PREV`.
-    public func previous() throws -> Bool { try move(MDB_PREV) }
+    public func previous() throws(LMDBError) -> Bool { try move(MDB_PREV) }
 
     /// Moves to the first value of the next key, skipping the current key's other values. Returns whether there is
     /// one.
     ///
+    /// - Throws: The ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``,
+    ///   ``LMDBError/pageNotFound``); running off the table is `false`, not an error.
+    ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_NEXT_NODUP`.
-    public func nextKey() throws -> Bool { try move(MDB_NEXT_NODUP) }
+    public func nextKey() throws(LMDBError) -> Bool { try move(MDB_NEXT_NODUP) }
 
     /// Moves to the last value of the previous key. Returns whether there is one.
     ///
+    /// - Throws: The ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``,
+    ///   ``LMDBError/pageNotFound``); running off the table is `false`, not an error.
+    ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_PREV_NODUP`.
-    public func previousKey() throws -> Bool { try move(MDB_PREV_NODUP) }
+    public func previousKey() throws(LMDBError) -> Bool { try move(MDB_PREV_NODUP) }
 
     /// Moves to `key`. Returns whether the key is present; the cursor's position is undefined when it is not.
     ///
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, or the ``LMDBError`` LMDB returns for a page
+    ///   it cannot read (``LMDBError/corrupted``).
+    ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_SET_KEY`.
-    public func seek(to key: UnsafeRawBufferPointer) throws -> Bool {
+    public func seek(to key: UnsafeRawBufferPointer) throws(LMDBError) -> Bool {
         try move(MDB_SET_KEY, key: key)
     }
 
     /// Moves to `key`. Returns whether the key is present; the cursor's position is undefined when it is not.
     ///
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, or the ``LMDBError`` LMDB returns for a page
+    ///   it cannot read (``LMDBError/corrupted``).
+    ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_SET_KEY`.
     @inlinable
-    public func seek<Key: Collection<UInt8>>(to key: Key) throws -> Bool {
-        try withBytes(key) { key in try seek(to: key) }
+    public func seek<Key: Collection<UInt8>>(to key: Key) throws(LMDBError) -> Bool {
+        try withBytes(key) { key throws(LMDBError) in try seek(to: key) }
     }
 
     /// Moves to the first key greater than or equal to `key`. Returns whether there is one.
     ///
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, or the ``LMDBError`` LMDB returns for a page
+    ///   it cannot read (``LMDBError/corrupted``).
+    ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_SET_RANGE`.
-    public func seek(atOrAfter key: UnsafeRawBufferPointer) throws -> Bool {
+    public func seek(atOrAfter key: UnsafeRawBufferPointer) throws(LMDBError) -> Bool {
         try move(MDB_SET_RANGE, key: key)
     }
 
     /// Moves to the first key greater than or equal to `key`. Returns whether there is one.
     ///
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, or the ``LMDBError`` LMDB returns for a page
+    ///   it cannot read (``LMDBError/corrupted``).
+    ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_SET_RANGE`.
     @inlinable
-    public func seek<Key: Collection<UInt8>>(atOrAfter key: Key) throws -> Bool {
-        try withBytes(key) { key in try seek(atOrAfter: key) }
+    public func seek<Key: Collection<UInt8>>(atOrAfter key: Key) throws(LMDBError) -> Bool {
+        try withBytes(key) { key throws(LMDBError) in try seek(atOrAfter: key) }
     }
 
     /// Moves to `key` and returns its value without a copy, or `nil` when the key is absent; the cursor's position
@@ -112,7 +142,7 @@ public struct Cursor: ~Copyable {
     /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key.
     ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_SET_KEY`.
-    public func unsafeValue(forKey key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+    public func unsafeValue(forKey key: UnsafeRawBufferPointer) throws(LMDBError) -> UnsafeRawBufferPointer? {
         try validateKey(key, table, "mdb_cursor_get")
         var keyValue = mdbValue(key)
         var value = MDB_val()
@@ -124,65 +154,97 @@ public struct Cursor: ~Copyable {
 
     /// In a `dupSort` table, moves to `value` of `key`. Returns whether the pair is present.
     ///
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, or a value too long for a `dupSort` table;
+    ///   the ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``).
+    ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_GET_BOTH`.
-    public func seek(to key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> Bool {
+    public func seek(to key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws(LMDBError) -> Bool {
         try move(MDB_GET_BOTH, key: key, value: value)
     }
 
     /// In a `dupSort` table, moves to `value` of `key`. Returns whether the pair is present.
     ///
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, or a value too long for a `dupSort` table;
+    ///   the ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``).
+    ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_GET_BOTH`.
     @inlinable
-    public func seek<Key: Collection<UInt8>, Value: Collection<UInt8>>(to key: Key, value: Value) throws -> Bool {
-        try withBytes(key) { key in try withBytes(value) { value in try seek(to: key, value: value) } }
+    public func seek<Key: Collection<UInt8>, Value: Collection<UInt8>>(
+        to key: Key, value: Value
+    ) throws(LMDBError) -> Bool {
+        try withBytes(key) { key throws(LMDBError) in
+            try withBytes(value) { value throws(LMDBError) in try seek(to: key, value: value) }
+        }
     }
 
     /// In a `dupSort` table, moves to the first value of `key` greater than or equal to `value`. Returns whether
     /// there is one.
     ///
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, or a value too long for a `dupSort` table;
+    ///   the ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``).
+    ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_GET_BOTH_RANGE`.
-    public func seek(to key: UnsafeRawBufferPointer, valueAtOrAfter value: UnsafeRawBufferPointer) throws -> Bool {
+    public func seek(
+        to key: UnsafeRawBufferPointer, valueAtOrAfter value: UnsafeRawBufferPointer
+    ) throws(LMDBError) -> Bool {
         try move(MDB_GET_BOTH_RANGE, key: key, value: value)
     }
 
     /// In a `dupSort` table, moves to the first value of `key` greater than or equal to `value`. Returns whether
     /// there is one.
     ///
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, or a value too long for a `dupSort` table;
+    ///   the ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``).
+    ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_GET_BOTH_RANGE`.
     @inlinable
     public func seek<Key: Collection<UInt8>, Value: Collection<UInt8>>(
         to key: Key,
         valueAtOrAfter value: Value
-    ) throws -> Bool {
-        try withBytes(key) { key in try withBytes(value) { value in try seek(to: key, valueAtOrAfter: value) } }
+    ) throws(LMDBError) -> Bool {
+        try withBytes(key) { key throws(LMDBError) in
+            try withBytes(value) { value throws(LMDBError) in try seek(to: key, valueAtOrAfter: value) }
+        }
     }
 
     /// Moves to the current key's first value. Returns whether the cursor is on a key.
     ///
+    /// - Throws: ``LMDBError/invalidArgument`` when the cursor is not on an entry, ``LMDBError/incompatible`` when the
+    ///   table is not `dupSort`, or the ``LMDBError`` LMDB returns for a page it cannot read.
+    ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_FIRST_DUP`.
-    public func firstDuplicate() throws -> Bool { try move(MDB_FIRST_DUP) }
+    public func firstDuplicate() throws(LMDBError) -> Bool { try move(MDB_FIRST_DUP) }
 
     /// Moves to the current key's last value. Returns whether the cursor is on a key.
     ///
+    /// - Throws: ``LMDBError/invalidArgument`` when the cursor is not on an entry, ``LMDBError/incompatible`` when the
+    ///   table is not `dupSort`, or the ``LMDBError`` LMDB returns for a page it cannot read.
+    ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_LAST_DUP`.
-    public func lastDuplicate() throws -> Bool { try move(MDB_LAST_DUP) }
+    public func lastDuplicate() throws(LMDBError) -> Bool { try move(MDB_LAST_DUP) }
 
     /// Moves to the current key's next value. Returns false after the key's last value.
     ///
+    /// - Throws: The ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``,
+    ///   ``LMDBError/pageNotFound``); running off the table is `false`, not an error.
+    ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_NEXT_DUP`.
-    public func nextDuplicate() throws -> Bool { try move(MDB_NEXT_DUP) }
+    public func nextDuplicate() throws(LMDBError) -> Bool { try move(MDB_NEXT_DUP) }
 
     /// Moves to the current key's previous value. Returns false before the key's first value.
     ///
+    /// - Throws: The ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``,
+    ///   ``LMDBError/pageNotFound``); running off the table is `false`, not an error.
+    ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_PREV_DUP`.
-    public func previousDuplicate() throws -> Bool { try move(MDB_PREV_DUP) }
+    public func previousDuplicate() throws(LMDBError) -> Bool { try move(MDB_PREV_DUP) }
 
     /// The number of values of the current key in a `dupSort` table.
     ///
     /// - Throws: ``LMDBError/invalidArgument`` when the table is not `dupSort` or the cursor is not on an entry.
     ///
     /// The corresponding LMDB function is `mdb_cursor_count`.
-    public func duplicateCount() throws -> Int {
+    public func duplicateCount() throws(LMDBError) -> Int {
         guard table.options.contains(.dupSort) else {
             throw failure(EINVAL, "mdb_cursor_count", table, detail: "The table is not a dupSort table")
         }
@@ -264,23 +326,25 @@ public struct Cursor: ~Copyable {
     ///
     /// - Warning: The bytes are LMDB's memory map, valid only inside `body`.
     /// - Returns: What `body` returns, or `nil`.
+    /// - Throws: The ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``), or what `body`
+    ///   throws.
     ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_GET_CURRENT`.
     public func withCurrent<R>(
         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> R
     ) throws -> R? {
-        var key = MDB_val()
-        var value = MDB_val()
-        let code = mdb_cursor_get(handle, &key, &value, MDB_GET_CURRENT)
-        // An unpositioned cursor answers EINVAL; one whose entry was just deleted, MDB_NOTFOUND.
-        if code == EINVAL || code == MDB_NOTFOUND { return nil }
-        try check(code, "mdb_cursor_get", table)
-        return try body(buffer(key), buffer(value))
+        guard let (key, value) = try currentEntry() else { return nil }
+        return try body(key, value)
     }
 
     /// A copy of the entry the cursor is on, or `nil` when it is not on one.
-    public func current() throws -> Entry? {
-        try withCurrent { key, value in Entry(key: Array(key), value: Array(value)) }
+    ///
+    /// - Throws: The ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``).
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_GET_CURRENT`.
+    public func current() throws(LMDBError) -> Entry? {
+        guard let (key, value) = try currentEntry() else { return nil }
+        return Entry(key: Array(key), value: Array(value))
     }
 
     // MARK: - Ranges
@@ -302,6 +366,25 @@ public struct Cursor: ~Copyable {
         reverse: Bool = false,
         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
+        // The walk throws LMDBError typed; the body's error is carried out of it and thrown here.
+        var failure: (any Error)?
+        try walk(range, reverse: reverse) { key, value in
+            do {
+                return try body(key, value)
+            } catch {
+                failure = error
+                return false
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// The walk of ``scan(_:reverse:_:)``, for a body that does not throw.
+    func walk(
+        _ range: KeyRange,
+        reverse: Bool,
+        _ visit: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool
+    ) throws(LMDBError) {
         if range.isPrefix && !table.options.isDisjoint(with: [.reverseKey, .integerKey]) {
             throw failure(
                 MDB_INCOMPATIBLE, "mdb_cursor_get", table,
@@ -319,7 +402,7 @@ public struct Cursor: ~Copyable {
             }
             while found {
                 if let lower = range.lowerBound, compare(key, lower) < 0 { return }
-                guard try body(buffer(key), buffer(value)) else { return }
+                guard visit(buffer(key), buffer(value)) else { return }
                 found = try position(MDB_PREV, &key, &value)
             }
         } else {
@@ -331,7 +414,7 @@ public struct Cursor: ~Copyable {
             }
             while found {
                 if let upper = range.upperBound, compare(key, upper) >= 0 { return }
-                guard try body(buffer(key), buffer(value)) else { return }
+                guard visit(buffer(key), buffer(value)) else { return }
                 found = try position(MDB_NEXT, &key, &value)
             }
         }
@@ -353,7 +436,7 @@ public struct Cursor: ~Copyable {
         _ value: UnsafeRawBufferPointer,
         forKey key: UnsafeRawBufferPointer,
         options: Transaction.PutOptions = []
-    ) throws {
+    ) throws(LMDBError) {
         try checkWritable("mdb_cursor_put", table)
         try validateKey(key, table, "mdb_cursor_put")
         try validateValue(value, table, "mdb_cursor_put")
@@ -377,8 +460,10 @@ public struct Cursor: ~Copyable {
         _ value: Value,
         forKey key: Key,
         options: Transaction.PutOptions = []
-    ) throws {
-        try withBytes(value) { value in try withBytes(key) { key in try put(value, forKey: key, options: options) } }
+    ) throws(LMDBError) {
+        try withBytes(value) { value throws(LMDBError) in
+            try withBytes(key) { key throws(LMDBError) in try put(value, forKey: key, options: options) }
+        }
     }
 
     /// Deletes the entry the cursor is on; the cursor then stands on the next entry.
@@ -390,7 +475,7 @@ public struct Cursor: ~Copyable {
     ///   not on an entry.
     ///
     /// The corresponding LMDB function is `mdb_cursor_del`.
-    public func deleteCurrent(allDuplicates: Bool = false) throws {
+    public func deleteCurrent(allDuplicates: Bool = false) throws(LMDBError) {
         try checkWritable("mdb_cursor_del", table)
         try check(
             mdb_cursor_del(handle, allDuplicates ? UInt32(MDB_NODUPDATA) : 0), "mdb_cursor_del", table)
@@ -398,7 +483,7 @@ public struct Cursor: ~Copyable {
 
     // MARK: - Internals
 
-    private func move(_ operation: MDB_cursor_op) throws -> Bool {
+    private func move(_ operation: MDB_cursor_op) throws(LMDBError) -> Bool {
         var key = MDB_val()
         var value = MDB_val()
         return try position(operation, &key, &value)
@@ -408,7 +493,7 @@ public struct Cursor: ~Copyable {
         _ operation: MDB_cursor_op,
         key: UnsafeRawBufferPointer,
         value: UnsafeRawBufferPointer? = nil
-    ) throws -> Bool {
+    ) throws(LMDBError) -> Bool {
         try validateKey(key, table, "mdb_cursor_get")
         if let value { try validateValue(value, table, "mdb_cursor_get") }
         var keyValue = mdbValue(key)
@@ -417,16 +502,31 @@ public struct Cursor: ~Copyable {
     }
 
     /// Moves to the first key at or after `bound`, leaving the entry in `key` and `value`.
-    private func seek(atOrAfter bound: [UInt8], _ key: inout MDB_val, _ value: inout MDB_val) throws -> Bool {
-        try bound.withUnsafeBytes { bound in
+    private func seek(
+        atOrAfter bound: [UInt8], _ key: inout MDB_val, _ value: inout MDB_val
+    ) throws(LMDBError) -> Bool {
+        try withBytes(bound) { bound throws(LMDBError) in
             try validateKey(bound, table, "mdb_cursor_get")
             key = mdbValue(bound)
             return try position(MDB_SET_RANGE, &key, &value)
         }
     }
 
+    /// The key and value the cursor is on, or `nil` when it is on none.
+    private func currentEntry() throws(LMDBError) -> (UnsafeRawBufferPointer, UnsafeRawBufferPointer)? {
+        var key = MDB_val()
+        var value = MDB_val()
+        let code = mdb_cursor_get(handle, &key, &value, MDB_GET_CURRENT)
+        // An unpositioned cursor answers EINVAL; one whose entry was just deleted, MDB_NOTFOUND.
+        if code == EINVAL || code == MDB_NOTFOUND { return nil }
+        try check(code, "mdb_cursor_get", table)
+        return (buffer(key), buffer(value))
+    }
+
     /// The one place that calls `mdb_cursor_get` for moves: `MDB_NOTFOUND` is an answer, not an error.
-    private func position(_ operation: MDB_cursor_op, _ key: inout MDB_val, _ value: inout MDB_val) throws -> Bool {
+    private func position(
+        _ operation: MDB_cursor_op, _ key: inout MDB_val, _ value: inout MDB_val
+    ) throws(LMDBError) -> Bool {
         let code = mdb_cursor_get(handle, &key, &value, operation)
         if code == MDB_NOTFOUND { return false }
         try check(code, "mdb_cursor_get", table)
@@ -454,16 +554,25 @@ extension Transaction {
     ///   - table: The table to walk.
     ///   - body: The work to do with the cursor.
     /// - Returns: What `body` returns.
-    /// - Throws: ``LMDBError`` when the cursor cannot be opened, or what `body` throws.
+    /// - Throws: ``LMDBError/badTable`` for a handle dropped already or of another environment, another
+    ///   ``LMDBError`` when LMDB cannot open the cursor, or what `body` throws.
     ///
     /// The corresponding LMDB function is `mdb_cursor_open`.
     public func withCursor<R>(on table: Table, _ body: (borrowing Cursor) throws -> R) throws -> R {
+        let cursor = try openCursor(on: table)
+        return try body(cursor)
+    }
+
+    /// A new cursor on `table`, which closes when it goes out of scope.
+    ///
+    /// - Throws: ``LMDBError/badTable`` for a handle dropped already or of another environment, or what
+    ///   `mdb_cursor_open` returns.
+    func openCursor(on table: Table) throws(LMDBError) -> Cursor {
         var opened: OpaquePointer?
         try check(mdb_cursor_open(handle, try dbi(of: table, "mdb_cursor_open"), &opened), "mdb_cursor_open", table)
         guard let opened else { throw failure(ENOMEM, "mdb_cursor_open", table) }
-        let cursor = Cursor(
+        return Cursor(
             handle: opened, transaction: handle, table: table, environment: environment, isReadOnly: isReadOnly)
-        return try body(cursor)
     }
 
     /// Walks the entries of `table` whose keys are in `range`, until `body` returns false or the range ends.
@@ -474,7 +583,7 @@ extension Transaction {
     ///   - range: The keys to visit.
     ///   - reverse: Whether to walk from the last key of the range to the first.
     ///   - body: Called for each entry; returns whether to go on.
-    /// - Throws: What ``Cursor/scan(_:reverse:_:)`` throws.
+    /// - Throws: What ``withCursor(on:_:)`` and ``Cursor/scan(_:reverse:_:)`` throw.
     public func scan(
         _ table: Table,
         in range: KeyRange = .all,
@@ -492,16 +601,19 @@ extension Transaction {
     ///   - reverse: Whether to list from the last key of the range to the first.
     ///   - limit: The most entries to return, or `nil` for all.
     /// - Returns: The entries.
-    /// - Throws: What ``Cursor/scan(_:reverse:_:)`` throws.
+    /// - Throws: ``LMDBError/badTable`` for a handle dropped already or of another environment,
+    ///   ``LMDBError/incompatible`` for a prefix range in a table whose keys are not in byte-wise order, or the
+    ///   ``LMDBError`` LMDB returns for a page it cannot read.
     public func entries(
         in table: Table,
         range: KeyRange = .all,
         reverse: Bool = false,
         limit: Int? = nil
-    ) throws -> [Entry] {
+    ) throws(LMDBError) -> [Entry] {
         var entries: [Entry] = []
         if let limit, limit <= 0 { return entries }
-        try scan(table, in: range, reverse: reverse) { key, value in
+        let cursor = try openCursor(on: table)
+        try cursor.walk(range, reverse: reverse) { key, value in
             entries.append(Entry(key: Array(key), value: Array(value)))
             return limit.map { entries.count < $0 } ?? true
         }

@@ -61,8 +61,8 @@ extension Environment {
     /// - Throws: ``LMDBError/environmentClosed`` after ``close()``.
     ///
     /// The corresponding LMDB function is `mdb_env_info`.
-    public func info() throws -> Info {
-        try withOpenEnvironment("mdb_env_info") {
+    public func info() throws(LMDBError) -> Info {
+        try withOpenEnvironment("mdb_env_info") { () throws(LMDBError) in
             var info = MDB_envinfo()
             try check(mdb_env_info(handle, &info), "mdb_env_info", path: path)
             return Info(
@@ -76,8 +76,8 @@ extension Environment {
     /// - Throws: ``LMDBError/environmentClosed`` after ``close()``.
     ///
     /// The corresponding LMDB function is `mdb_env_stat`.
-    public func statistics() throws -> Statistics {
-        try withOpenEnvironment("mdb_env_stat") {
+    public func statistics() throws(LMDBError) -> Statistics {
+        try withOpenEnvironment("mdb_env_stat") { () throws(LMDBError) in
             var stat = MDB_stat()
             try check(mdb_env_stat(handle, &stat), "mdb_env_stat", path: path)
             return Statistics(stat)
@@ -95,11 +95,13 @@ extension Environment {
     ///   - destination: Where to write the copy.
     ///   - compacting: Whether to omit free pages and renumber the rest, which makes the copy as small as the data.
     ///     It is slower and uses more CPU.
-    /// - Throws: ``LMDBError/fileExists`` when the destination holds a data file, or any I/O error.
+    /// - Throws: ``LMDBError/fileExists`` when the destination holds a data file, ``LMDBError/environmentClosed`` after
+    ///   ``close()``, or the ``LMDBError`` with the `errno` of a failed `mkdir`, write or `chmod` (``LMDBError/noSpace``
+    ///   for a full disk).
     ///
     /// The corresponding LMDB function is `mdb_env_copy2`.
-    public func copy(to destination: String, compacting: Bool = false) throws {
-        try withOpenEnvironment("mdb_env_copy2") {
+    public func copy(to destination: String, compacting: Bool = false) throws(LMDBError) {
+        try withOpenEnvironment("mdb_env_copy2") { () throws(LMDBError) in
             let single = configuration.options.contains(.noSubdirectory)
             if !single, Path.fileType(destination) == nil, mkdir(destination, 0o700) != 0 {
                 throw LMDBError(
@@ -132,8 +134,8 @@ extension Environment {
     ///   ``LMDBError/environmentClosed`` after ``close()``.
     ///
     /// The corresponding LMDB function is `mdb_env_copyfd2`.
-    public func copy(toDescriptor descriptor: Int32, compacting: Bool = false) throws {
-        try withOpenEnvironment("mdb_env_copyfd2") {
+    public func copy(toDescriptor descriptor: Int32, compacting: Bool = false) throws(LMDBError) {
+        try withOpenEnvironment("mdb_env_copyfd2") { () throws(LMDBError) in
             let code = mdb_env_copyfd2(handle, descriptor, compacting ? UInt32(MDB_CP_COMPACT) : 0)
             if code != 0 { throw LMDBError(code: code, operation: "mdb_env_copyfd2", path: path) }
         }
@@ -144,8 +146,8 @@ extension Environment {
     /// - Throws: ``LMDBError/environmentClosed`` after ``close()``.
     ///
     /// The corresponding LMDB function is `mdb_reader_list`.
-    public func readers() throws -> [Reader] {
-        try withOpenEnvironment("mdb_reader_list") {
+    public func readers() throws(LMDBError) -> [Reader] {
+        try withOpenEnvironment("mdb_reader_list") { () throws(LMDBError) in
             final class Lines {
                 var text = ""
             }
@@ -182,8 +184,8 @@ extension Environment {
     ///
     /// The corresponding LMDB function is `mdb_reader_check`.
     @discardableResult
-    public func clearStaleReaders() throws -> Int {
-        try withOpenEnvironment("mdb_reader_check") {
+    public func clearStaleReaders() throws(LMDBError) -> Int {
+        try withOpenEnvironment("mdb_reader_check") { () throws(LMDBError) in
             var dead: Int32 = 0
             try check(mdb_reader_check(handle, &dead), "mdb_reader_check", path: path)
             return Int(dead)

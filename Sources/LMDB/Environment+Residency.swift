@@ -25,8 +25,8 @@ extension Environment {
     ///   `fstat`, read of `/proc/self/maps` or `madvise`.
     ///
     /// The corresponding LMDB function is `mdb_env_get_fd`, and then `madvise(MADV_DONTNEED)`.
-    public func releaseMappedPages() throws {
-        try withOpenEnvironment("mdb_env_get_fd") {
+    public func releaseMappedPages() throws(LMDBError) {
+        try withOpenEnvironment("mdb_env_get_fd") { () throws(LMDBError) in
             var descriptor: mdb_filehandle_t = -1
             try check(mdb_env_get_fd(handle, &descriptor), "mdb_env_get_fd", path: path)
             var status = stat()
@@ -45,7 +45,7 @@ extension Environment {
     }
 
     /// The address ranges of this process's mappings of the file with this device and inode.
-    private static func mappings(device: UInt64, inode: UInt64, path: String) throws -> [Range<UInt>] {
+    private static func mappings(device: UInt64, inode: UInt64, path: String) throws(LMDBError) -> [Range<UInt>] {
         let maps = systemOpen("/proc/self/maps", O_RDONLY | O_CLOEXEC)
         guard maps >= 0 else {
             // Not Linux, or no /proc: there is nothing to find the map by.

@@ -21,14 +21,7 @@ extension Environment {
     ///
     /// The corresponding LMDB functions are `mdb_txn_begin` with `MDB_RDONLY`, and `mdb_txn_commit`.
     public func read<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
-        let txn = try beginTransaction(readOnly: true)
-        defer {
-            // Committing a read transaction keeps the table handles it opened; there is nothing else to commit, so
-            // it ends the transaction whether or not the body threw.
-            mdb_txn_commit(txn.handle)
-            gate.leave()
-        }
-        return try body(txn)
+        try runRead(body, failing: { $0 })
     }
 
     /// Runs `body` in the write transaction and commits it when `body` returns, or aborts it when `body` throws.
@@ -46,13 +39,55 @@ extension Environment {
     ///
     /// The corresponding LMDB functions are `mdb_txn_begin`, `mdb_txn_commit` and `mdb_txn_abort`.
     public func write<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
+        try runWrite(body, failing: { $0 })
+    }
+
+    /// ``read(_:)`` for the binding's own calls whose body throws only ``LMDBError``, so that they throw it typed.
+    ///
+    /// - Throws: What ``read(_:)`` throws.
+    func readTransaction<R>(_ body: (borrowing Transaction) throws(LMDBError) -> R) throws(LMDBError) -> R {
+        try runRead(body, failing: { $0 })
+    }
+
+    /// ``write(_:)`` for the binding's own calls whose body throws only ``LMDBError``, so that they throw it typed.
+    ///
+    /// - Throws: What ``write(_:)`` throws.
+    func writeTransaction<R>(_ body: (borrowing Transaction) throws(LMDBError) -> R) throws(LMDBError) -> R {
+        try runWrite(body, failing: { $0 })
+    }
+
+    /// The read transaction of ``read(_:)``, for a body that throws `Failure`; `failing` turns the binding's own
+    /// errors into one. Always inlined, so neither entry point pays for the generic error.
+    @inline(__always)
+    private func runRead<R, Failure: Error>(
+        _ body: (borrowing Transaction) throws(Failure) -> R,
+        failing: (LMDBError) -> Failure
+    ) throws(Failure) -> R {
+        let txn = try beginTransaction(readOnly: true, failing: failing)
+        defer {
+            // Committing a read transaction keeps the table handles it opened; there is nothing else to commit, so
+            // it ends the transaction whether or not the body threw.
+            mdb_txn_commit(txn.handle)
+            gate.leave()
+        }
+        return try body(txn)
+    }
+
+    /// The write loop of ``write(_:)``, for a body that throws `Failure`; `failing` turns the binding's own errors
+    /// into one. Always inlined, so neither entry point pays for the generic error.
+    @inline(__always)
+    private func runWrite<R, Failure: Error>(
+        _ body: (borrowing Transaction) throws(Failure) -> R,
+        failing: (LMDBError) -> Failure
+    ) throws(Failure) -> R {
         if isReadOnly {
-            throw LMDBError(
-                code: EACCES, operation: "mdb_txn_begin", path: path,
-                detail: "The environment was opened read-only")
+            throw failing(
+                LMDBError(
+                    code: EACCES, operation: "mdb_txn_begin", path: path,
+                    detail: "The environment was opened read-only"))
         }
         while true {
-            let txn = try beginTransaction(readOnly: false)
+            let txn = try beginTransaction(readOnly: false, failing: failing)
             let sizeAtBegin = core.currentMapSize.load(ordering: .relaxed)
             core.mapFullSeen.store(false, ordering: .relaxed)
             let result: R
@@ -63,32 +98,52 @@ extension Environment {
                 gate.leave()
                 // The body may have turned MDB_MAP_FULL into an error of its own: the flag tells.
                 if core.mapFullSeen.load(ordering: .relaxed) {
-                    try grow(from: sizeAtBegin)
+                    do {
+                        try grow(from: sizeAtBegin)
+                    } catch {
+                        throw failing(error)
+                    }
                     continue
                 }
                 throw error
             }
-            if core.mapFullSeen.load(ordering: .relaxed) {
-                // The body caught MDB_MAP_FULL and went on; the transaction is poisoned, so start again.
-                mdb_txn_abort(txn.handle)
+            do throws(LMDBError) {
+                if core.mapFullSeen.load(ordering: .relaxed) {
+                    // The body caught MDB_MAP_FULL and went on; the transaction is poisoned, so start again.
+                    mdb_txn_abort(txn.handle)
+                    gate.leave()
+                    try grow(from: sizeAtBegin)
+                    continue
+                }
+                // lmdb.h: the transaction handle is freed even when the commit fails, so it must not be aborted then.
+                let code = mdb_txn_commit(txn.handle)
                 gate.leave()
-                try grow(from: sizeAtBegin)
-                continue
+                if code == MDB_MAP_FULL {
+                    try grow(from: sizeAtBegin)
+                    continue
+                }
+                try check(code, "mdb_txn_commit", path: path)
+            } catch {
+                throw failing(error)
             }
-            // lmdb.h: the transaction handle is freed even when the commit fails, so it must not be aborted then.
-            let code = mdb_txn_commit(txn.handle)
-            gate.leave()
-            if code == MDB_MAP_FULL {
-                try grow(from: sizeAtBegin)
-                continue
-            }
-            try check(code, "mdb_txn_commit", path: path)
             return result
         }
     }
 
+    /// ``beginTransaction(readOnly:)`` for a caller that throws `Failure`.
+    @inline(__always)
+    private func beginTransaction<Failure: Error>(
+        readOnly: Bool, failing: (LMDBError) -> Failure
+    ) throws(Failure) -> Transaction {
+        do {
+            return try beginTransaction(readOnly: readOnly)
+        } catch {
+            throw failing(error)
+        }
+    }
+
     /// Enters the gate and begins a transaction, adopting a map that another process grew.
-    private func beginTransaction(readOnly: Bool) throws -> Transaction {
+    private func beginTransaction(readOnly: Bool) throws(LMDBError) -> Transaction {
         while true {
             do throws(LMDBError) {
                 try enterGate()
@@ -115,9 +170,9 @@ extension Environment {
     }
 
     /// Doubles the map, unless another writer grew it since `previousSize` was read.
-    private func grow(from previousSize: Int) throws {
+    private func grow(from previousSize: Int) throws(LMDBError) {
         do {
-            try gate.withExclusiveAccess {
+            try gate.withExclusiveAccess { () throws(LMDBError) in
                 let current = core.currentMapSize.load(ordering: .relaxed)
                 if current > previousSize { return }
                 guard current < configuration.maxMapSize else {
@@ -128,7 +183,7 @@ extension Environment {
                 }
                 try setMapSize(current > configuration.maxMapSize / 2 ? configuration.maxMapSize : current * 2)
             }
-        } catch let error as LMDBError where error.code == LMDBError.busy.code {
+        } catch LMDBError.busy {
             throw LMDBError(
                 code: MDB_MAP_FULL, operation: "mdb_env_set_mapsize", path: path,
                 detail: "The map is full and cannot grow while this thread holds another transaction")
@@ -136,8 +191,8 @@ extension Environment {
     }
 
     /// Adopts the larger map another process set, after `mdb_txn_begin` returned `MDB_MAP_RESIZED`.
-    private func adoptResizedMap() throws {
-        try gate.withExclusiveAccess {
+    private func adoptResizedMap() throws(LMDBError) {
+        try gate.withExclusiveAccess { () throws(LMDBError) in
             try setMapSize(0)
         }
     }

@@ -82,12 +82,16 @@ public final class Environment: Sendable {
     ///   - configuration: Map size, limits, file mode and flags.
     /// - Returns: The open environment.
     /// - Throws: ``LMDBError`` naming the path: ``LMDBError/noSuchFile`` when the directory does not exist,
-    ///   ``LMDBError/notDirectory`` when it is a file, ``LMDBError/accessDenied`` without permission,
-    ///   ``LMDBError/invalid`` when the file is not an LMDB environment, ``LMDBError/invalidArgument`` for a bad
-    ///   configuration.
+    ///   ``LMDBError/notDirectory`` when it is a file, ``LMDBError/accessDenied`` without permission or when the
+    ///   environment is already open read-only in this process and this open is writable, ``LMDBError/invalid`` when
+    ///   the file is not an LMDB environment, ``LMDBError/corrupted`` when a meta page names a page size or length
+    ///   LMDB could not read, ``LMDBError/tryAgain`` when another process holds the lock file,
+    ///   ``LMDBError/invalidArgument`` for a bad configuration.
     ///
     /// The corresponding LMDB functions are `mdb_env_create` and `mdb_env_open`.
-    public static func open(path: String, configuration: Configuration = Configuration()) throws -> Environment {
+    public static func open(
+        path: String, configuration: Configuration = Configuration()
+    ) throws(LMDBError) -> Environment {
         guard !path.isEmpty else {
             throw LMDBError(code: EINVAL, operation: "open", detail: "The path is empty")
         }
@@ -201,7 +205,7 @@ public final class Environment: Sendable {
     ///   transaction of the environment; the handle then stays open.
     ///
     /// The corresponding LMDB function is `mdb_env_close`.
-    public func close() throws {
+    public func close() throws(LMDBError) {
         guard !closed.load(ordering: .relaxed) else { return }
         do {
             try EnvironmentRegistry.close(core) {
@@ -213,7 +217,10 @@ public final class Environment: Sendable {
     }
 
     /// Runs `body` with the environment admitted through the gate, so that it is neither closed nor remapped meanwhile.
-    func withOpenEnvironment<R>(_ operation: String, _ body: () throws -> R) throws -> R {
+    ///
+    /// - Throws: ``LMDBError/environmentClosed`` when this handle, or the environment, is closed, or what `body`
+    ///   throws.
+    func withOpenEnvironment<R>(_ operation: String, _ body: () throws(LMDBError) -> R) throws(LMDBError) -> R {
         do throws(LMDBError) {
             try enterGate()
         } catch {
@@ -238,12 +245,13 @@ public final class Environment: Sendable {
     ///
     /// - Parameter force: Whether to flush synchronously even when the environment was opened with
     ///   ``Options/noSync`` (or asynchronously with ``Options/mapAsync``).
-    /// - Throws: ``LMDBError`` if the flush fails.
+    /// - Throws: ``LMDBError/environmentClosed`` after ``close()``, or the ``LMDBError`` of a failed flush (such as
+    ///   ``LMDBError/ioError``).
     ///
     /// The corresponding LMDB function is `mdb_env_sync`.
-    public func sync(force: Bool = true) throws {
+    public func sync(force: Bool = true) throws(LMDBError) {
         guard !isReadOnly else { return }
-        try withOpenEnvironment("mdb_env_sync") {
+        try withOpenEnvironment("mdb_env_sync") { () throws(LMDBError) in
             try check(mdb_env_sync(handle, force ? 1 : 0), "mdb_env_sync", path: path)
         }
     }

@@ -10,8 +10,9 @@ import CLMDB
 ///
 /// The error carries LMDB's raw return code, which is either one of the `MDB_*` codes (negative numbers) or an
 /// `errno` value, and the context it happened in: the operation, the environment's path, the table, and a detail
-/// line when the binding knows more than the code says. Two errors are equal when their codes are, so a static member
-/// works as a pattern:
+/// line when the binding knows more than the code says. The binding's calls that take no closure throw it typed,
+/// `throws(LMDBError)`; those that take one throw it untyped, beside what the closure throws. Two errors are equal when
+/// their codes are, so a static member works as a pattern:
 ///
 /// ```swift
 /// do {

@@ -106,12 +106,16 @@ extension Environment {
     ///   - options: How the table orders and stores entries; they must match those it was created with.
     ///   - create: Whether to create the table when it does not exist. Creating fails in a read-only environment.
     /// - Returns: The table's handle.
-    /// - Throws: ``LMDBError/notFound`` when the table does not exist and `create` is false,
-    ///   ``LMDBError/incompatible`` when `options` differ from the table's, ``LMDBError/busy`` when called inside a
-    ///   transaction for a table not open yet, ``LMDBError/environmentClosed`` after ``close()``.
+    /// - Throws: ``LMDBError/notFound`` when the table does not exist and `create` is false, and for no other
+    ///   failure; ``LMDBError/incompatible`` when `options` differ from the table's or the name is not a table,
+    ///   ``LMDBError/busy`` when called inside a transaction for a table not open yet, ``LMDBError/accessDenied`` when
+    ///   creating a table in a read-only environment, ``LMDBError/environmentClosed`` after ``close()``, or what
+    ///   reading the main table throws (``LMDBError/corrupted`` for a damaged page).
     ///
     /// The corresponding LMDB function is `mdb_dbi_open`.
-    public func openTable(named name: String?, options: Table.Options = [], create: Bool = false) throws -> Table {
+    public func openTable(
+        named name: String?, options: Table.Options = [], create: Bool = false
+    ) throws(LMDBError) -> Table {
         if isClosed {
             throw LMDBError(code: LMDBError.environmentClosed.code, operation: "mdb_dbi_open", path: path)
         }
@@ -123,11 +127,11 @@ extension Environment {
                 code: LMDBError.busy.code, operation: "mdb_dbi_open", path: path, table: name ?? "(main)",
                 detail: "Open tables before beginning a transaction: LMDB lets one transaction at a time open tables")
         }
-        return try core.tableOpening.withLock { opened in
+        return try core.tableOpening.withLock { opened throws(LMDBError) in
             opened += 1
             if let table = try cachedTable(key, name: name, wanted: wanted) { return table }
             let table: Table
-            do {
+            do throws(LMDBError) {
                 table = try openUncached(name, wanted: wanted, create: create)
             } catch LMDBError.tablesFull {
                 try core.growTables(atLeast: core.tableSlots.load(ordering: .relaxed) + 1)
@@ -141,8 +145,10 @@ extension Environment {
 
     /// Opens an existing table in a read transaction, so that read-only environments and concurrent writers are no
     /// obstacle, and creates it in a write transaction only when it is missing. The caller holds `tableOpening`.
-    private func openUncached(_ name: String?, wanted: Table.Options, create: Bool) throws -> Table {
-        if let existing = try read({ txn in try txn.openDatabase(name, options: wanted, create: false) }) {
+    private func openUncached(_ name: String?, wanted: Table.Options, create: Bool) throws(LMDBError) -> Table {
+        if let existing = try readTransaction({ txn throws(LMDBError) in
+            try txn.openDatabase(name, options: wanted, create: false)
+        }) {
             return existing
         }
         guard create else {
@@ -150,7 +156,11 @@ extension Environment {
                 code: MDB_NOTFOUND, operation: "mdb_dbi_open", path: path, table: name ?? "(main)",
                 detail: "No such table")
         }
-        guard let created = try write({ txn in try txn.openDatabase(name, options: wanted, create: true) }) else {
+        guard
+            let created = try writeTransaction({ txn throws(LMDBError) in
+                try txn.openDatabase(name, options: wanted, create: true)
+            })
+        else {
             throw LMDBError(code: MDB_NOTFOUND, operation: "mdb_dbi_open", path: path, table: name)
         }
         return created
@@ -163,10 +173,11 @@ extension Environment {
     ///
     /// - Parameter table: The table to delete. The main table cannot be deleted, only emptied.
     /// - Throws: ``LMDBError/invalidArgument`` for the main table, ``LMDBError/busy`` when called inside a
-    ///   transaction, or an error from LMDB.
+    ///   transaction, ``LMDBError/badTable`` for a handle dropped already or of another environment, or what
+    ///   ``write(_:)`` throws (``LMDBError/accessDenied`` in a read-only environment, ``LMDBError/mapFull``).
     ///
     /// The corresponding LMDB function is `mdb_drop`.
-    public func dropTable(_ table: Table) throws {
+    public func dropTable(_ table: Table) throws(LMDBError) {
         guard table.name != nil else {
             throw LMDBError(
                 code: EINVAL, operation: "mdb_drop", path: path, table: "(main)",
@@ -177,15 +188,15 @@ extension Environment {
                 code: LMDBError.busy.code, operation: "mdb_drop", path: path, table: table.displayName,
                 detail: "Drop tables outside transactions")
         }
-        try core.tableOpening.withLock { opened in
+        try core.tableOpening.withLock { opened throws(LMDBError) in
             opened -= 1
             // mdb_drop with del 1 closes the handle at once, not at the commit: if the commit then fails with
             // MDB_MAP_FULL, the retry after the map grew would drop a closed handle (EINVAL). Emptying a large table
             // is what fills the map, and it can be retried; deleting the empty table then needs almost no pages.
-            try write { txn in
+            try writeTransaction { txn throws(LMDBError) in
                 try txn.check(mdb_drop(txn.handle, try txn.dbi(of: table, "mdb_drop"), 0), "mdb_drop", table)
             }
-            try write { txn in
+            try writeTransaction { txn throws(LMDBError) in
                 try txn.check(mdb_drop(txn.handle, try txn.dbi(of: table, "mdb_drop"), 1), "mdb_drop", table)
             }
             // LMDB gives the freed MDB_dbi to the next table opened: every copy of this handle must stop using it.

@@ -21,10 +21,13 @@ extension Transaction {
     /// - Parameters:
     ///   - key: The key, 1 to ``Environment/maxKeySize`` bytes.
     ///   - table: The table to read.
-    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key.
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, ``LMDBError/badTable`` for a handle
+    ///   dropped already or of another environment.
     ///
     /// The corresponding LMDB function is `mdb_get`.
-    public func unsafeBytes(forKey key: UnsafeRawBufferPointer, in table: Table) throws -> UnsafeRawBufferPointer? {
+    public func unsafeBytes(
+        forKey key: UnsafeRawBufferPointer, in table: Table
+    ) throws(LMDBError) -> UnsafeRawBufferPointer? {
         try validateKey(key, table, "mdb_get")
         var keyValue = mdbValue(key)
         var data = MDB_val()
@@ -43,7 +46,8 @@ extension Transaction {
     ///   - table: The table to read.
     ///   - body: The work to do with the value.
     /// - Returns: What `body` returns.
-    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, or what `body` throws.
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, ``LMDBError/badTable`` for a handle
+    ///   dropped already or of another environment, or what `body` throws.
     ///
     /// The corresponding LMDB function is `mdb_get`.
     @inlinable
@@ -63,7 +67,8 @@ extension Transaction {
     ///   - table: The table to read.
     ///   - body: The work to do with the value.
     /// - Returns: What `body` returns.
-    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, or what `body` throws.
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, ``LMDBError/badTable`` for a handle
+    ///   dropped already or of another environment, or what `body` throws.
     ///
     /// The corresponding LMDB function is `mdb_get`.
     @inlinable
@@ -81,20 +86,22 @@ extension Transaction {
     ///   - key: The key, 1 to ``Environment/maxKeySize`` bytes.
     ///   - table: The table to read.
     /// - Returns: The value, or the first value of the key in a `dupSort` table.
-    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key.
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, ``LMDBError/badTable`` for a handle
+    ///   dropped already or of another environment.
     ///
     /// The corresponding LMDB function is `mdb_get`.
     @inlinable
-    public func value<Key: Collection<UInt8>>(forKey key: Key, in table: Table) throws -> [UInt8]? {
-        try withUnsafeBytes(forKey: key, in: table) { $0.map(Array.init) }
+    public func value<Key: Collection<UInt8>>(forKey key: Key, in table: Table) throws(LMDBError) -> [UInt8]? {
+        try withBytes(key) { key throws(LMDBError) in try unsafeBytes(forKey: key, in: table).map(Array.init) }
     }
 
     /// Whether `key` is present in `table`.
     ///
-    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key.
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, ``LMDBError/badTable`` for a handle
+    ///   dropped already or of another environment.
     @inlinable
-    public func containsKey<Key: Collection<UInt8>>(_ key: Key, in table: Table) throws -> Bool {
-        try withUnsafeBytes(forKey: key, in: table) { $0 != nil }
+    public func containsKey<Key: Collection<UInt8>>(_ key: Key, in table: Table) throws(LMDBError) -> Bool {
+        try withBytes(key) { key throws(LMDBError) in try unsafeBytes(forKey: key, in: table) != nil }
     }
 
     // MARK: - Writing
@@ -107,7 +114,9 @@ extension Transaction {
     ///   - table: The table to write.
     ///   - options: Conditions on the write and hints for speed.
     /// - Throws: ``LMDBError/keyExists`` when an option forbids the write, ``LMDBError/badValueSize`` for a key or
-    ///   value of the wrong size, ``LMDBError/accessDenied`` in a read transaction.
+    ///   value of the wrong size, ``LMDBError/accessDenied`` in a read transaction, ``LMDBError/badTable`` for a
+    ///   stale handle, ``LMDBError/mapFull`` when the map is full (``Environment/write(_:)`` then grows it and runs
+    ///   its body again).
     ///
     /// The corresponding LMDB function is `mdb_put`.
     public func put(
@@ -115,7 +124,7 @@ extension Transaction {
         forKey key: UnsafeRawBufferPointer,
         in table: Table,
         options: PutOptions = []
-    ) throws {
+    ) throws(LMDBError) {
         try checkWritable("mdb_put", table)
         try validateKey(key, table, "mdb_put")
         try validateValue(value, table, "mdb_put")
@@ -132,7 +141,9 @@ extension Transaction {
     ///   - table: The table to write.
     ///   - options: Conditions on the write and hints for speed.
     /// - Throws: ``LMDBError/keyExists`` when an option forbids the write, ``LMDBError/badValueSize`` for a key or
-    ///   value of the wrong size, ``LMDBError/accessDenied`` in a read transaction.
+    ///   value of the wrong size, ``LMDBError/accessDenied`` in a read transaction, ``LMDBError/badTable`` for a
+    ///   stale handle, ``LMDBError/mapFull`` when the map is full (``Environment/write(_:)`` then grows it and runs
+    ///   its body again).
     ///
     /// The corresponding LMDB function is `mdb_put`.
     @inlinable
@@ -141,9 +152,9 @@ extension Transaction {
         forKey key: Key,
         in table: Table,
         options: PutOptions = []
-    ) throws {
-        try withBytes(value) { value in
-            try withBytes(key) { key in try put(value, forKey: key, in: table, options: options) }
+    ) throws(LMDBError) {
+        try withBytes(value) { value throws(LMDBError) in
+            try withBytes(key) { key throws(LMDBError) in try put(value, forKey: key, in: table, options: options) }
         }
     }
 
@@ -159,14 +170,15 @@ extension Transaction {
     /// - Returns: `nil` when `value` was stored, or the bytes already stored under `key`, which are left as they
     ///   were.
     /// - Throws: ``LMDBError/badValueSize`` for a key or value of the wrong size, ``LMDBError/accessDenied`` in a read
-    ///   transaction.
+    ///   transaction, ``LMDBError/badTable`` for a stale handle, ``LMDBError/mapFull`` when the map is full
+    ///   (``Environment/write(_:)`` then grows it and runs its body again).
     ///
     /// The corresponding LMDB function is `mdb_put` with `MDB_NOOVERWRITE`.
     public func unsafePutIfAbsent(
         _ value: UnsafeRawBufferPointer,
         forKey key: UnsafeRawBufferPointer,
         in table: Table
-    ) throws -> UnsafeRawBufferPointer? {
+    ) throws(LMDBError) -> UnsafeRawBufferPointer? {
         try checkWritable("mdb_put", table)
         try validateKey(key, table, "mdb_put")
         try validateValue(value, table, "mdb_put")
@@ -189,8 +201,9 @@ extension Transaction {
     ///   - table: The table to write; not a `dupSort` table.
     ///   - options: Conditions on the write and hints for speed.
     ///   - fill: Writes the value.
-    /// - Throws: ``LMDBError/incompatible`` for a `dupSort` table, or what ``put(_:forKey:in:options:)-(_,Key,_,_)`` throws;
-    ///   when `fill` throws, the transaction should be abandoned by throwing on.
+    /// - Throws: ``LMDBError/incompatible`` for a `dupSort` table, ``LMDBError/invalidArgument`` for a negative
+    ///   `count`, what ``put(_:forKey:in:options:)-(_,Key,_,_)`` throws, or what `fill` throws; when `fill` throws,
+    ///   the transaction should be abandoned by throwing on.
     ///
     /// The corresponding LMDB function is `mdb_put` with `MDB_RESERVE`.
     public func put(
@@ -247,11 +260,12 @@ extension Transaction {
     ///   - table: The table to write.
     /// - Returns: Whether the key was present.
     /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, ``LMDBError/accessDenied`` in a read
-    ///   transaction.
+    ///   transaction, ``LMDBError/badTable`` for a stale handle, ``LMDBError/mapFull`` when the map is full
+    ///   (``Environment/write(_:)`` then grows it and runs its body again).
     ///
     /// The corresponding LMDB function is `mdb_del`.
     @discardableResult
-    public func delete(forKey key: UnsafeRawBufferPointer, in table: Table) throws -> Bool {
+    public func delete(forKey key: UnsafeRawBufferPointer, in table: Table) throws(LMDBError) -> Bool {
         try checkWritable("mdb_del", table)
         try validateKey(key, table, "mdb_del")
         var keyValue = mdbValue(key)
@@ -268,13 +282,14 @@ extension Transaction {
     ///   - table: The table to write.
     /// - Returns: Whether the key was present.
     /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, ``LMDBError/accessDenied`` in a read
-    ///   transaction.
+    ///   transaction, ``LMDBError/badTable`` for a stale handle, ``LMDBError/mapFull`` when the map is full
+    ///   (``Environment/write(_:)`` then grows it and runs its body again).
     ///
     /// The corresponding LMDB function is `mdb_del`.
     @inlinable
     @discardableResult
-    public func delete<Key: Collection<UInt8>>(forKey key: Key, in table: Table) throws -> Bool {
-        try withBytes(key) { key in try delete(forKey: key, in: table) }
+    public func delete<Key: Collection<UInt8>>(forKey key: Key, in table: Table) throws(LMDBError) -> Bool {
+        try withBytes(key) { key throws(LMDBError) in try delete(forKey: key, in: table) }
     }
 
     /// Deletes one value of `key` in a `dupSort` table, keeping the key's other values.
@@ -285,7 +300,8 @@ extension Transaction {
     ///   - table: The table to write.
     /// - Returns: Whether the pair was present.
     /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, ``LMDBError/accessDenied`` in a read
-    ///   transaction.
+    ///   transaction, ``LMDBError/badTable`` for a stale handle, ``LMDBError/mapFull`` when the map is full
+    ///   (``Environment/write(_:)`` then grows it and runs its body again).
     ///
     /// The corresponding LMDB function is `mdb_del` with a value.
     @discardableResult
@@ -293,7 +309,7 @@ extension Transaction {
         _ value: UnsafeRawBufferPointer,
         forKey key: UnsafeRawBufferPointer,
         in table: Table
-    ) throws -> Bool {
+    ) throws(LMDBError) -> Bool {
         try checkWritable("mdb_del", table)
         try validateKey(key, table, "mdb_del")
         try validateValue(value, table, "mdb_del")
@@ -313,7 +329,8 @@ extension Transaction {
     ///   - table: The table to write.
     /// - Returns: Whether the pair was present.
     /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, ``LMDBError/accessDenied`` in a read
-    ///   transaction.
+    ///   transaction, ``LMDBError/badTable`` for a stale handle, ``LMDBError/mapFull`` when the map is full
+    ///   (``Environment/write(_:)`` then grows it and runs its body again).
     ///
     /// The corresponding LMDB function is `mdb_del` with a value.
     @inlinable
@@ -322,7 +339,9 @@ extension Transaction {
         _ value: Value,
         forKey key: Key,
         in table: Table
-    ) throws -> Bool {
-        try withBytes(value) { value in try withBytes(key) { key in try delete(value, forKey: key, in: table) } }
+    ) throws(LMDBError) -> Bool {
+        try withBytes(value) { value throws(LMDBError) in
+            try withBytes(key) { key throws(LMDBError) in try delete(value, forKey: key, in: table) }
+        }
     }
 }

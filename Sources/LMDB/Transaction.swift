@@ -104,10 +104,10 @@ public struct Transaction: ~Copyable {
     ///
     /// - Parameter table: The table.
     /// - Returns: Its page and entry counts.
-    /// - Throws: ``LMDBError`` when the handle is invalid.
+    /// - Throws: ``LMDBError/badTable`` for a handle dropped already or of another environment.
     ///
     /// The corresponding LMDB function is `mdb_stat`.
-    public func statistics(of table: Table) throws -> Environment.Statistics {
+    public func statistics(of table: Table) throws(LMDBError) -> Environment.Statistics {
         var stat = MDB_stat()
         try check(mdb_stat(handle, try dbi(of: table, "mdb_stat"), &stat), "mdb_stat", table)
         return Environment.Statistics(stat)
@@ -116,18 +116,19 @@ public struct Transaction: ~Copyable {
     /// The number of entries in a table, counting each duplicate of a `dupSort` table.
     ///
     /// - Parameter table: The table.
-    /// - Throws: ``LMDBError`` when the handle is invalid.
-    public func count(of table: Table) throws -> Int {
+    /// - Throws: ``LMDBError/badTable`` for a handle dropped already or of another environment.
+    public func count(of table: Table) throws(LMDBError) -> Int {
         try statistics(of: table).entries
     }
 
     /// Deletes every entry of a table, keeping the table.
     ///
     /// - Parameter table: The table to empty.
-    /// - Throws: ``LMDBError/accessDenied`` in a read transaction.
+    /// - Throws: ``LMDBError/accessDenied`` in a read transaction, ``LMDBError/badTable`` for a handle dropped already
+    ///   or of another environment.
     ///
     /// The corresponding LMDB function is `mdb_drop` with `del` 0.
-    public func empty(_ table: Table) throws {
+    public func empty(_ table: Table) throws(LMDBError) {
         try checkWritable("mdb_drop", table)
         try check(mdb_drop(handle, try dbi(of: table, "mdb_drop"), 0), "mdb_drop", table)
     }
@@ -242,13 +243,23 @@ func buffer(_ value: MDB_val) -> UnsafeRawBufferPointer {
 }
 
 /// Runs `body` with the contiguous bytes of `bytes`, copying them only when the collection has no contiguous storage.
+///
+/// - Throws: What `body` throws, typed: the standard library's `withContiguousStorageIfAvailable` and
+///   `withUnsafeBytes` rethrow untyped, so the body's outcome passes through them as a `Result`.
 @inlinable
-func withBytes<Bytes: Collection<UInt8>, R>(
+func withBytes<Bytes: Collection<UInt8>, R, Failure: Error>(
     _ bytes: Bytes,
-    _ body: (UnsafeRawBufferPointer) throws -> R
-) throws -> R {
-    if let result = try bytes.withContiguousStorageIfAvailable({ try body(UnsafeRawBufferPointer($0)) }) {
-        return result
+    _ body: (UnsafeRawBufferPointer) throws(Failure) -> R
+) throws(Failure) -> R {
+    func outcome(_ buffer: UnsafeRawBufferPointer) -> Result<R, Failure> {
+        do throws(Failure) {
+            return .success(try body(buffer))
+        } catch {
+            return .failure(error)
+        }
     }
-    return try Array(bytes).withUnsafeBytes(body)
+    if let result = bytes.withContiguousStorageIfAvailable({ outcome(UnsafeRawBufferPointer($0)) }) {
+        return try result.get()
+    }
+    return try Array(bytes).withUnsafeBytes(outcome).get()
 }

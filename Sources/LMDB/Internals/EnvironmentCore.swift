@@ -80,12 +80,8 @@ final class EnvironmentCore: @unchecked Sendable {
             try gate.withExclusiveAccess(closing: true) {
                 mdb_env_close(handle)
             }
-        } catch let error as LMDBError {
-            if error == .environmentClosed { return }
-            throw error
-        } catch {
-            // withExclusiveAccess throws only LMDBError, and its body nothing.
-            throw LMDBError(code: EINVAL, operation: "close", path: path, detail: "\(error)")
+        } catch LMDBError.environmentClosed {
+            return
         }
     }
 
@@ -99,8 +95,8 @@ final class EnvironmentCore: @unchecked Sendable {
     ///
     /// - Throws: ``LMDBError/busy`` when the calling thread is inside a transaction, or what reopening throws; the
     ///   environment is then closed for good, and later use throws ``LMDBError/environmentClosed``.
-    func growTables(atLeast count: Int) throws {
-        try gate.withExclusiveAccess {
+    func growTables(atLeast count: Int) throws(LMDBError) {
+        try gate.withExclusiveAccess { () throws(LMDBError) in
             var slots = max(tableSlots.load(ordering: .relaxed), 1)
             while slots < count { slots *= 2 }
             guard slots > tableSlots.load(ordering: .relaxed) else { return }
@@ -111,7 +107,7 @@ final class EnvironmentCore: @unchecked Sendable {
             // time": the old MDB_env closes first.
             mdb_env_close(handle)
             let handle: OpaquePointer
-            do {
+            do throws(LMDBError) {
                 handle = try Environment.openHandle(at: path, configuration: reopened)
             } catch {
                 gate.closeWhileExclusive()

@@ -92,7 +92,7 @@ final class TransactionGate: Sendable {
     ///   - body: The work that needs the process to itself, such as `mdb_env_set_mapsize`.
     /// - Throws: ``LMDBError/environmentClosed`` if the gate is closed, ``LMDBError/busy`` if the calling thread
     ///   itself holds a transaction (waiting would never end), or what `body` throws.
-    func withExclusiveAccess<R>(closing: Bool = false, _ body: () throws -> R) throws -> R {
+    func withExclusiveAccess<R>(closing: Bool = false, _ body: () throws(LMDBError) -> R) throws(LMDBError) -> R {
         let me = UInt(pthread_self())
         try state.withLock { state throws(LMDBError) in
             if state.closed { throw LMDBError.environmentClosed }

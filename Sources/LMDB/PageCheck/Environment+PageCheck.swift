@@ -25,7 +25,9 @@ extension Environment {
     ///
     /// The corresponding LMDB functions are `mdb_txn_begin`, `mdb_txn_id`, `mdb_stat` and `mdb_env_get_fd`; the
     /// pages themselves are read without LMDB.
-    public func checkPages(scope: PageCheck.Scope = .full, maxProblems: Int = 1000) throws -> PageCheck.Report {
+    public func checkPages(
+        scope: PageCheck.Scope = .full, maxProblems: Int = 1000
+    ) throws(LMDBError) -> PageCheck.Report {
         let options = PageCheck.Options(scope: scope, maxProblems: maxProblems)
         let dataFile = configuration.options.contains(.noSubdirectory) ? path : path + "/data.mdb"
         // The transaction's meta page is overwritten two commits later; the walk only starts once two reads of it
@@ -34,7 +36,7 @@ extension Environment {
         var attempt = 0
         while true {
             attempt += 1
-            let outcome = try read { txn throws -> SnapshotAttempt in
+            let outcome = try readTransaction { txn throws(LMDBError) -> SnapshotAttempt in
                 var descriptor: mdb_filehandle_t = -1
                 try txn.check(mdb_env_get_fd(handle, &descriptor), "mdb_env_get_fd")
                 let file = try DataFile(borrowing: descriptor, path: dataFile)

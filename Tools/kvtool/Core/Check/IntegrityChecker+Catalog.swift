@@ -138,7 +138,10 @@ extension IntegrityChecker {
         do {
             table = try store.environment.openTable(
                 named: name, options: Catalog.indexTableOptions(unique: index.isUnique))
-        } catch LMDBError.incompatible {
+        } catch {
+            // A catch-all: Swift 6.3.1 can crash compiling a `catch LMDBError.incompatible` that lets
+            // the other typed errors through (swiftlang/swift#90582).
+            guard error == .incompatible else { throw error }
             fail("its table '\(name)' has the flags of a\(index.isUnique ? " non-unique" : " unique") index")
             return nil
         }

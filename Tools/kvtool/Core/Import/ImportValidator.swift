@@ -722,7 +722,10 @@ final class ImportValidator {
             if !entity.catalog.external.isEmpty {
                 do {
                     chunks = try store.environment.openTable(named: Catalog.externalTableName(entity.name))
-                } catch LMDBError.notFound {
+                } catch {
+                    // A catch-all: Swift 6.3.1 can crash compiling a `catch LMDBError.notFound` that lets
+                    // the other typed errors through (swiftlang/swift#90582).
+                    guard error == .notFound else { throw error }
                     throw ToolError(
                         "The table of \(entity.name)'s external values is missing; run 'kvtool check \(store.path)'")
                 }

@@ -121,7 +121,7 @@ final class InspectedStore {
             environment = try Environment.open(path: path, configuration: configuration)
         } catch LMDBError.invalid {
             throw ToolError("'\(path)' is not a store: its data.mdb is not an LMDB data file")
-        } catch let error as LMDBError where error == .corrupted && error.detail != nil {
+        } catch let error where error == .corrupted && error.detail != nil {
             throw ToolError(
                 "The store at '\(path)' is damaged where it must be read: \(error.detail ?? ""). Restore it from a "
                     + "backup")
@@ -142,7 +142,10 @@ final class InspectedStore {
             let catalog: Table
             do {
                 catalog = try environment.openTable(named: Catalog.tableName)
-            } catch LMDBError.notFound {
+            } catch {
+                // A catch-all: Swift 6.3.1 can crash compiling a `catch LMDBError.notFound` that lets
+                // the other typed errors through (swiftlang/swift#90582).
+                guard error == .notFound else { throw error }
                 throw ToolError("'\(path)' is not a KVStore store: it is \(try Self.describeForeign(environment))")
             }
             return try InspectedStore(
@@ -271,10 +274,15 @@ final class InspectedStore {
     private func table(_ name: String, options: Table.Options, what: String) throws -> Table {
         do {
             return try environment.openTable(named: name, options: options)
-        } catch LMDBError.notFound {
-            throw ToolError("The \(what) ('\(name)') is missing; run 'kvtool check \(path)'")
-        } catch LMDBError.incompatible {
-            throw ToolError("The \(what) ('\(name)') has the wrong table flags; run 'kvtool check \(path)'")
+        } catch {
+            // A catch-all: Swift 6.3.1 can crash compiling a `catch LMDBError.notFound` that lets
+            // the other typed errors through (swiftlang/swift#90582).
+            switch error {
+            case .notFound: throw ToolError("The \(what) ('\(name)') is missing; run 'kvtool check \(path)'")
+            case .incompatible:
+                throw ToolError("The \(what) ('\(name)') has the wrong table flags; run 'kvtool check \(path)'")
+            default: throw error
+            }
         }
     }
 
@@ -288,8 +296,10 @@ final class InspectedStore {
         for options in candidates {
             do {
                 return try environment.openTable(named: name, options: options)
-            } catch LMDBError.incompatible {
-                continue
+            } catch {
+                // A catch-all: Swift 6.3.1 can crash compiling a `catch LMDBError.incompatible` that lets
+                // the other typed errors through (swiftlang/swift#90582).
+                guard error == .incompatible else { throw error }
             }
         }
         return try environment.openTable(named: name, options: [.reverseKey])
