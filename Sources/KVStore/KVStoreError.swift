@@ -4,7 +4,16 @@ import LMDB
 /// An error of the object store: what happened, to which entity, model and field, and what to do.
 ///
 /// Match a kind with its static member, like `catch KVStoreError.uniqueViolation`; the error's ``description`` is a
-/// complete sentence for logs and users.
+/// complete sentence for logs and users. The error underneath, when there is one, is kept as ``cause``, so a caller
+/// can match it too:
+///
+/// ```swift
+/// do {
+///     try context.save()
+/// } catch let error as KVStoreError where error.cause is DecodingError {
+///     // A model's encoding or decoding failed: error.cause says where.
+/// }
+/// ```
 public struct KVStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What kind of failure this is.
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
@@ -29,8 +38,24 @@ public struct KVStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A sentence that says what happened and what to do.
     public var message: String
 
-    /// The error underneath, when there is one (an `LMDBError`, a `DecodingError`...).
-    public var underlying: String?
+    /// The error underneath, when there is one: the `LMDBError` of a failed storage call (a ``diskFull`` error keeps
+    /// LMDB's `ENOSPC`, a full map `LMDBError.mapFull`), the `DecodingError` of a record that does not decode, the
+    /// error a model's encoding or a migration stage threw.
+    ///
+    /// It is the error itself, so patterns and casts reach it: `if let cause = error.cause, case LMDBError.mapFull =
+    /// cause`, or `(error.cause as? LMDBError)?.code`. It takes no part in equality and hashing, which compare the
+    /// ``kind`` alone.
+    public var cause: (any Error)?
+
+    /// The description of the error underneath, when there is one.
+    @available(
+        *, deprecated, renamed: "cause",
+        message: "cause keeps the error itself, which catch and as? can match; this is its description"
+    )
+    public var underlying: String? {
+        get { cause.map { String(describing: $0) } }
+        set { cause = newValue.map(DescribedCause.init) }
+    }
 
     /// For a batch write that failed part-way, how many models its earlier chunks committed; the caller can resume
     /// after them.
@@ -42,14 +67,14 @@ public struct KVStoreError: Error, Hashable, Sendable, CustomStringConvertible {
         id: UUID? = nil,
         field: String? = nil,
         message: String,
-        underlying: (any Error)? = nil
+        cause: (any Error)? = nil
     ) {
         self.kind = pattern.kind
         self.entity = entity
         self.id = id
         self.field = field
         self.message = message
-        self.underlying = underlying.map { String(describing: $0) }
+        self.cause = cause
     }
 
     private init(kind name: String) {
@@ -57,7 +82,7 @@ public struct KVStoreError: Error, Hashable, Sendable, CustomStringConvertible {
         message = name
     }
 
-    /// Errors are equal when their kinds are.
+    /// Errors are equal when their kinds are; the context and the ``cause`` do not take part.
     public static func == (lhs: KVStoreError, rhs: KVStoreError) -> Bool { lhs.kind == rhs.kind }
 
     /// Hashes the kind, consistently with `==`.
@@ -70,7 +95,7 @@ public struct KVStoreError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// The message, then the error underneath.
     public var description: String {
-        let text = underlying.map { "\(message) (\($0))" } ?? message
+        let text = cause.map { "\(message) (\($0))" } ?? message
         return committedCount.map { "\(text); \($0) models were committed before the failure" } ?? text
     }
 
@@ -90,7 +115,7 @@ public struct KVStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     public static let closed = KVStoreError(kind: "closed")
     /// A model could not be encoded.
     public static let encodingFailed = KVStoreError(kind: "encodingFailed")
-    /// The storage engine failed; ``underlying`` holds LMDB's error.
+    /// The storage engine failed; ``cause`` holds LMDB's error.
     public static let storage = KVStoreError(kind: "storage")
     /// A delete was refused by a `.deny` relationship whose related models exist. Nothing of that save was written.
     public static let deleteDenied = KVStoreError(kind: "deleteDenied")
@@ -139,4 +164,9 @@ public struct KVStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// An operation names a model that is not stored, such as reading or streaming an external value of a model
     /// that was never saved or was deleted.
     public static let modelNotFound = KVStoreError(kind: "modelNotFound")
+}
+
+/// A cause set through the deprecated ``KVStoreError/underlying`` spelling, which only ever had a description.
+private struct DescribedCause: Error, CustomStringConvertible {
+    let description: String
 }

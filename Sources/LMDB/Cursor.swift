@@ -39,10 +39,16 @@ public struct Cursor: ~Copyable {
 
     /// Moves to the first entry of the table. Returns whether there is one.
     ///
+    /// - Throws: The ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``,
+    ///   ``LMDBError/pageNotFound``); running off the table is `false`, not an error.
+    ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_FIRST`.
     public func first() throws -> Bool { try move(MDB_FIRST) }
 
     /// Moves to the last entry of the table (the last value of the last key). Returns whether there is one.
+    ///
+    /// - Throws: The ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``,
+    ///   ``LMDBError/pageNotFound``); running off the table is `false`, not an error.
     ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_LAST`.
     public func last() throws -> Bool { try move(MDB_LAST) }
@@ -50,11 +56,17 @@ public struct Cursor: ~Copyable {
     /// Moves to the next entry, which in a `dupSort` table is the key's next value or the next key's first value.
     /// From an unpositioned cursor, moves to the first entry. Returns whether there is one.
     ///
+    /// - Throws: The ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``,
+    ///   ``LMDBError/pageNotFound``); running off the table is `false`, not an error.
+    ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_NEXT`.
     public func next() throws -> Bool { try move(MDB_NEXT) }
 
     /// Moves to the previous entry. From an unpositioned cursor, moves to the last entry. Returns whether there is
     /// one.
+    ///
+    /// - Throws: The ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``,
+    ///   ``LMDBError/pageNotFound``); running off the table is `false`, not an error.
     ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_PREV`.
     public func previous() throws -> Bool { try move(MDB_PREV) }
@@ -62,15 +74,24 @@ public struct Cursor: ~Copyable {
     /// Moves to the first value of the next key, skipping the current key's other values. Returns whether there is
     /// one.
     ///
+    /// - Throws: The ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``,
+    ///   ``LMDBError/pageNotFound``); running off the table is `false`, not an error.
+    ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_NEXT_NODUP`.
     public func nextKey() throws -> Bool { try move(MDB_NEXT_NODUP) }
 
     /// Moves to the last value of the previous key. Returns whether there is one.
     ///
+    /// - Throws: The ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``,
+    ///   ``LMDBError/pageNotFound``); running off the table is `false`, not an error.
+    ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_PREV_NODUP`.
     public func previousKey() throws -> Bool { try move(MDB_PREV_NODUP) }
 
     /// Moves to `key`. Returns whether the key is present; the cursor's position is undefined when it is not.
+    ///
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, or the ``LMDBError`` LMDB returns for a page
+    ///   it cannot read (``LMDBError/corrupted``).
     ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_SET_KEY`.
     public func seek(to key: UnsafeRawBufferPointer) throws -> Bool {
@@ -78,6 +99,9 @@ public struct Cursor: ~Copyable {
     }
 
     /// Moves to `key`. Returns whether the key is present; the cursor's position is undefined when it is not.
+    ///
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, or the ``LMDBError`` LMDB returns for a page
+    ///   it cannot read (``LMDBError/corrupted``).
     ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_SET_KEY`.
     @inlinable
@@ -87,12 +111,18 @@ public struct Cursor: ~Copyable {
 
     /// Moves to the first key greater than or equal to `key`. Returns whether there is one.
     ///
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, or the ``LMDBError`` LMDB returns for a page
+    ///   it cannot read (``LMDBError/corrupted``).
+    ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_SET_RANGE`.
     public func seek(atOrAfter key: UnsafeRawBufferPointer) throws -> Bool {
         try move(MDB_SET_RANGE, key: key)
     }
 
     /// Moves to the first key greater than or equal to `key`. Returns whether there is one.
+    ///
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, or the ``LMDBError`` LMDB returns for a page
+    ///   it cannot read (``LMDBError/corrupted``).
     ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_SET_RANGE`.
     @inlinable
@@ -124,12 +154,18 @@ public struct Cursor: ~Copyable {
 
     /// In a `dupSort` table, moves to `value` of `key`. Returns whether the pair is present.
     ///
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, or a value too long for a `dupSort` table;
+    ///   the ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``).
+    ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_GET_BOTH`.
     public func seek(to key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> Bool {
         try move(MDB_GET_BOTH, key: key, value: value)
     }
 
     /// In a `dupSort` table, moves to `value` of `key`. Returns whether the pair is present.
+    ///
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, or a value too long for a `dupSort` table;
+    ///   the ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``).
     ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_GET_BOTH`.
     @inlinable
@@ -140,15 +176,20 @@ public struct Cursor: ~Copyable {
     /// In a `dupSort` table, moves to the first value of `key` greater than or equal to `value`. Returns whether
     /// there is one.
     ///
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, or a value too long for a `dupSort` table;
+    ///   the ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``).
+    ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_GET_BOTH_RANGE`.
     public func seek(to key: UnsafeRawBufferPointer, valueAtOrAfter value: UnsafeRawBufferPointer) throws -> Bool {
         try move(MDB_GET_BOTH_RANGE, key: key, value: value)
     }
 
-    /// In a `dupSort` table, moves to the first value of `key` greater than or equal to `value`. Returns whether
-    /// there is one.
+    /// In a `dupSort` table, moves to `value` of `key`. Returns whether the pair is present.
     ///
-    /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_GET_BOTH_RANGE`.
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, or a value too long for a `dupSort` table;
+    ///   the ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``).
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_GET_BOTH`.
     @inlinable
     public func seek<Key: Collection<UInt8>, Value: Collection<UInt8>>(
         to key: Key,
@@ -159,20 +200,32 @@ public struct Cursor: ~Copyable {
 
     /// Moves to the current key's first value. Returns whether the cursor is on a key.
     ///
+    /// - Throws: ``LMDBError/invalidArgument`` when the cursor is not on an entry, ``LMDBError/incompatible`` when the
+    ///   table is not `dupSort`, or the ``LMDBError`` LMDB returns for a page it cannot read.
+    ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_FIRST_DUP`.
     public func firstDuplicate() throws -> Bool { try move(MDB_FIRST_DUP) }
 
     /// Moves to the current key's last value. Returns whether the cursor is on a key.
+    ///
+    /// - Throws: ``LMDBError/invalidArgument`` when the cursor is not on an entry, ``LMDBError/incompatible`` when the
+    ///   table is not `dupSort`, or the ``LMDBError`` LMDB returns for a page it cannot read.
     ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_LAST_DUP`.
     public func lastDuplicate() throws -> Bool { try move(MDB_LAST_DUP) }
 
     /// Moves to the current key's next value. Returns false after the key's last value.
     ///
+    /// - Throws: The ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``,
+    ///   ``LMDBError/pageNotFound``); running off the table is `false`, not an error.
+    ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_NEXT_DUP`.
     public func nextDuplicate() throws -> Bool { try move(MDB_NEXT_DUP) }
 
     /// Moves to the current key's previous value. Returns false before the key's first value.
+    ///
+    /// - Throws: The ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``,
+    ///   ``LMDBError/pageNotFound``); running off the table is `false`, not an error.
     ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_PREV_DUP`.
     public func previousDuplicate() throws -> Bool { try move(MDB_PREV_DUP) }
@@ -264,6 +317,8 @@ public struct Cursor: ~Copyable {
     ///
     /// - Warning: The bytes are LMDB's memory map, valid only inside `body`.
     /// - Returns: What `body` returns, or `nil`.
+    /// - Throws: The ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``), or what `body`
+    ///   throws.
     ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_GET_CURRENT`.
     public func withCurrent<R>(
@@ -279,6 +334,10 @@ public struct Cursor: ~Copyable {
     }
 
     /// A copy of the entry the cursor is on, or `nil` when it is not on one.
+    ///
+    /// - Throws: The ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``).
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_GET_CURRENT`.
     public func current() throws -> Entry? {
         try withCurrent { key, value in Entry(key: Array(key), value: Array(value)) }
     }
@@ -454,7 +513,8 @@ extension Transaction {
     ///   - table: The table to walk.
     ///   - body: The work to do with the cursor.
     /// - Returns: What `body` returns.
-    /// - Throws: ``LMDBError`` when the cursor cannot be opened, or what `body` throws.
+    /// - Throws: ``LMDBError/badTable`` for a handle dropped already or of another environment, another
+    ///   ``LMDBError`` when LMDB cannot open the cursor, or what `body` throws.
     ///
     /// The corresponding LMDB function is `mdb_cursor_open`.
     public func withCursor<R>(on table: Table, _ body: (borrowing Cursor) throws -> R) throws -> R {
@@ -492,7 +552,9 @@ extension Transaction {
     ///   - reverse: Whether to list from the last key of the range to the first.
     ///   - limit: The most entries to return, or `nil` for all.
     /// - Returns: The entries.
-    /// - Throws: What ``Cursor/scan(_:reverse:_:)`` throws.
+    /// - Throws: ``LMDBError/badTable`` for a handle dropped already or of another environment,
+    ///   ``LMDBError/incompatible`` for a prefix range in a table whose keys are not in byte-wise order, or the
+    ///   ``LMDBError`` LMDB returns for a page it cannot read.
     public func entries(
         in table: Table,
         range: KeyRange = .all,

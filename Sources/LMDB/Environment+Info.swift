@@ -95,7 +95,9 @@ extension Environment {
     ///   - destination: Where to write the copy.
     ///   - compacting: Whether to omit free pages and renumber the rest, which makes the copy as small as the data.
     ///     It is slower and uses more CPU.
-    /// - Throws: ``LMDBError/fileExists`` when the destination holds a data file, or any I/O error.
+    /// - Throws: ``LMDBError/fileExists`` when the destination holds a data file, ``LMDBError/environmentClosed`` after
+    ///   ``close()``, or the ``LMDBError`` with the `errno` of a failed `mkdir`, write or `chmod` (``LMDBError/noSpace``
+    ///   for a full disk).
     ///
     /// The corresponding LMDB function is `mdb_env_copy2`.
     public func copy(to destination: String, compacting: Bool = false) throws {

@@ -213,6 +213,9 @@ public final class Environment: Sendable {
     }
 
     /// Runs `body` with the environment admitted through the gate, so that it is neither closed nor remapped meanwhile.
+    ///
+    /// - Throws: ``LMDBError/environmentClosed`` when this handle, or the environment, is closed, or what `body`
+    ///   throws.
     func withOpenEnvironment<R>(_ operation: String, _ body: () throws -> R) throws -> R {
         do throws(LMDBError) {
             try enterGate()
@@ -238,7 +241,8 @@ public final class Environment: Sendable {
     ///
     /// - Parameter force: Whether to flush synchronously even when the environment was opened with
     ///   ``Options/noSync`` (or asynchronously with ``Options/mapAsync``).
-    /// - Throws: ``LMDBError`` if the flush fails.
+    /// - Throws: ``LMDBError/environmentClosed`` after ``close()``, or the ``LMDBError`` of a failed flush (such as
+    ///   ``LMDBError/ioError``).
     ///
     /// The corresponding LMDB function is `mdb_env_sync`.
     public func sync(force: Bool = true) throws {

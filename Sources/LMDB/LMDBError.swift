@@ -10,8 +10,10 @@ import CLMDB
 ///
 /// The error carries LMDB's raw return code, which is either one of the `MDB_*` codes (negative numbers) or an
 /// `errno` value, and the context it happened in: the operation, the environment's path, the table, and a detail
-/// line when the binding knows more than the code says. Two errors are equal when their codes are, so a static member
-/// works as a pattern:
+/// line when the binding knows more than the code says. Every call of the binding throws it (and those that take a
+/// closure, what the closure throws); the calls are not `throws(LMDBError)`, since Swift 6.3.1 can crash compiling a
+/// `catch LMDBError.notFound` that lets the other errors of a typed call through (swiftlang/swift#90582). Two errors
+/// are equal when their codes are, so a static member works as a pattern:
 ///
 /// ```swift
 /// do {

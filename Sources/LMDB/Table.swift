@@ -163,7 +163,8 @@ extension Environment {
     ///
     /// - Parameter table: The table to delete. The main table cannot be deleted, only emptied.
     /// - Throws: ``LMDBError/invalidArgument`` for the main table, ``LMDBError/busy`` when called inside a
-    ///   transaction, or an error from LMDB.
+    ///   transaction, ``LMDBError/badTable`` for a handle dropped already or of another environment, or what
+    ///   ``write(_:)`` throws (``LMDBError/accessDenied`` in a read-only environment, ``LMDBError/mapFull``).
     ///
     /// The corresponding LMDB function is `mdb_drop`.
     public func dropTable(_ table: Table) throws {

@@ -43,7 +43,8 @@ extension Transaction {
     ///   - table: The table to read.
     ///   - body: The work to do with the value.
     /// - Returns: What `body` returns.
-    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, or what `body` throws.
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, ``LMDBError/badTable`` for a handle
+    ///   dropped already or of another environment, or what `body` throws.
     ///
     /// The corresponding LMDB function is `mdb_get`.
     @inlinable
@@ -63,7 +64,8 @@ extension Transaction {
     ///   - table: The table to read.
     ///   - body: The work to do with the value.
     /// - Returns: What `body` returns.
-    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, or what `body` throws.
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, ``LMDBError/badTable`` for a handle
+    ///   dropped already or of another environment, or what `body` throws.
     ///
     /// The corresponding LMDB function is `mdb_get`.
     @inlinable
@@ -81,7 +83,8 @@ extension Transaction {
     ///   - key: The key, 1 to ``Environment/maxKeySize`` bytes.
     ///   - table: The table to read.
     /// - Returns: The value, or the first value of the key in a `dupSort` table.
-    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key.
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, ``LMDBError/badTable`` for a handle
+    ///   dropped already or of another environment.
     ///
     /// The corresponding LMDB function is `mdb_get`.
     @inlinable
@@ -91,7 +94,8 @@ extension Transaction {
 
     /// Whether `key` is present in `table`.
     ///
-    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key.
+    /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, ``LMDBError/badTable`` for a handle
+    ///   dropped already or of another environment.
     @inlinable
     public func containsKey<Key: Collection<UInt8>>(_ key: Key, in table: Table) throws -> Bool {
         try withUnsafeBytes(forKey: key, in: table) { $0 != nil }
@@ -107,7 +111,9 @@ extension Transaction {
     ///   - table: The table to write.
     ///   - options: Conditions on the write and hints for speed.
     /// - Throws: ``LMDBError/keyExists`` when an option forbids the write, ``LMDBError/badValueSize`` for a key or
-    ///   value of the wrong size, ``LMDBError/accessDenied`` in a read transaction.
+    ///   value of the wrong size, ``LMDBError/accessDenied`` in a read transaction, ``LMDBError/badTable`` for a
+    ///   stale handle, ``LMDBError/mapFull`` when the map is full (``Environment/write(_:)`` then grows it and runs
+    ///   its body again).
     ///
     /// The corresponding LMDB function is `mdb_put`.
     public func put(
@@ -132,7 +138,9 @@ extension Transaction {
     ///   - table: The table to write.
     ///   - options: Conditions on the write and hints for speed.
     /// - Throws: ``LMDBError/keyExists`` when an option forbids the write, ``LMDBError/badValueSize`` for a key or
-    ///   value of the wrong size, ``LMDBError/accessDenied`` in a read transaction.
+    ///   value of the wrong size, ``LMDBError/accessDenied`` in a read transaction, ``LMDBError/badTable`` for a
+    ///   stale handle, ``LMDBError/mapFull`` when the map is full (``Environment/write(_:)`` then grows it and runs
+    ///   its body again).
     ///
     /// The corresponding LMDB function is `mdb_put`.
     @inlinable
@@ -159,7 +167,8 @@ extension Transaction {
     /// - Returns: `nil` when `value` was stored, or the bytes already stored under `key`, which are left as they
     ///   were.
     /// - Throws: ``LMDBError/badValueSize`` for a key or value of the wrong size, ``LMDBError/accessDenied`` in a read
-    ///   transaction.
+    ///   transaction, ``LMDBError/badTable`` for a stale handle, ``LMDBError/mapFull`` when the map is full
+    ///   (``Environment/write(_:)`` then grows it and runs its body again).
     ///
     /// The corresponding LMDB function is `mdb_put` with `MDB_NOOVERWRITE`.
     public func unsafePutIfAbsent(
@@ -247,7 +256,8 @@ extension Transaction {
     ///   - table: The table to write.
     /// - Returns: Whether the key was present.
     /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, ``LMDBError/accessDenied`` in a read
-    ///   transaction.
+    ///   transaction, ``LMDBError/badTable`` for a stale handle, ``LMDBError/mapFull`` when the map is full
+    ///   (``Environment/write(_:)`` then grows it and runs its body again).
     ///
     /// The corresponding LMDB function is `mdb_del`.
     @discardableResult
@@ -268,7 +278,8 @@ extension Transaction {
     ///   - table: The table to write.
     /// - Returns: Whether the key was present.
     /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, ``LMDBError/accessDenied`` in a read
-    ///   transaction.
+    ///   transaction, ``LMDBError/badTable`` for a stale handle, ``LMDBError/mapFull`` when the map is full
+    ///   (``Environment/write(_:)`` then grows it and runs its body again).
     ///
     /// The corresponding LMDB function is `mdb_del`.
     @inlinable
@@ -285,7 +296,8 @@ extension Transaction {
     ///   - table: The table to write.
     /// - Returns: Whether the pair was present.
     /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, ``LMDBError/accessDenied`` in a read
-    ///   transaction.
+    ///   transaction, ``LMDBError/badTable`` for a stale handle, ``LMDBError/mapFull`` when the map is full
+    ///   (``Environment/write(_:)`` then grows it and runs its body again).
     ///
     /// The corresponding LMDB function is `mdb_del` with a value.
     @discardableResult
@@ -313,7 +325,8 @@ extension Transaction {
     ///   - table: The table to write.
     /// - Returns: Whether the pair was present.
     /// - Throws: ``LMDBError/badValueSize`` for an empty or too long key, ``LMDBError/accessDenied`` in a read
-    ///   transaction.
+    ///   transaction, ``LMDBError/badTable`` for a stale handle, ``LMDBError/mapFull`` when the map is full
+    ///   (``Environment/write(_:)`` then grows it and runs its body again).
     ///
     /// The corresponding LMDB function is `mdb_del` with a value.
     @inlinable

@@ -104,7 +104,7 @@ public struct Transaction: ~Copyable {
     ///
     /// - Parameter table: The table.
     /// - Returns: Its page and entry counts.
-    /// - Throws: ``LMDBError`` when the handle is invalid.
+    /// - Throws: ``LMDBError/badTable`` for a handle dropped already or of another environment.
     ///
     /// The corresponding LMDB function is `mdb_stat`.
     public func statistics(of table: Table) throws -> Environment.Statistics {
@@ -116,7 +116,7 @@ public struct Transaction: ~Copyable {
     /// The number of entries in a table, counting each duplicate of a `dupSort` table.
     ///
     /// - Parameter table: The table.
-    /// - Throws: ``LMDBError`` when the handle is invalid.
+    /// - Throws: ``LMDBError/badTable`` for a handle dropped already or of another environment.
     public func count(of table: Table) throws -> Int {
         try statistics(of: table).entries
     }
@@ -124,7 +124,8 @@ public struct Transaction: ~Copyable {
     /// Deletes every entry of a table, keeping the table.
     ///
     /// - Parameter table: The table to empty.
-    /// - Throws: ``LMDBError/accessDenied`` in a read transaction.
+    /// - Throws: ``LMDBError/accessDenied`` in a read transaction, ``LMDBError/badTable`` for a handle dropped already
+    ///   or of another environment.
     ///
     /// The corresponding LMDB function is `mdb_drop` with `del` 0.
     public func empty(_ table: Table) throws {

@@ -69,6 +69,8 @@ public struct FieldWriter {
     }
 
     /// Writes a string.
+    ///
+    /// - Throws: `EncodingError.invalidValue` when the writer is used after its call.
     public func encode(_ value: String, forKey key: String) throws {
         let id = try encoding.beginDirectField(key, in: frameID)
         encoding.write(value)
@@ -76,6 +78,8 @@ public struct FieldWriter {
     }
 
     /// Writes a Boolean.
+    ///
+    /// - Throws: `EncodingError.invalidValue` when the writer is used after its call.
     public func encode(_ value: Bool, forKey key: String) throws {
         let id = try encoding.beginDirectField(key, in: frameID)
         encoding.write(value)
@@ -83,6 +87,8 @@ public struct FieldWriter {
     }
 
     /// Writes a Double.
+    ///
+    /// - Throws: `EncodingError.invalidValue` when the writer is used after its call.
     public func encode(_ value: Double, forKey key: String) throws {
         let id = try encoding.beginDirectField(key, in: frameID)
         encoding.write(value)
@@ -90,6 +96,8 @@ public struct FieldWriter {
     }
 
     /// Writes a Float.
+    ///
+    /// - Throws: `EncodingError.invalidValue` when the writer is used after its call.
     public func encode(_ value: Float, forKey key: String) throws {
         let id = try encoding.beginDirectField(key, in: frameID)
         encoding.write(value)
@@ -98,7 +106,8 @@ public struct FieldWriter {
 
     /// Writes an integer of any width.
     ///
-    /// - Throws: `EncodingError.invalidValue` for a 128-bit integer outside the 64-bit range, as Codable does.
+    /// - Throws: `EncodingError.invalidValue` for a 128-bit integer outside the 64-bit range, as Codable does, or when
+    ///   the writer is used after its call.
     public func encode<I: FixedWidthInteger & Encodable>(_ value: I, forKey key: String) throws {
         let integer = try encoding.integer(value)
         let id = try encoding.beginDirectField(key, in: frameID)
@@ -107,22 +116,31 @@ public struct FieldWriter {
     }
 
     /// Writes a date.
+    ///
+    /// - Throws: `EncodingError.invalidValue` when the writer is used after its call.
     public func encode(_ value: Date, forKey key: String) throws {
         try encodeLeaf(value, forKey: key, kind: .date)
     }
 
     /// Writes a UUID.
+    ///
+    /// - Throws: `EncodingError.invalidValue` when the writer is used after its call.
     public func encode(_ value: UUID, forKey key: String) throws {
         try encodeLeaf(value, forKey: key, kind: .uuid)
     }
 
     /// Writes data.
+    ///
+    /// - Throws: `EncodingError.invalidValue` when the writer is used after its call.
     public func encode(_ value: Data, forKey key: String) throws {
         try encodeLeaf(value, forKey: key, kind: .data)
     }
 
     /// Writes a value of any other `Encodable` type through its `encode(to:)`; URLs, decimals and dictionaries get
     /// the tags Codable gives them.
+    ///
+    /// - Throws: What `value`'s `encode(to:)` throws, or `EncodingError.invalidValue` when the writer is used after its
+    ///   call.
     public func encode<T: Encodable>(_ value: T, forKey key: String) throws {
         var container = RecordKeyedEncodingContainer<RecordCodingKey>(
             encoding: encoding, frameID: frameID, path: .depth(0))
@@ -130,36 +148,50 @@ public struct FieldWriter {
     }
 
     /// Writes a string, or nothing when it is `nil`.
+    ///
+    /// - Throws: What `encode(_:forKey:)` throws for the value.
     public func encodeIfPresent(_ value: String?, forKey key: String) throws {
         if let value { try encode(value, forKey: key) }
     }
 
     /// Writes a Boolean, or nothing when it is `nil`.
+    ///
+    /// - Throws: What `encode(_:forKey:)` throws for the value.
     public func encodeIfPresent(_ value: Bool?, forKey key: String) throws {
         if let value { try encode(value, forKey: key) }
     }
 
     /// Writes a Double, or nothing when it is `nil`.
+    ///
+    /// - Throws: What `encode(_:forKey:)` throws for the value.
     public func encodeIfPresent(_ value: Double?, forKey key: String) throws {
         if let value { try encode(value, forKey: key) }
     }
 
     /// Writes an integer, or nothing when it is `nil`.
+    ///
+    /// - Throws: What `encode(_:forKey:)` throws for the value.
     public func encodeIfPresent<I: FixedWidthInteger & Encodable>(_ value: I?, forKey key: String) throws {
         if let value { try encode(value, forKey: key) }
     }
 
     /// Writes a date, or nothing when it is `nil`.
+    ///
+    /// - Throws: What `encode(_:forKey:)` throws for the value.
     public func encodeIfPresent(_ value: Date?, forKey key: String) throws {
         if let value { try encode(value, forKey: key) }
     }
 
     /// Writes a UUID, or nothing when it is `nil`.
+    ///
+    /// - Throws: What `encode(_:forKey:)` throws for the value.
     public func encodeIfPresent(_ value: UUID?, forKey key: String) throws {
         if let value { try encode(value, forKey: key) }
     }
 
     /// Writes a value of any other `Encodable` type, or nothing when it is `nil`.
+    ///
+    /// - Throws: What `encode(_:forKey:)` throws for the value.
     public func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: String) throws {
         if let value { try encode(value, forKey: key) }
     }
@@ -174,9 +206,11 @@ public struct FieldWriter {
 
 /// Reads the top-level fields of a record, for ``FieldCodable/init(fields:)``.
 ///
-/// A missing key or a value of another type throws the `DecodingError` that Codable would; the store reports it as
-/// a ``KVStoreError/corruptRecord`` error naming the entity and the ID. Fields may be read in any order, and fields
-/// the model does not read are skipped. Strings, Booleans, numbers, dates, UUIDs and data are read directly; values
+/// Reads throw the `DecodingError` that Codable would: `keyNotFound` for a missing key, `valueNotFound` for a null
+/// where a value is needed, `typeMismatch` for a value of another type or a number the type cannot hold exactly. A
+/// reader used after its call throws `DecodingError.dataCorrupted`, and damaged bytes an error of the record format.
+/// The store reports each as a ``KVStoreError/corruptRecord`` error naming the entity and the ID. Fields may be read
+/// in any order, and fields the model does not read are skipped. Strings, Booleans, numbers, dates, UUIDs and data are read directly; values
 /// of other types go through their `Decodable` conformance. A reader is valid only during the call it is handed to.
 public struct FieldReader {
     private let decoding: RecordDecoding
@@ -194,6 +228,9 @@ public struct FieldReader {
     }
 
     /// Reads a string.
+    ///
+    /// - Throws: `DecodingError.keyNotFound` when the record has no value for `key`, `valueNotFound` when it is null,
+    ///   `typeMismatch` when it holds another type; see ``FieldReader`` for the rest.
     public func decode(_ type: String.Type, forKey key: String) throws -> String {
         if let value = try decoding.nextString(key, record: record) { return value }
         var offset = try require(key)
@@ -203,6 +240,9 @@ public struct FieldReader {
     }
 
     /// Reads a Boolean.
+    ///
+    /// - Throws: `DecodingError.keyNotFound` when the record has no value for `key`, `valueNotFound` when it is null,
+    ///   `typeMismatch` when it holds another type; see ``FieldReader`` for the rest.
     public func decode(_ type: Bool.Type, forKey key: String) throws -> Bool {
         if let value = decoding.nextBool(key, record: record) { return value }
         var offset = try require(key)
@@ -212,6 +252,9 @@ public struct FieldReader {
     }
 
     /// Reads a Double; a stored float or integer that it represents exactly is read too, as Codable does.
+    ///
+    /// - Throws: `DecodingError.keyNotFound` when the record has no value for `key`, `valueNotFound` when it is null,
+    ///   `typeMismatch` when it holds another type; see ``FieldReader`` for the rest.
     public func decode(_ type: Double.Type, forKey key: String) throws -> Double {
         if let value = decoding.nextDouble(key, record: record) { return value }
         var offset = try require(key)
@@ -221,6 +264,9 @@ public struct FieldReader {
     }
 
     /// Reads a Float.
+    ///
+    /// - Throws: `DecodingError.keyNotFound` when the record has no value for `key`, `valueNotFound` when it is null,
+    ///   `typeMismatch` when it holds another type; see ``FieldReader`` for the rest.
     public func decode(_ type: Float.Type, forKey key: String) throws -> Float {
         var offset = try require(key)
         let value = try decoding.decodeFloat(at: &offset, path: path(key))
@@ -229,6 +275,9 @@ public struct FieldReader {
     }
 
     /// Reads an integer of any width, throwing when the stored value does not fit.
+    ///
+    /// - Throws: `DecodingError.keyNotFound` when the record has no value for `key`, `valueNotFound` when it is null,
+    ///   `typeMismatch` when it holds another type; see ``FieldReader`` for the rest.
     public func decode<I: FixedWidthInteger & Decodable>(_ type: I.Type, forKey key: String) throws -> I {
         if let value = decoding.nextInteger(I.self, key, record: record) { return value }
         var offset = try require(key)
@@ -238,6 +287,9 @@ public struct FieldReader {
     }
 
     /// Reads a date.
+    ///
+    /// - Throws: `DecodingError.keyNotFound` when the record has no value for `key`, `valueNotFound` when it is null,
+    ///   `typeMismatch` when it holds another type; see ``FieldReader`` for the rest.
     public func decode(_ type: Date.Type, forKey key: String) throws -> Date {
         if let value = decoding.nextDate(key, record: record) { return value }
         var offset = try require(key)
@@ -247,6 +299,9 @@ public struct FieldReader {
     }
 
     /// Reads a UUID.
+    ///
+    /// - Throws: `DecodingError.keyNotFound` when the record has no value for `key`, `valueNotFound` when it is null,
+    ///   `typeMismatch` when it holds another type; see ``FieldReader`` for the rest.
     public func decode(_ type: UUID.Type, forKey key: String) throws -> UUID {
         if let value = decoding.nextUUID(key, record: record) { return value }
         var offset = try require(key)
@@ -256,6 +311,9 @@ public struct FieldReader {
     }
 
     /// Reads data.
+    ///
+    /// - Throws: `DecodingError.keyNotFound` when the record has no value for `key`, `valueNotFound` when it is null,
+    ///   `typeMismatch` when it holds another type; see ``FieldReader`` for the rest.
     public func decode(_ type: Data.Type, forKey key: String) throws -> Data {
         var offset = try require(key)
         let value = try decoding.decodeData(at: &offset, path: path(key))
@@ -264,11 +322,16 @@ public struct FieldReader {
     }
 
     /// Reads a value of any other `Decodable` type through its `init(from:)`.
+    ///
+    /// - Throws: `DecodingError.keyNotFound` when the record has no value for `key`, or what `T`'s `init(from:)` throws;
+    ///   see ``FieldReader`` for the rest.
     public func decode<T: Decodable>(_ type: T.Type, forKey key: String) throws -> T {
         try decoding.decodeField(T.self, at: try require(key), name: key)
     }
 
     /// Reads a string, or `nil` when the key is missing or null.
+    ///
+    /// - Throws: `DecodingError.typeMismatch` when the value is of another type; see ``FieldReader`` for the rest.
     public func decodeIfPresent(_ type: String.Type, forKey key: String) throws -> String? {
         if let value = try decoding.nextString(key, record: record) { return value }
         guard var offset = try present(key) else { return nil }
@@ -278,6 +341,8 @@ public struct FieldReader {
     }
 
     /// Reads a Boolean, or `nil` when the key is missing or null.
+    ///
+    /// - Throws: `DecodingError.typeMismatch` when the value is of another type; see ``FieldReader`` for the rest.
     public func decodeIfPresent(_ type: Bool.Type, forKey key: String) throws -> Bool? {
         if let value = decoding.nextBool(key, record: record) { return value }
         guard var offset = try present(key) else { return nil }
@@ -287,6 +352,8 @@ public struct FieldReader {
     }
 
     /// Reads a Double, or `nil` when the key is missing or null.
+    ///
+    /// - Throws: `DecodingError.typeMismatch` when the value is of another type; see ``FieldReader`` for the rest.
     public func decodeIfPresent(_ type: Double.Type, forKey key: String) throws -> Double? {
         if let value = decoding.nextDouble(key, record: record) { return value }
         guard var offset = try present(key) else { return nil }
@@ -296,6 +363,8 @@ public struct FieldReader {
     }
 
     /// Reads an integer of any width, or `nil` when the key is missing or null.
+    ///
+    /// - Throws: `DecodingError.typeMismatch` when the value is of another type; see ``FieldReader`` for the rest.
     public func decodeIfPresent<I: FixedWidthInteger & Decodable>(_ type: I.Type, forKey key: String) throws -> I? {
         if let value = decoding.nextInteger(I.self, key, record: record) { return value }
         guard var offset = try present(key) else { return nil }
@@ -305,6 +374,8 @@ public struct FieldReader {
     }
 
     /// Reads a date, or `nil` when the key is missing or null.
+    ///
+    /// - Throws: `DecodingError.typeMismatch` when the value is of another type; see ``FieldReader`` for the rest.
     public func decodeIfPresent(_ type: Date.Type, forKey key: String) throws -> Date? {
         if let value = decoding.nextDate(key, record: record) { return value }
         guard var offset = try present(key) else { return nil }
@@ -314,6 +385,8 @@ public struct FieldReader {
     }
 
     /// Reads a UUID, or `nil` when the key is missing or null.
+    ///
+    /// - Throws: `DecodingError.typeMismatch` when the value is of another type; see ``FieldReader`` for the rest.
     public func decodeIfPresent(_ type: UUID.Type, forKey key: String) throws -> UUID? {
         if let value = decoding.nextUUID(key, record: record) { return value }
         guard var offset = try present(key) else { return nil }
@@ -323,6 +396,8 @@ public struct FieldReader {
     }
 
     /// Reads a value of any other `Decodable` type, or `nil` when the key is missing or null.
+    ///
+    /// - Throws: What `T`'s `init(from:)` throws; see ``FieldReader`` for the rest.
     public func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: String) throws -> T? {
         guard let offset = try present(key) else { return nil }
         return try decoding.decodeField(T.self, at: offset, name: key)

@@ -36,6 +36,7 @@ public actor ModelActor {
     ///
     /// - Parameter body: The work to do; it runs synchronously on the actor's queue.
     /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws.
     public func perform<R: Sendable>(_ body: @Sendable (ModelContext) throws -> R) throws -> R {
         try body(modelContext)
     }

@@ -5,6 +5,7 @@ extension ModelContainer {
     ///
     /// - Parameter body: The reads to do; it runs synchronously inside the transaction.
     /// - Returns: What `body` returns.
+    /// - Throws: What the synchronous `read(_:)` throws.
     public func read<R: Sendable>(_ body: @Sendable (borrowing ModelTransaction) throws -> R) async throws -> R {
         try performRead(body)
     }
@@ -16,6 +17,7 @@ extension ModelContainer {
     ///
     /// - Parameter body: The reads and writes to do; it runs synchronously inside the transaction.
     /// - Returns: What `body` returns.
+    /// - Throws: What the synchronous `write(_:)` throws.
     public func write<R: Sendable>(
         _ body: @escaping @Sendable (borrowing ModelTransaction) throws -> R
     ) async throws

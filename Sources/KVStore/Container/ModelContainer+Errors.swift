@@ -20,48 +20,48 @@ extension ModelContainer {
             return KVStoreError(
                 .readOnly,
                 message: "The container was opened read-only (ModelConfiguration.isReadOnly); nothing was "
-                    + "written", underlying: error)
+                    + "written", cause: error)
         case LMDBError.environmentClosed.code:
-            return KVStoreError(.closed, message: "The container is closed", underlying: error)
+            return KVStoreError(.closed, message: "The container is closed", cause: error)
         case ENOSPC, EDQUOT:
-            return diskFull(store, path: error.path, underlying: error)
+            return diskFull(store, path: error.path, cause: error)
         case EIO where isNearlyFull(error.path):
-            return diskFull(store, path: error.path, underlying: error)
+            return diskFull(store, path: error.path, cause: error)
         case LMDBError.pageNotFound.code:
             return KVStoreError(
                 .damaged,
                 message: "The file of \(store) is damaged: a page\(table) points to a page the file does not have. "
                     + "Nothing was changed; run 'kvtool check \(error.path ?? "<store>")', and restore the store from a "
-                    + "backup", underlying: error)
+                    + "backup", cause: error)
         case LMDBError.corrupted.code:
             return KVStoreError(
                 .damaged,
                 message: "The file of \(store) is damaged\(table): \(error.detail ?? "a page does not check out"). "
                     + "Nothing was changed; run 'kvtool check \(error.path ?? "<store>")', and restore the store from a "
-                    + "backup", underlying: error)
+                    + "backup", cause: error)
         case LMDBError.mapFull.code:
             return KVStoreError(
                 .storage,
                 message: "\(store.prefix(1).uppercased() + store.dropFirst()) reached its largest size "
                     + "(ModelConfiguration.maximumMapSize); nothing of this write was written. Raise the maximum, or "
-                    + "delete data", underlying: error)
+                    + "delete data", cause: error)
         case EIO:
             return KVStoreError(
                 .storage,
                 message: "Reading or writing the file of \(store) failed with an I/O error: the disk may be failing. "
                     + "Nothing of this write was written; check the system's log, then run 'kvtool check'",
-                underlying: error)
+                cause: error)
         default:
-            return KVStoreError(.storage, message: "The storage engine failed on \(store)", underlying: error)
+            return KVStoreError(.storage, message: "The storage engine failed on \(store)", cause: error)
         }
     }
 
-    private static func diskFull(_ store: String, path: String?, underlying: LMDBError) -> KVStoreError {
+    private static func diskFull(_ store: String, path: String?, cause: LMDBError) -> KVStoreError {
         let free = path.flatMap(availableBytes).map { " (\($0) bytes free)" } ?? ""
         return KVStoreError(
             .diskFull,
             message: "The disk that holds \(store) is full\(free): this write was not made, and nothing committed "
-                + "before it was lost. Free some space and try again", underlying: underlying)
+                + "before it was lost. Free some space and try again", cause: cause)
     }
 
     /// Whether the file system of `path` has less than 16 MiB free: a short write there was a full disk.

@@ -279,7 +279,7 @@ extension ModelContainer {
         if var stale {
             stale.id = failure.id
             stale.entity = stale.entity ?? failure.entity
-            stale.underlying = failure.description
+            stale.cause = failure
             return stale
         }
         guard let migration else { return error }
@@ -289,6 +289,6 @@ extension ModelContainer {
                 "The stored \(failure.entity ?? "record") \(failure.id.map { "\($0)" } ?? "") was already migrated "
                 + "from schema version \(migration.from) to \(migration.to) by a migration under way, and no longer "
                 + "reads as this container's models; the records not yet migrated still read",
-            underlying: failure)
+            cause: failure)
     }
 }

@@ -263,7 +263,7 @@ public final class ModelContainer: Sendable {
                     atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             } catch {
                 throw KVStoreError(
-                    .storage, message: "Cannot create the in-memory store's directory \(directory)", underlying: error)
+                    .storage, message: "Cannot create the in-memory store's directory \(directory)", cause: error)
             }
             return directory
         }
@@ -282,7 +282,7 @@ public final class ModelContainer: Sendable {
             try manager.createDirectory(
                 atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw KVStoreError(.storage, message: "Cannot create the store's directory \(path)", underlying: error)
+            throw KVStoreError(.storage, message: "Cannot create the store's directory \(path)", cause: error)
         }
         return path
     }
@@ -310,37 +310,35 @@ public final class ModelContainer: Sendable {
     /// - Throws: ``KVStoreError/storage`` for an LMDB environment of something else (naming its tables),
     ///   ``KVStoreError/damaged`` for a store whose catalog is missing while its other tables are there.
     private static func openCatalog(_ environment: Environment) throws -> Table {
-        do {
-            return try environment.openTable(named: Catalog.tableName)
-        } catch LMDBError.notFound where environment.isReadOnly {
+        if let catalog = try environment.tableIfPresent(named: Catalog.tableName) { return catalog }
+        if environment.isReadOnly {
             throw KVStoreError(
                 .readOnly,
                 message: "\(environment.path) holds no KVStore store (its data file has no catalog), and a read-only "
                     + "open creates none")
-        } catch LMDBError.notFound {
-            let main = try environment.openTable(named: nil)
-            let tables = try environment.read { txn in
-                try txn.entries(in: main, limit: 20).map { String(decoding: $0.key, as: UTF8.self) }
-            }
-            guard tables.isEmpty else {
-                let listed = tables.prefix(5).map { "'\($0)'" }.joined(separator: ", ")
-                let isKVStore = tables.contains { $0.hasPrefix("records/") || $0.hasPrefix("index/") }
-                if isKVStore {
-                    throw KVStoreError(
-                        .damaged,
-                        message:
-                            "The store at \(environment.path) is damaged: it has KVStore tables (\(listed)) but no "
-                            + "catalog table. Nothing was changed; run 'kvtool check \(environment.path)' and restore "
-                            + "the store from a backup")
-                }
-                throw KVStoreError(
-                    .storage,
-                    message: "\(environment.path) holds an LMDB environment that is not a KVStore store: it has the "
-                        + "tables \(listed)\(tables.count > 5 ? " and more" : "") and no catalog. Nothing was changed; "
-                        + "open a KVStore store, or an empty directory for a new one")
-            }
-            return try environment.openTable(named: Catalog.tableName, create: true)
         }
+        let main = try environment.openTable(named: nil)
+        let tables = try environment.read { txn in
+            try txn.entries(in: main, limit: 20).map { String(decoding: $0.key, as: UTF8.self) }
+        }
+        guard tables.isEmpty else {
+            let listed = tables.prefix(5).map { "'\($0)'" }.joined(separator: ", ")
+            let isKVStore = tables.contains { $0.hasPrefix("records/") || $0.hasPrefix("index/") }
+            if isKVStore {
+                throw KVStoreError(
+                    .damaged,
+                    message:
+                        "The store at \(environment.path) is damaged: it has KVStore tables (\(listed)) but no "
+                        + "catalog table. Nothing was changed; run 'kvtool check \(environment.path)' and restore "
+                        + "the store from a backup")
+            }
+            throw KVStoreError(
+                .storage,
+                message: "\(environment.path) holds an LMDB environment that is not a KVStore store: it has the "
+                    + "tables \(listed)\(tables.count > 5 ? " and more" : "") and no catalog. Nothing was changed; "
+                    + "open a KVStore store, or an empty directory for a new one")
+        }
+        return try environment.openTable(named: Catalog.tableName, create: true)
     }
 
     /// Takes the store's migration lock for the schema work of an open, waiting while another process holds it (it

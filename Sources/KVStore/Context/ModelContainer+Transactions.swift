@@ -6,7 +6,9 @@ extension ModelContainer {
     ///
     /// - Parameter body: The reads to do. It must not `await`.
     /// - Returns: What `body` returns.
-    /// - Throws: ``KVStoreError/closed`` after ``close()``, or what `body` throws.
+    /// - Throws: ``KVStoreError/closed`` after ``close()``, ``KVStoreError/schemaChanged`` when the store's schema
+    ///   moved past the container's models, ``KVStoreError/storage`` when every reader slot is taken, or what `body`
+    ///   throws.
     public func read<R>(_ body: (borrowing ModelTransaction) throws -> R) throws -> R {
         try performRead(body)
     }

@@ -19,7 +19,9 @@ extension ModelContext {
     ///   - chunkSize: How many models each write transaction holds.
     ///   - progress: Called after each chunk commits, with the number of models committed so far.
     /// - Returns: The number of models saved.
-    /// - Throws: The error of the failing chunk, with ``KVStoreError/committedCount`` set.
+    /// - Throws: ``KVStoreError/invalidModel`` for a chunk size below 1, or the error of the failing chunk (what
+    ///   `ModelContainer.write(_:)` throws, such as ``KVStoreError/uniqueViolation``), with
+    ///   ``KVStoreError/committedCount`` set.
     @discardableResult
     public func insert<S: Sequence>(
         contentsOf models: S,
@@ -52,6 +54,9 @@ extension ModelContext {
     /// Deletes the models of type `type` with `ids`, applying delete rules, one chunk per write transaction.
     ///
     /// - Returns: The number of the given models that existed and were deleted.
+    /// - Throws: ``KVStoreError/invalidModel`` for a chunk size below 1, or the error of the failing chunk
+    ///   (``KVStoreError/deleteDenied`` when a `.deny` relationship has related models, or what
+    ///   `ModelContainer.write(_:)` throws), with ``KVStoreError/committedCount`` set.
     @discardableResult
     public func delete<M: Model>(
         _ type: M.Type,
@@ -73,6 +78,10 @@ extension ModelContext {
     /// transaction.
     ///
     /// - Returns: The number of matching models deleted (not counting those their delete rules reached).
+    /// - Throws: ``KVStoreError/invalidModel`` for a chunk size below 1, or the error of the failing chunk
+    ///   (``KVStoreError/deleteDenied`` when a `.deny` relationship has related models, what
+    ///   `ModelContainer.write(_:)` throws, or the predicate's error as the ``KVStoreError/cause`` of a
+    ///   ``KVStoreError/storage`` error), with ``KVStoreError/committedCount`` set.
     @discardableResult
     public func delete<M: Model>(
         _ type: M.Type,
@@ -104,6 +113,10 @@ extension ModelContext {
     ///   - progress: Called after each chunk commits, with the number of models changed so far.
     ///   - change: Changes one model. It must keep the model's ID.
     /// - Returns: The number of models changed.
+    /// - Throws: ``KVStoreError/invalidModel`` for a chunk size below 1 or a `change` that alters a model's ID, or the
+    ///   error of the failing chunk (what `ModelContainer.write(_:)` throws, such as
+    ///   ``KVStoreError/uniqueViolation``, or the error `change` or the predicate threw as the ``KVStoreError/cause``
+    ///   of a ``KVStoreError/storage`` error), with ``KVStoreError/committedCount`` set.
     @discardableResult
     public func update<M: Model>(
         _ descriptor: FetchDescriptor<M>,
@@ -155,7 +168,7 @@ extension ModelContext {
             error.committedCount = committed
             throw error
         } catch {
-            var wrapped = KVStoreError(.storage, message: "A batch write failed", underlying: error)
+            var wrapped = KVStoreError(.storage, message: "A batch write failed", cause: error)
             wrapped.committedCount = committed
             throw wrapped
         }

@@ -128,7 +128,7 @@ public final class ModelContext {
     /// The model of type `type` with `id`, counting pending changes, or `nil`.
     ///
     /// - Throws: ``KVStoreError/corruptRecord`` when the stored bytes do not decode, ``KVStoreError/closed`` after
-    ///   the container closed.
+    ///   the container closed, or what `ModelContainer.read(_:)` and ``ModelTransaction/model(for:as:)`` throw.
     public func model<M: Model>(for id: UUID, as type: M.Type = M.self) throws -> M? {
         switch changes[ChangeKey(entity: ObjectIdentifier(M.self), id: id)] {
         case .insert(let model): return model as? M
@@ -141,6 +141,11 @@ public final class ModelContext {
 
     /// The models with the given IDs, in the same order, with `nil` for IDs that have none; one read transaction,
     /// lookups in key order.
+    ///
+    /// - Throws: ``KVStoreError/closed`` after the container closed, ``KVStoreError/schemaChanged`` when the store's
+    ///   schema moved past the container's models, ``KVStoreError/corruptRecord`` when a stored record does not decode,
+    ///   ``KVStoreError/unknownEntity`` when `M` is not part of the container, or ``KVStoreError/damaged`` or
+    ///   ``KVStoreError/storage`` when the store cannot be read.
     public func models<M: Model>(for ids: [UUID], as type: M.Type = M.self) throws -> [M?] {
         let entity = ObjectIdentifier(M.self)
         var results: [M?]
@@ -161,6 +166,12 @@ public final class ModelContext {
     }
 
     /// The models that match `descriptor`, sorted and paged as it says.
+    ///
+    /// - Throws: ``KVStoreError/closed`` after the container closed, ``KVStoreError/schemaChanged`` when the store's
+    ///   schema moved past the container's models, ``KVStoreError/corruptRecord`` when a stored record does not decode,
+    ///   ``KVStoreError/unknownEntity`` when `M` is not part of the container, ``KVStoreError/invalidModel`` for a
+    ///   relationship to prefetch that `M` does not declare, what the predicate throws as it evaluates a model, or
+    ///   ``KVStoreError/damaged`` or ``KVStoreError/storage`` when the store cannot be read.
     public func fetch<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> [M] {
         let results = try fetchWithPendingChanges(descriptor)
         if !descriptor.relationshipsToPrefetch.isEmpty {
@@ -186,6 +197,8 @@ public final class ModelContext {
     }
 
     /// The number of models that match `descriptor`'s predicate.
+    ///
+    /// - Throws: What ``fetch(_:)`` throws.
     public func fetchCount<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> Int {
         if pending(M.self).isEmpty { return try container.read { txn in try txn.fetchCount(descriptor) } }
         var unpaged = descriptor
@@ -195,6 +208,8 @@ public final class ModelContext {
     }
 
     /// The IDs of the models that match `descriptor`, in its order.
+    ///
+    /// - Throws: What ``fetch(_:)`` throws.
     public func fetchIdentifiers<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> [UUID] {
         try fetch(descriptor).map(\.id)
     }
@@ -233,6 +248,8 @@ public final class ModelContext {
     }
 
     /// How a fetch of `descriptor` reads the store: `scan`, or which index and keys.
+    ///
+    /// - Throws: ``KVStoreError/unknownEntity`` when `M` is not part of the container.
     public func explain<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> String {
         try container.store(for: M.self).plan(descriptor).description
     }

@@ -15,6 +15,9 @@ extension ModelTransaction {
     ///   - reference: The children's field that holds the parent's ID; it must be indexed (a to-one relationship
     ///     is).
     /// - Returns: Each parent's children, in ID order; parents without children are absent.
+    /// - Throws: ``KVStoreError/invalidRelationship`` when `reference` is not indexed, ``KVStoreError/unknownEntity``
+    ///   when `Child` is not part of the container, ``KVStoreError/corruptRecord`` when a child's record does not
+    ///   decode, or ``KVStoreError/damaged`` or ``KVStoreError/storage`` when the store cannot be read.
     public func children<Child: Model>(
         of parentIDs: [UUID],
         through reference: KeyPath<Child, UUID?> & Sendable
@@ -28,6 +31,9 @@ extension ModelTransaction {
     ///   - parentIDs: The IDs to look for.
     ///   - reference: The children's `[UUID]` field; it must be indexed (a many-to-many relationship is).
     /// - Returns: The models holding each ID; IDs no model holds are absent.
+    /// - Throws: ``KVStoreError/invalidRelationship`` when `reference` is not indexed, ``KVStoreError/unknownEntity``
+    ///   when `Child` is not part of the container, ``KVStoreError/corruptRecord`` when a child's record does not
+    ///   decode, or ``KVStoreError/damaged`` or ``KVStoreError/storage`` when the store cannot be read.
     public func children<Child: Model>(
         of parentIDs: [UUID],
         through reference: KeyPath<Child, [UUID]> & Sendable
@@ -42,6 +48,8 @@ extension ModelTransaction {
     ///   - reference: Their field holding the related ID, such as `\Task.projectID`.
     ///   - type: The related model type.
     /// - Returns: The related models by ID; dangling IDs are absent.
+    /// - Throws: ``KVStoreError/unknownEntity`` when `Target` is not part of the container,
+    ///   ``KVStoreError/corruptRecord`` when a related record does not decode, or ``KVStoreError/damaged`` or ``KVStoreError/storage`` when the store cannot be read.
     public func related<Source: Model, Target: Model>(
         _ sources: [Source],
         through reference: KeyPath<Source, UUID?>,
@@ -57,6 +65,8 @@ extension ModelTransaction {
     ///   - reference: Their `[UUID]` field, such as `\Task.tagIDs`.
     ///   - type: The related model type.
     /// - Returns: The related models by ID; dangling IDs are absent.
+    /// - Throws: ``KVStoreError/unknownEntity`` when `Target` is not part of the container,
+    ///   ``KVStoreError/corruptRecord`` when a related record does not decode, or ``KVStoreError/damaged`` or ``KVStoreError/storage`` when the store cannot be read.
     public func related<Source: Model, Target: Model>(
         _ sources: [Source],
         through reference: KeyPath<Source, [UUID]>,
@@ -79,6 +89,10 @@ extension ModelTransaction {
 extension ModelContext {
     /// The children of each parent through the children's to-one field, in one read transaction: one index read per
     /// parent, then the children in key order. Children prefetched by a fetch are served from memory.
+    ///
+    /// - Throws: ``KVStoreError/closed`` after the container closed, ``KVStoreError/schemaChanged`` when the store's
+    ///   schema moved past the container's models, or what the transaction's `children(of:through:)` throws: ``KVStoreError/invalidRelationship`` for a field without an index,
+    ///   ``KVStoreError/unknownEntity``, ``KVStoreError/corruptRecord``.
     public func children<Child: Model>(
         of parentIDs: [UUID],
         through reference: KeyPath<Child, UUID?> & Sendable
@@ -92,6 +106,10 @@ extension ModelContext {
     }
 
     /// The models whose many-to-many field holds each ID, in one read transaction.
+    ///
+    /// - Throws: ``KVStoreError/closed`` after the container closed, ``KVStoreError/schemaChanged`` when the store's
+    ///   schema moved past the container's models, or what the transaction's `children(of:through:)` throws: ``KVStoreError/invalidRelationship`` for a field without an index,
+    ///   ``KVStoreError/unknownEntity``, ``KVStoreError/corruptRecord``.
     public func children<Child: Model>(
         of parentIDs: [UUID],
         through reference: KeyPath<Child, [UUID]> & Sendable
@@ -100,6 +118,9 @@ extension ModelContext {
     }
 
     /// The models that `sources` reference through a to-one field, in one read transaction.
+    ///
+    /// - Throws: ``KVStoreError/closed`` after the container closed, ``KVStoreError/schemaChanged`` when the store's
+    ///   schema moved past the container's models, or what the transaction's `related(_:through:as:)` throws: ``KVStoreError/unknownEntity``, ``KVStoreError/corruptRecord``.
     public func related<Source: Model, Target: Model>(
         _ sources: [Source],
         through reference: KeyPath<Source, UUID?>,
@@ -109,6 +130,9 @@ extension ModelContext {
     }
 
     /// The models that `sources` reference through a many-to-many field, in one read transaction.
+    ///
+    /// - Throws: ``KVStoreError/closed`` after the container closed, ``KVStoreError/schemaChanged`` when the store's
+    ///   schema moved past the container's models, or what the transaction's `related(_:through:as:)` throws: ``KVStoreError/unknownEntity``, ``KVStoreError/corruptRecord``.
     public func related<Source: Model, Target: Model>(
         _ sources: [Source],
         through reference: KeyPath<Source, [UUID]>,

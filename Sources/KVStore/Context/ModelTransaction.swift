@@ -27,8 +27,10 @@ public struct ModelTransaction: ~Copyable {
 
     /// Saves `model`, replacing the stored model with its ID (an upsert), and updates the indexes.
     ///
-    /// - Throws: ``KVStoreError/uniqueViolation``, ``KVStoreError/encodingFailed``, or ``KVStoreError/storage`` in a
-    ///   read transaction.
+    /// - Throws: ``KVStoreError/uniqueViolation`` when another model holds one of its unique values,
+    ///   ``KVStoreError/encodingFailed`` when the model does not encode, ``KVStoreError/unknownEntity`` when `M` is not
+    ///   part of the container, ``KVStoreError/readOnly`` in a read transaction, or ``KVStoreError/damaged`` or
+    ///   ``KVStoreError/storage`` when the store cannot be written.
     ///
     /// References to other models are checked when the transaction ends, so related models may be inserted in any
     /// order within it.
@@ -43,7 +45,10 @@ public struct ModelTransaction: ~Copyable {
     /// relationships.
     ///
     /// - Returns: The deleted model, or `nil` when there was none.
-    /// - Throws: ``KVStoreError/deleteDenied`` when a `.deny` relationship has related models.
+    /// - Throws: ``KVStoreError/deleteDenied`` when a `.deny` relationship has related models,
+    ///   ``KVStoreError/unknownEntity`` when `M` is not part of the container, ``KVStoreError/corruptRecord`` when its
+    ///   record does not decode, ``KVStoreError/readOnly`` in a read transaction, or ``KVStoreError/damaged`` or
+    ///   ``KVStoreError/storage`` when the store cannot be written.
     @discardableResult
     public func delete<M: Model>(_ type: M.Type, id: UUID) throws -> M? {
         try run {
@@ -60,6 +65,9 @@ public struct ModelTransaction: ~Copyable {
     /// Deletes the models of type `type` with `ids`, applying delete rules, in this transaction.
     ///
     /// - Returns: How many of the models existed and were deleted (not counting those their rules reached).
+    /// - Throws: ``KVStoreError/deleteDenied`` when a `.deny` relationship has related models,
+    ///   ``KVStoreError/unknownEntity`` when `M` is not part of the container, ``KVStoreError/readOnly`` in a read
+    ///   transaction, or ``KVStoreError/damaged`` or ``KVStoreError/storage`` when the store cannot be written.
     @discardableResult
     public func delete<M: Model>(_ type: M.Type, ids: [UUID]) throws -> Int {
         try run {
@@ -136,7 +144,8 @@ public struct ModelTransaction: ~Copyable {
 
     /// The model of type `type` with `id`, or `nil` when there is none.
     ///
-    /// - Throws: ``KVStoreError/corruptRecord`` when the stored bytes do not decode.
+    /// - Throws: ``KVStoreError/corruptRecord`` when the stored bytes do not decode, ``KVStoreError/unknownEntity`` when
+    ///   `M` is not part of the container, or ``KVStoreError/damaged`` or ``KVStoreError/storage`` when the store cannot be read.
     public func model<M: Model>(for id: UUID, as type: M.Type = M.self) throws -> M? {
         try run {
             let store = try container.store(for: M.self)
@@ -147,21 +156,34 @@ public struct ModelTransaction: ~Copyable {
     /// The models with the given IDs, in the same order, with `nil` for the IDs that have none.
     ///
     /// The lookups run in key order inside this one transaction.
+    ///
+    /// - Throws: ``KVStoreError/corruptRecord`` when a stored record does not decode, ``KVStoreError/unknownEntity``
+    ///   when `M` is not part of the container, or ``KVStoreError/damaged`` or ``KVStoreError/storage`` when the store cannot be read.
     public func models<M: Model>(for ids: [UUID], as type: M.Type = M.self) throws -> [M?] {
         try run { try container.store(for: M.self).models(for: ids, in: transaction.pointee) }
     }
 
     /// The models that match `descriptor`.
+    ///
+    /// - Throws: ``KVStoreError/corruptRecord`` when a stored record does not decode, ``KVStoreError/unknownEntity``
+    ///   when `M` is not part of the container, what the predicate throws as it evaluates a model, or
+    ///   ``KVStoreError/damaged`` or ``KVStoreError/storage`` when the store cannot be read.
     public func fetch<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> [M] {
         try run { try container.store(for: M.self).fetch(descriptor, in: transaction.pointee) }
     }
 
     /// The number of models that match `descriptor`'s predicate.
+    ///
+    /// - Throws: ``KVStoreError/corruptRecord`` when a stored record does not decode, ``KVStoreError/unknownEntity``
+    ///   when `M` is not part of the container, what the predicate throws as it evaluates a model, or
+    ///   ``KVStoreError/damaged`` or ``KVStoreError/storage`` when the store cannot be read.
     public func fetchCount<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> Int {
         try run { try container.store(for: M.self).count(descriptor, in: transaction.pointee) }
     }
 
     /// The IDs of the models that match `descriptor`, in its order.
+    ///
+    /// - Throws: What ``fetch(_:)`` throws.
     public func fetchIdentifiers<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> [UUID] {
         try fetch(descriptor).map(\.id)
     }

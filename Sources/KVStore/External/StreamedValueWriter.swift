@@ -172,7 +172,7 @@ final class StreamedValueWriter<M: Model> {
             throw KVStoreError(
                 .storage, entity: store.name, id: owner, field: attribute.name,
                 message: "Writing \(store.name).\(attribute.name) of \(owner) failed (\(error)), and so did deleting "
-                    + "the chunks written so far; the next open of the store deletes them", underlying: cleanup)
+                    + "the chunks written so far; the next open of the store deletes them", cause: cleanup)
         }
         throw error
     }

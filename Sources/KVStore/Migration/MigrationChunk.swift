@@ -29,7 +29,7 @@ final class MigrationEntityWriter {
             throw KVStoreError(
                 .encodingFailed, entity: name, id: model.id,
                 message: "The migrated \(name) \(model.id) does not encode",
-                underlying: error)
+                cause: error)
         }
         try withKey(model.id) { key in
             try buffer.withUnsafeBytes { try txn.put($0, forKey: key, in: records) }
@@ -142,7 +142,7 @@ final class MigrationChunk {
                 throw KVStoreError(
                     .migrationFailed, entity: source.name, id: id,
                     message: "The migration \(stage) cannot read the stored \(source.name) \(id) as \(Old.self): "
-                        + "the old model of the stage does not match the store", underlying: error)
+                        + "the old model of the stage does not match the store", cause: error)
             }
             return olds.count < limit
         }
@@ -163,7 +163,7 @@ final class MigrationChunk {
                 throw KVStoreError(
                     .migrationFailed, entity: source.name, id: old.id,
                     message: "The migration \(stage) of \(source.name) \(old.id) threw; nothing of its chunk was "
-                        + "written, and the next open resumes at that chunk", underlying: error)
+                        + "written, and the next open resumes at that chunk", cause: error)
             }
             if let new {
                 guard new.id == old.id else {

@@ -258,7 +258,7 @@ struct StageRun {
                                 .incompatibleSchema, entity: facts.name, id: id, field: reason.field,
                                 message: "The lightweight migration \(label) cannot migrate \(facts.name): "
                                     + "\(reason.message). Nothing was migrated; migrate \(facts.name) in a custom "
-                                    + "stage", underlying: error)
+                                    + "stage", cause: error)
                         }
                     }
                 }

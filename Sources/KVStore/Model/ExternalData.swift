@@ -76,6 +76,9 @@ public struct ExternalData: Sendable, Hashable {
 
 extension ExternalData: Codable {
     /// Decodes the descriptor a record holds.
+    ///
+    /// - Throws: `DecodingError.dataCorrupted` for a descriptor whose sizes no store writes (damaged bytes), or what
+    ///   `decoder` throws for a missing or mistyped field.
     public init(from decoder: any Decoder) throws {
         content = .stored(try ExternalValueDescriptor(from: decoder))
     }

@@ -122,15 +122,15 @@ package enum Catalog {
         do {
             return try decoder.decode(T.self, from: Data(json))
         } catch {
-            throw damagedEntry(key, "it does not decode", underlying: error)
+            throw damagedEntry(key, "it does not decode", cause: error)
         }
     }
 
-    private static func damagedEntry(_ key: [UInt8], _ reason: String, underlying: (any Error)? = nil) -> KVStoreError {
+    private static func damagedEntry(_ key: [UInt8], _ reason: String, cause: (any Error)? = nil) -> KVStoreError {
         KVStoreError(
             .damaged,
             message: "The catalog entry '\(String(decoding: key, as: UTF8.self))' is damaged: \(reason). Nothing was "
-                + "changed; run 'kvtool check', and restore the store from a backup", underlying: underlying)
+                + "changed; run 'kvtool check', and restore the store from a backup", cause: cause)
     }
 
     /// Reads a catalog value.

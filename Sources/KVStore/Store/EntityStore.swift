@@ -236,7 +236,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
                 } catch {
                     throw KVStoreError(
                         .encodingFailed, entity: name, id: id, message: "The \(name) \(id) does not encode",
-                        underlying: error)
+                        cause: error)
                 }
                 let derived =
                     state.derived.isEmpty

@@ -53,7 +53,7 @@ final class ExternalValueTable: Sendable {
         let checksumName = Catalog.checksumTableName(entity)
         let checksums =
             environment.isReadOnly && !isChecked
-            ? try? environment.openTable(named: checksumName)
+            ? try SchemaLoader.presentTable(checksumName, options: [], entity: entity, environment: environment)
             : try table(checksumName, mustExist: exists && isChecked)
         return ExternalValueTable(
             entity: entity,

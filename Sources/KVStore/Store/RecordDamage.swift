@@ -16,12 +16,12 @@ extension KVStoreError {
             return KVStoreError(
                 .damaged, entity: entity, id: id,
                 message: "The stored \(entity) \(id) (table '\(table)') is damaged: \(reason). Nothing of it was read; "
-                    + "run 'kvtool check' on the store, and restore it from a backup", underlying: error)
+                    + "run 'kvtool check' on the store, and restore it from a backup", cause: error)
         }
         return KVStoreError(
             .corruptRecord, entity: entity, id: id,
             message: "The stored \(entity) \(id) does not decode: the store is damaged, or the model changed "
-                + "incompatibly", underlying: error)
+                + "incompatibly", cause: error)
     }
 
     /// Why a record format error can only be damage, or `nil` when it may be a record the model does not read: a

@@ -146,7 +146,8 @@ struct SchemaLoader {
                     + "index another name, or change it in a migration stage")
         }
         // A migration redefines the index: its old table goes, and a new one is built.
-        if let old = try? environment.openTable(named: name, options: Catalog.indexTableOptions(unique: known.isUnique))
+        if let old = try Self.presentTable(
+            name, options: Catalog.indexTableOptions(unique: known.isUnique), entity: entity, environment: environment)
         {
             if known.isUnique == index.isUnique { return (old, false) }
             try environment.dropTable(old)
@@ -178,7 +179,11 @@ struct SchemaLoader {
             let name = Catalog.indexTableName(entity.name, index.name)
             let options = Catalog.indexTableOptions(unique: index.isUnique)
             if removals.contains(index.name) || appliesSchemaChanges {
-                if let table = try? environment.openTable(named: name, options: options) { drops.append(table) }
+                if let table = try Self.presentTable(
+                    name, options: options, entity: entity.name, environment: environment)
+                {
+                    drops.append(table)
+                }
                 continue
             }
             kept.append(index)
@@ -204,18 +209,31 @@ struct SchemaLoader {
 
     /// Opens a table that the catalog names.
     ///
-    /// - Throws: ``KVStoreError/damaged`` naming the table when the file lacks it, or has it with other options.
+    /// - Throws: ``KVStoreError/damaged`` naming the table when the file lacks it, or has it with other options;
+    ///   the binding's error when the table cannot be opened otherwise.
     static func existingTable(
         _ name: String, options: Table.Options, entity: String, environment: Environment
     ) throws -> Table {
-        do {
-            return try environment.openTable(named: name, options: options)
-        } catch LMDBError.notFound {
+        guard let table = try presentTable(name, options: options, entity: entity, environment: environment) else {
             throw KVStoreError(
                 .damaged, entity: entity,
                 message: "The store at \(environment.path) is damaged: its catalog names the table '\(name)' of "
                     + "\(entity), and the file has no such table. Nothing was changed; run 'kvtool check "
                     + "\(environment.path)', and restore the store from a backup")
+        }
+        return table
+    }
+
+    /// Opens a table that the catalog describes and the file may lack (an index table about to be deleted, the
+    /// checksums of external values in a store older than them), or returns `nil` when the file has no such table.
+    ///
+    /// - Throws: ``KVStoreError/damaged`` naming the table when the file has it with other options; the binding's
+    ///   error when the table cannot be opened otherwise.
+    static func presentTable(
+        _ name: String, options: Table.Options, entity: String, environment: Environment
+    ) throws -> Table? {
+        do {
+            return try environment.tableIfPresent(named: name, options: options)
         } catch LMDBError.incompatible {
             throw KVStoreError(
                 .damaged, entity: entity,
@@ -370,23 +388,23 @@ struct SchemaLoader {
             return KVStoreError(
                 .incompatibleSchema, entity: entity, id: id, field: field,
                 message: "\(entity).\(field) is not optional, but stored records such as \(id) have no value for it; "
-                    + "make it optional, or migrate the store", underlying: error)
+                    + "make it optional, or migrate the store", cause: error)
         case .typeMismatch(let type, let context), .valueNotFound(let type, let context):
             let field = path(context)
             return KVStoreError(
                 .incompatibleSchema, entity: entity, id: id, field: field,
                 message: "\(entity).\(field) is stored as another type than \(type) (record \(id)); "
-                    + "its type changed: keep the old type, or migrate the store", underlying: error)
+                    + "its type changed: keep the old type, or migrate the store", cause: error)
         case .dataCorrupted(let context):
             let field = path(context)
             return KVStoreError(
                 .incompatibleSchema, entity: entity, id: id, field: field,
                 message: "\(entity).\(field) of the stored record \(id) does not decode as the model declares it",
-                underlying: error)
+                cause: error)
         @unknown default:
             return KVStoreError(
                 .incompatibleSchema, entity: entity, id: id,
-                message: "The stored \(entity) \(id) does not decode with the model", underlying: error)
+                message: "The stored \(entity) \(id) does not decode with the model", cause: error)
         }
     }
 }

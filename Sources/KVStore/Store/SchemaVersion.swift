@@ -39,6 +39,9 @@ public struct SchemaVersion: Comparable, Hashable, Sendable, Codable, LosslessSt
     }
 
     /// Decodes the text form, `major.minor.patch`.
+    ///
+    /// - Throws: `DecodingError.dataCorrupted` for a text that is not a version, or what `decoder` throws for a value
+    ///   that is not a string.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         let text = try container.decode(String.self)
@@ -50,6 +53,8 @@ public struct SchemaVersion: Comparable, Hashable, Sendable, Codable, LosslessSt
     }
 
     /// Encodes the text form, `major.minor.patch`.
+    ///
+    /// - Throws: What `encoder` throws.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(description)

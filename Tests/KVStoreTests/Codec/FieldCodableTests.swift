@@ -368,12 +368,13 @@ private func withSamples<M: Model, R>(
             let refused = try #require(throws: KVStoreError.self) { try context.save() }
             #expect(refused == .encodingFailed)
             #expect(refused.entity == "Sample")
-            #expect(refused.underlying?.contains("Refused") == true)
+            #expect(refused.cause is FailingSample.Refused)
             context.rollback()
             context.insert(FailingSample(title: "too big", huge: UInt128(UInt64.max) + 1))
             let tooBig = try #require(throws: KVStoreError.self) { try context.save() }
             #expect(tooBig == .encodingFailed)
-            #expect(tooBig.underlying?.contains("does not fit in 64 bits") == true)
+            #expect(tooBig.cause is EncodingError)
+            #expect(tooBig.description.contains("does not fit in 64 bits"))
             context.rollback()
             #expect(try context.fetchCount(FetchDescriptor<FailingSample>()) == 0)
             // The writer's buffer and field table are fine after the failures.

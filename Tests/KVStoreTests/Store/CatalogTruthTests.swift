@@ -228,6 +228,29 @@ func integrityErrors(at path: String) throws -> [String] {
         #expect(try integrityErrors(at: directory.path) == [])
     }
 
+    @Test func anIndexTableToRemoveOfAnotherKindIsDamageNotATableThatIsMissing() throws {
+        let directory = StoreDirectory()
+        do {
+            let program = try open(DocIndexed.self, at: directory.path)
+            try program.write { txn in try txn.insert(DocIndexed(title: "one")) }
+            try program.close()
+        }
+        // The title index's table becomes a plain table: the catalog still describes a dupSort one.
+        let name = Catalog.indexTableName("Doc", "title")
+        do {
+            let environment = try Environment.open(path: directory.path)
+            defer { try? environment.close() }
+            try environment.dropTable(try environment.openTable(named: name, options: [.dupSort, .dupFixed]))
+            let plain = try environment.openTable(named: name, create: true)
+            try environment.write { txn in try txn.put(Array("x".utf8), forKey: Array("one".utf8), in: plain) }
+        }
+        // Removing the index opens its table to delete it: the table is there, so LMDB's answer is not "not found".
+        let error = try #require(throws: KVStoreError.self) { try open(DocRemovingTitle.self, at: directory.path) }
+        #expect(error == .damaged)
+        #expect(error.description.contains("'\(name)'"))
+        #expect(error.description.contains("not the kind of table its catalog describes"))
+    }
+
     @Test func aChangedIndexDefinitionIsRefusedOutsideAMigration() throws {
         let directory = StoreDirectory()
         do {

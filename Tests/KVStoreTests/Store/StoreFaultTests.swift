@@ -29,7 +29,7 @@ import Testing
             for index in 0..<5_000 { context.insert(Task(title: String(repeating: "x", count: 200) + "\(index)")) }
             let error = try #require(throws: KVStoreError.self) { try context.save() }
             #expect(error == .storage)
-            #expect(error.underlying?.contains("MDB_MAP_FULL") == true)
+            #expect((error.cause as? LMDBError)?.code == LMDBError.mapFull.code)
             #expect(error.description.contains("maximum size of 524288 bytes"))
             #expect(context.hasChanges)
             context.rollback()
@@ -127,7 +127,7 @@ import Testing
             }
             let error = try #require(throws: KVStoreError.self) { try nest(200) }
             #expect(error == .storage)
-            #expect(error.underlying?.contains("MDB_READERS_FULL") == true)
+            #expect((error.cause as? LMDBError)?.code == LMDBError.readersFull.code)
             try nest(10)
         }
     }
