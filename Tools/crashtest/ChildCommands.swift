@@ -44,20 +44,12 @@ struct WriterCommand: CrashTestCommand {
 }
 
 /// `crashtest read`: holds a read transaction open until it is killed (or for a minute).
-struct ReadCommand: CrashTestCommand {
+struct ReadCommand: StoreChildCommand {
     static let configuration = CommandConfiguration(
         name: "read", abstract: "Hold a read transaction open until killed (a child of 'run').", isHidden: true)
 
-    /// The options of `crashtest read`.
-    struct Arguments: ParsableArguments {
-        let store = CommonOptions.store
-    }
-
+    /// The store's directory.
     let store: String
-
-    init(_ arguments: ParsedArguments<Arguments>) throws(UsageError) {
-        store = try arguments[\.store]
-    }
 
     func run() throws -> Int32 {
         let container = try openCrashStore(store)
@@ -70,20 +62,12 @@ struct ReadCommand: CrashTestCommand {
 }
 
 /// `crashtest hold`: keeps the store open until it is killed (or for a minute).
-struct HoldCommand: CrashTestCommand {
+struct HoldCommand: StoreChildCommand {
     static let configuration = CommandConfiguration(
         name: "hold", abstract: "Keep the store open until killed (a child of 'run').", isHidden: true)
 
-    /// The options of `crashtest hold`.
-    struct Arguments: ParsableArguments {
-        let store = CommonOptions.store
-    }
-
+    /// The store's directory.
     let store: String
-
-    init(_ arguments: ParsedArguments<Arguments>) throws(UsageError) {
-        store = try arguments[\.store]
-    }
 
     func run() throws -> Int32 {
         let container = try openCrashStore(store)
@@ -95,21 +79,13 @@ struct HoldCommand: CrashTestCommand {
 }
 
 /// `crashtest old-writer`: saves notes of the old schema, one save each, until a save fails.
-struct OldWriterCommand: CrashTestCommand {
+struct OldWriterCommand: StoreChildCommand {
     static let configuration = CommandConfiguration(
         name: "old-writer", abstract: "Save old-schema notes until a save fails (a child of 'mixed').",
         isHidden: true)
 
-    /// The options of `crashtest old-writer`.
-    struct Arguments: ParsableArguments {
-        let store = CommonOptions.store
-    }
-
+    /// The store's directory.
     let store: String
-
-    init(_ arguments: ParsedArguments<Arguments>) throws(UsageError) {
-        store = try arguments[\.store]
-    }
 
     func run() throws -> Int32 {
         try MixedVersionRun.runOldWriter(store: store)
@@ -117,23 +93,33 @@ struct OldWriterCommand: CrashTestCommand {
 }
 
 /// `crashtest migrate`: opens the store with the new schema, which migrates it.
-struct MigrateCommand: CrashTestCommand {
+struct MigrateCommand: StoreChildCommand {
     static let configuration = CommandConfiguration(
         name: "migrate", abstract: "Migrate the store to the new schema (a child of 'mixed').", isHidden: true)
 
-    /// The options of `crashtest migrate`.
-    struct Arguments: ParsableArguments {
-        let store = CommonOptions.store
-    }
-
+    /// The store's directory.
     let store: String
-
-    init(_ arguments: ParsedArguments<Arguments>) throws(UsageError) {
-        store = try arguments[\.store]
-    }
 
     func run() throws -> Int32 {
         try MixedVersionRun.runMigration(store: store)
+    }
+}
+
+/// The arguments of the children that take only the store's directory.
+struct StoreArguments: ParsableArguments {
+    let store = CommonOptions.store
+}
+
+/// A child process of the crash test that takes only the store's directory (`--store`).
+protocol StoreChildCommand: CrashTestCommand where Arguments == StoreArguments {
+    /// The child for the store at `store`.
+    init(store: String)
+}
+
+extension StoreChildCommand {
+    /// Reads `--store`.
+    init(_ arguments: ParsedArguments<StoreArguments>) throws(UsageError) {
+        self.init(store: try arguments[\.store])
     }
 }
 
