@@ -12,7 +12,8 @@ final class LineChild {
         process.executableURL = URL(fileURLWithPath: Child.executablePath)
         process.arguments = arguments
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        // Standard error joins the lines, so that a child that fails says why in the problem reported.
+        process.standardError = output
         do {
             try process.run()
         } catch {

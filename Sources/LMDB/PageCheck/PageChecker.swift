@@ -58,18 +58,22 @@ final class PageChecker {
 
     /// Checks `file` from the meta page `chosen`, or reports only the meta pages' problems when it is `nil`.
     ///
-    /// - Parameter missing: Why there is no snapshot when `chosen` is `nil`, if not because neither meta page is
-    ///   valid.
+    /// - Parameters:
+    ///   - missing: Why there is no snapshot when `chosen` is `nil`, if not because neither meta page is valid.
+    ///   - severity: The severity of that problem: a snapshot that writers replaced is a note, not damage.
     static func report(
         _ file: DataFile, reading: MetaReading, chosen: MetaPage?, options: PageCheck.Options,
-        missing: String = "Neither meta page is valid: there is no snapshot to check."
+        missing: String = "Neither meta page is valid: there is no snapshot to check.",
+        severity: PageCheck.Problem.Severity = .damage
     ) -> PageCheck.Report {
         guard let chosen, let pageSize = reading.pageSize else {
             var problems = ProblemList(limit: options.maxProblems)
-            for problem in reading.problems(chosen: nil) { problems.add(problem) }
+            if severity == .damage {
+                for problem in reading.problems(chosen: nil) { problems.add(problem) }
+            }
             problems.add(
                 PageCheck.Problem(
-                    severity: .damage, kind: .metaPage, page: nil, owner: .meta,
+                    severity: severity, kind: .metaPage, page: nil, owner: .meta,
                     message: missing))
             return PageCheck.Report(
                 path: file.path, scope: options.scope, fileSize: file.size, pageSize: reading.pageSize ?? 0,

@@ -7,6 +7,38 @@ import Testing
 @Suite struct PageCheckEnvironmentTests {
     typealias Stores = PageCheckStores
 
+    /// A writer that commits faster than a check reads the meta pages replaces the check's snapshot's meta page
+    /// (every second commit reuses it); the check then tries a newer snapshot, and never reports the store as
+    /// damaged for it. Opening a container runs this check beside the store's other writers.
+    @Test func aWriterThatReplacesTheSnapshotIsNotDamage() throws {
+        let directory = try TemporaryDirectory()
+        let environment = try Environment.open(
+            path: directory.path, configuration: .init(mapSize: 64 << 20, options: .noSync))
+        defer { try? environment.close() }
+        let table = try environment.openTable(named: "t", create: true)
+        let done = Flag()
+        let damaged = Locked<[String]>([])
+        try onThreads(2) { thread in
+            if thread == 0 {
+                var round = 0
+                while !done.isSet {
+                    try environment.write { txn in
+                        try txn.put(Stores.value16(round), forKey: Stores.key(round % 50), in: table)
+                    }
+                    round += 1
+                }
+            } else {
+                defer { done.set() }
+                for _ in 0..<500 {
+                    let report = try environment.checkPages(scope: .roots)
+                    let damage = report.problems.filter { $0.severity == .damage }.map(\.description)
+                    if !damage.isEmpty { damaged.withLock { $0 += damage } }
+                }
+            }
+        }
+        #expect(damaged.withLock { $0 } == [])
+    }
+
     @Test(arguments: [false, true])
     func aLiveStoreStaysCleanWhileAWriterCommits(singleFile: Bool) throws {
         let directory = try TemporaryDirectory()
