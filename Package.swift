@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 import PackageDescription
 
 let package = Package(
@@ -23,7 +23,11 @@ let package = Package(
         // attribute, so no compiler flags), for the checksums of records, external chunks and catalog entries.
         .target(name: "CCRC32C"),
         // The safe binding: the only module that imports CLMDB, and free of Foundation.
-        .target(name: "LMDB", dependencies: ["CLMDB"]),
+        .target(
+            name: "LMDB", dependencies: ["CLMDB"],
+            swiftSettings: [
+                .strictMemorySafety()
+            ]),
         // The object store users import.
         .target(name: "KVStore", dependencies: ["LMDB", "CCRC32C"]),
         // The command-line kit of kvtool, kvbench and crashtest: options declared once and read back through their

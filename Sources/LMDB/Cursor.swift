@@ -23,6 +23,10 @@ import CLMDB
 /// ```
 ///
 /// A cursor is non-copyable and only ever borrowed, so it cannot outlive its transaction.
+///
+/// `@safe`: its `MDB_cursor` handle is valid for as long as the cursor is, since the cursor is lent to a closure that
+/// runs inside the transaction and closed when the closure returns; memory it hands out is only lent too.
+@safe
 public struct Cursor: ~Copyable {
     let handle: OpaquePointer
     let transaction: OpaquePointer
@@ -32,7 +36,7 @@ public struct Cursor: ~Copyable {
 
     deinit {
         // Closed before its transaction ends, which lmdb.h allows for cursors of both kinds of transaction.
-        mdb_cursor_close(handle)
+        unsafe mdb_cursor_close(handle)
     }
 
     // MARK: - Moving
@@ -95,7 +99,7 @@ public struct Cursor: ~Copyable {
     ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_SET_KEY`.
     public func seek(to key: UnsafeRawBufferPointer) throws -> Bool {
-        try move(MDB_SET_KEY, key: key)
+        try unsafe move(MDB_SET_KEY, key: key)
     }
 
     /// Moves to `key`. Returns whether the key is present; the cursor's position is undefined when it is not.
@@ -106,7 +110,7 @@ public struct Cursor: ~Copyable {
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_SET_KEY`.
     @inlinable
     public func seek<Key: Collection<UInt8>>(to key: Key) throws -> Bool {
-        try withBytes(key) { key in try seek(to: key) }
+        try unsafe withBytes(key) { key in try unsafe seek(to: key) }
     }
 
     /// Moves to the first key greater than or equal to `key`. Returns whether there is one.
@@ -116,7 +120,7 @@ public struct Cursor: ~Copyable {
     ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_SET_RANGE`.
     public func seek(atOrAfter key: UnsafeRawBufferPointer) throws -> Bool {
-        try move(MDB_SET_RANGE, key: key)
+        try unsafe move(MDB_SET_RANGE, key: key)
     }
 
     /// Moves to the first key greater than or equal to `key`. Returns whether there is one.
@@ -127,7 +131,7 @@ public struct Cursor: ~Copyable {
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_SET_RANGE`.
     @inlinable
     public func seek<Key: Collection<UInt8>>(atOrAfter key: Key) throws -> Bool {
-        try withBytes(key) { key in try seek(atOrAfter: key) }
+        try unsafe withBytes(key) { key in try unsafe seek(atOrAfter: key) }
     }
 
     /// Moves to `key` and returns its value without a copy, or `nil` when the key is absent; the cursor's position
@@ -143,11 +147,11 @@ public struct Cursor: ~Copyable {
     ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_SET_KEY`.
     public func unsafeValue(forKey key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
-        try validateKey(key, table, "mdb_cursor_get")
-        var keyValue = mdbValue(key)
-        var value = MDB_val()
-        guard try position(MDB_SET_KEY, &keyValue, &value) else { return nil }
-        return buffer(value)
+        try unsafe validateKey(key, table, "mdb_cursor_get")
+        var keyValue = unsafe mdbValue(key)
+        var value = unsafe MDB_val()
+        guard try unsafe position(MDB_SET_KEY, &keyValue, &value) else { return nil }
+        return unsafe buffer(value)
     }
 
     // MARK: - Duplicates
@@ -159,7 +163,7 @@ public struct Cursor: ~Copyable {
     ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_GET_BOTH`.
     public func seek(to key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> Bool {
-        try move(MDB_GET_BOTH, key: key, value: value)
+        try unsafe move(MDB_GET_BOTH, key: key, value: value)
     }
 
     /// In a `dupSort` table, moves to `value` of `key`. Returns whether the pair is present.
@@ -170,7 +174,9 @@ public struct Cursor: ~Copyable {
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_GET_BOTH`.
     @inlinable
     public func seek<Key: Collection<UInt8>, Value: Collection<UInt8>>(to key: Key, value: Value) throws -> Bool {
-        try withBytes(key) { key in try withBytes(value) { value in try seek(to: key, value: value) } }
+        try unsafe withBytes(key) { key in
+            try unsafe withBytes(value) { value in try unsafe seek(to: key, value: value) }
+        }
     }
 
     /// In a `dupSort` table, moves to the first value of `key` greater than or equal to `value`. Returns whether
@@ -181,7 +187,7 @@ public struct Cursor: ~Copyable {
     ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_GET_BOTH_RANGE`.
     public func seek(to key: UnsafeRawBufferPointer, valueAtOrAfter value: UnsafeRawBufferPointer) throws -> Bool {
-        try move(MDB_GET_BOTH_RANGE, key: key, value: value)
+        try unsafe move(MDB_GET_BOTH_RANGE, key: key, value: value)
     }
 
     /// In a `dupSort` table, moves to `value` of `key`. Returns whether the pair is present.
@@ -195,7 +201,9 @@ public struct Cursor: ~Copyable {
         to key: Key,
         valueAtOrAfter value: Value
     ) throws -> Bool {
-        try withBytes(key) { key in try withBytes(value) { value in try seek(to: key, valueAtOrAfter: value) } }
+        try unsafe withBytes(key) { key in
+            try unsafe withBytes(value) { value in try unsafe seek(to: key, valueAtOrAfter: value) }
+        }
     }
 
     /// Moves to the current key's first value. Returns whether the cursor is on a key.
@@ -240,7 +248,7 @@ public struct Cursor: ~Copyable {
             throw failure(EINVAL, "mdb_cursor_count", table, detail: "The table is not a dupSort table")
         }
         var count = 0
-        try check(mdb_cursor_count(handle, &count), "mdb_cursor_count", table)
+        try unsafe check(mdb_cursor_count(handle, &count), "mdb_cursor_count", table)
         return count
     }
 
@@ -266,23 +274,23 @@ public struct Cursor: ~Copyable {
             throw failure(
                 MDB_INCOMPATIBLE, "mdb_cursor_get", table, detail: "Pages of values need a dupFixed table")
         }
-        var keyValue = MDB_val()
-        var data = MDB_val()
-        try validateKey(key, table, "mdb_cursor_get")
-        keyValue = mdbValue(key)
-        guard try position(MDB_SET_KEY, &keyValue, &data) else { return false }
+        var keyValue = unsafe MDB_val()
+        var data = unsafe MDB_val()
+        try unsafe validateKey(key, table, "mdb_cursor_get")
+        unsafe keyValue = unsafe mdbValue(key)
+        guard try unsafe position(MDB_SET_KEY, &keyValue, &data) else { return false }
         // A key with a single value has no duplicate subtree; LMDB then answers MDB_GET_MULTIPLE with success and
         // leaves `data` as it was, so the value MDB_SET_KEY returned is the only page.
-        let single = data
-        data = MDB_val()
-        var code = mdb_cursor_get(handle, &keyValue, &data, MDB_GET_MULTIPLE)
-        if code == 0 && data.mv_data == nil {
-            try body(buffer(single))
+        let single = unsafe data
+        unsafe data = unsafe MDB_val()
+        var code = unsafe mdb_cursor_get(handle, &keyValue, &data, MDB_GET_MULTIPLE)
+        if unsafe code == 0 && data.mv_data == nil {
+            try unsafe body(buffer(single))
             return true
         }
         while code == 0 {
-            try body(buffer(data))
-            code = mdb_cursor_get(handle, &keyValue, &data, MDB_NEXT_MULTIPLE)
+            try unsafe body(buffer(data))
+            code = unsafe mdb_cursor_get(handle, &keyValue, &data, MDB_NEXT_MULTIPLE)
         }
         if code != MDB_NOTFOUND { throw failure(code, "mdb_cursor_get", table) }
         return true
@@ -307,7 +315,7 @@ public struct Cursor: ~Copyable {
         ofKey key: Key,
         _ body: (UnsafeRawBufferPointer) throws -> Void
     ) throws -> Bool {
-        try withBytes(key) { key in try forEachDuplicatePage(ofKey: key, body) }
+        try unsafe withBytes(key) { key in try unsafe forEachDuplicatePage(ofKey: key, body) }
     }
 
     // MARK: - Reading
@@ -324,13 +332,13 @@ public struct Cursor: ~Copyable {
     public func withCurrent<R>(
         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> R
     ) throws -> R? {
-        var key = MDB_val()
-        var value = MDB_val()
-        let code = mdb_cursor_get(handle, &key, &value, MDB_GET_CURRENT)
+        var key = unsafe MDB_val()
+        var value = unsafe MDB_val()
+        let code = unsafe mdb_cursor_get(handle, &key, &value, MDB_GET_CURRENT)
         // An unpositioned cursor answers EINVAL; one whose entry was just deleted, MDB_NOTFOUND.
         if code == EINVAL || code == MDB_NOTFOUND { return nil }
         try check(code, "mdb_cursor_get", table)
-        return try body(buffer(key), buffer(value))
+        return unsafe try body(buffer(key), buffer(value))
     }
 
     /// A copy of the entry the cursor is on, or `nil` when it is not on one.
@@ -339,7 +347,7 @@ public struct Cursor: ~Copyable {
     ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_GET_CURRENT`.
     public func current() throws -> Entry? {
-        try withCurrent { key, value in Entry(key: Array(key), value: Array(value)) }
+        try unsafe withCurrent { key, value in unsafe Entry(key: Array(key), value: Array(value)) }
     }
 
     // MARK: - Ranges
@@ -366,32 +374,32 @@ public struct Cursor: ~Copyable {
                 MDB_INCOMPATIBLE, "mdb_cursor_get", table,
                 detail: "Prefix ranges need the default key order, not reverseKey or integerKey")
         }
-        var key = MDB_val()
-        var value = MDB_val()
+        var key = unsafe MDB_val()
+        var value = unsafe MDB_val()
         if reverse {
             var found: Bool
             if let upper = range.upperBound {
-                found = try seek(atOrAfter: upper, &key, &value)
-                found = try position(found ? MDB_PREV : MDB_LAST, &key, &value)
+                found = try unsafe seek(atOrAfter: upper, &key, &value)
+                found = try unsafe position(found ? MDB_PREV : MDB_LAST, &key, &value)
             } else {
-                found = try position(MDB_LAST, &key, &value)
+                found = try unsafe position(MDB_LAST, &key, &value)
             }
             while found {
-                if let lower = range.lowerBound, compare(key, lower) < 0 { return }
-                guard try body(buffer(key), buffer(value)) else { return }
-                found = try position(MDB_PREV, &key, &value)
+                if let lower = range.lowerBound, unsafe compare(key, lower) < 0 { return }
+                guard try unsafe body(buffer(key), buffer(value)) else { return }
+                found = try unsafe position(MDB_PREV, &key, &value)
             }
         } else {
             var found: Bool
             if let lower = range.lowerBound {
-                found = try seek(atOrAfter: lower, &key, &value)
+                found = try unsafe seek(atOrAfter: lower, &key, &value)
             } else {
-                found = try position(MDB_FIRST, &key, &value)
+                found = try unsafe position(MDB_FIRST, &key, &value)
             }
             while found {
-                if let upper = range.upperBound, compare(key, upper) >= 0 { return }
-                guard try body(buffer(key), buffer(value)) else { return }
-                found = try position(MDB_NEXT, &key, &value)
+                if let upper = range.upperBound, unsafe compare(key, upper) >= 0 { return }
+                guard try unsafe body(buffer(key), buffer(value)) else { return }
+                found = try unsafe position(MDB_NEXT, &key, &value)
             }
         }
     }
@@ -414,11 +422,11 @@ public struct Cursor: ~Copyable {
         options: Transaction.PutOptions = []
     ) throws {
         try checkWritable("mdb_cursor_put", table)
-        try validateKey(key, table, "mdb_cursor_put")
-        try validateValue(value, table, "mdb_cursor_put")
-        var keyValue = mdbValue(key)
-        var data = mdbValue(value)
-        try check(mdb_cursor_put(handle, &keyValue, &data, options.rawValue), "mdb_cursor_put", table)
+        try unsafe validateKey(key, table, "mdb_cursor_put")
+        try unsafe validateValue(value, table, "mdb_cursor_put")
+        var keyValue = unsafe mdbValue(key)
+        var data = unsafe mdbValue(value)
+        try unsafe check(mdb_cursor_put(handle, &keyValue, &data, options.rawValue), "mdb_cursor_put", table)
     }
 
     /// Stores `value` under `key` and moves the cursor to it.
@@ -437,7 +445,9 @@ public struct Cursor: ~Copyable {
         forKey key: Key,
         options: Transaction.PutOptions = []
     ) throws {
-        try withBytes(value) { value in try withBytes(key) { key in try put(value, forKey: key, options: options) } }
+        try unsafe withBytes(value) { value in
+            try unsafe withBytes(key) { key in try unsafe put(value, forKey: key, options: options) }
+        }
     }
 
     /// Deletes the entry the cursor is on; the cursor then stands on the next entry.
@@ -451,16 +461,16 @@ public struct Cursor: ~Copyable {
     /// The corresponding LMDB function is `mdb_cursor_del`.
     public func deleteCurrent(allDuplicates: Bool = false) throws {
         try checkWritable("mdb_cursor_del", table)
-        try check(
+        try unsafe check(
             mdb_cursor_del(handle, allDuplicates ? UInt32(MDB_NODUPDATA) : 0), "mdb_cursor_del", table)
     }
 
     // MARK: - Internals
 
     private func move(_ operation: MDB_cursor_op) throws -> Bool {
-        var key = MDB_val()
-        var value = MDB_val()
-        return try position(operation, &key, &value)
+        var key = unsafe MDB_val()
+        var value = unsafe MDB_val()
+        return try unsafe position(operation, &key, &value)
     }
 
     private func move(
@@ -468,35 +478,35 @@ public struct Cursor: ~Copyable {
         key: UnsafeRawBufferPointer,
         value: UnsafeRawBufferPointer? = nil
     ) throws -> Bool {
-        try validateKey(key, table, "mdb_cursor_get")
-        if let value { try validateValue(value, table, "mdb_cursor_get") }
-        var keyValue = mdbValue(key)
-        var data = value.map(mdbValue) ?? MDB_val()
-        return try position(operation, &keyValue, &data)
+        try unsafe validateKey(key, table, "mdb_cursor_get")
+        if let value = unsafe value { try unsafe validateValue(value, table, "mdb_cursor_get") }
+        var keyValue = unsafe mdbValue(key)
+        var data = unsafe value.map(mdbValue) ?? MDB_val()
+        return try unsafe position(operation, &keyValue, &data)
     }
 
     /// Moves to the first key at or after `bound`, leaving the entry in `key` and `value`.
     private func seek(atOrAfter bound: [UInt8], _ key: inout MDB_val, _ value: inout MDB_val) throws -> Bool {
-        try bound.withUnsafeBytes { bound in
-            try validateKey(bound, table, "mdb_cursor_get")
-            key = mdbValue(bound)
-            return try position(MDB_SET_RANGE, &key, &value)
+        try unsafe bound.withUnsafeBytes { bound in
+            try unsafe validateKey(bound, table, "mdb_cursor_get")
+            unsafe key = unsafe mdbValue(bound)
+            return try unsafe position(MDB_SET_RANGE, &key, &value)
         }
     }
 
     /// The one place that calls `mdb_cursor_get` for moves: `MDB_NOTFOUND` is an answer, not an error.
     private func position(_ operation: MDB_cursor_op, _ key: inout MDB_val, _ value: inout MDB_val) throws -> Bool {
-        let code = mdb_cursor_get(handle, &key, &value, operation)
+        let code = unsafe mdb_cursor_get(handle, &key, &value, operation)
         if code == MDB_NOTFOUND { return false }
         try check(code, "mdb_cursor_get", table)
         return true
     }
 
     private func compare(_ key: MDB_val, _ bound: [UInt8]) -> Int32 {
-        bound.withUnsafeBytes { bound in
-            var key = key
-            var other = mdbValue(bound)
-            return mdb_cmp(transaction, mdb_cursor_dbi(handle), &key, &other)
+        unsafe bound.withUnsafeBytes { bound in
+            var key = unsafe key
+            var other = unsafe mdbValue(bound)
+            return unsafe mdb_cmp(transaction, mdb_cursor_dbi(handle), &key, &other)
         }
     }
 }
@@ -519,9 +529,10 @@ extension Transaction {
     /// The corresponding LMDB function is `mdb_cursor_open`.
     public func withCursor<R>(on table: Table, _ body: (borrowing Cursor) throws -> R) throws -> R {
         var opened: OpaquePointer?
-        try check(mdb_cursor_open(handle, try dbi(of: table, "mdb_cursor_open"), &opened), "mdb_cursor_open", table)
-        guard let opened else { throw failure(ENOMEM, "mdb_cursor_open", table) }
-        let cursor = Cursor(
+        try unsafe check(
+            mdb_cursor_open(handle, try dbi(of: table, "mdb_cursor_open"), &opened), "mdb_cursor_open", table)
+        guard let opened = unsafe opened else { throw failure(ENOMEM, "mdb_cursor_open", table) }
+        let cursor = unsafe Cursor(
             handle: opened, transaction: handle, table: table, environment: environment, isReadOnly: isReadOnly)
         return try body(cursor)
     }
@@ -541,7 +552,7 @@ extension Transaction {
         reverse: Bool = false,
         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
-        try withCursor(on: table) { cursor in try cursor.scan(range, reverse: reverse, body) }
+        try withCursor(on: table) { cursor in try unsafe cursor.scan(range, reverse: reverse, body) }
     }
 
     /// Copies of the entries of `table` whose keys are in `range`, in order.
@@ -563,8 +574,8 @@ extension Transaction {
     ) throws -> [Entry] {
         var entries: [Entry] = []
         if let limit, limit <= 0 { return entries }
-        try scan(table, in: range, reverse: reverse) { key, value in
-            entries.append(Entry(key: Array(key), value: Array(value)))
+        try unsafe scan(table, in: range, reverse: reverse) { key, value in
+            unsafe entries.append(Entry(key: Array(key), value: Array(value)))
             return limit.map { entries.count < $0 } ?? true
         }
         return entries

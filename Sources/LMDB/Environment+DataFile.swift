@@ -59,26 +59,29 @@ extension Environment {
     /// - Throws: ``LMDBError/corrupted`` naming both lengths.
     static func checkDataFileLength(_ handle: OpaquePointer, path: String) throws(LMDBError) {
         var descriptor: mdb_filehandle_t = -1
-        try check(mdb_env_get_fd(handle, &descriptor), "mdb_env_get_fd", path: path)
+        try unsafe check(mdb_env_get_fd(handle, &descriptor), "mdb_env_get_fd", path: path)
         var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw LMDBError(code: errno, operation: "fstat", path: path) }
+        guard unsafe fstat(descriptor, &status) == 0 else {
+            throw LMDBError(code: errno, operation: "fstat", path: path)
+        }
         let length = Int(status.st_size)
         // The two meta pages come first; reading them through the map is only safe once they are known to exist.
         let systemPageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
         guard length >= 2 * systemPageSize else {
             throw truncated(length: length, needed: 2 * systemPageSize, path: path)
         }
-        var info = MDB_envinfo()
-        try check(mdb_env_info(handle, &info), "mdb_env_info", path: path)
+        var info = unsafe MDB_envinfo()
+        try unsafe check(mdb_env_info(handle, &info), "mdb_env_info", path: path)
         var statistics = MDB_stat()
-        try check(mdb_env_stat(handle, &statistics), "mdb_env_stat", path: path)
+        try unsafe check(mdb_env_stat(handle, &statistics), "mdb_env_stat", path: path)
         // A damaged meta page may name any last page: the product is computed without trapping.
-        let (pages, pastPages) = UInt(bitPattern: info.me_last_pgno).addingReportingOverflow(1)
+        let (pages, pastPages) = unsafe UInt(bitPattern: info.me_last_pgno).addingReportingOverflow(1)
         let (bytes, pastBytes) = pages.multipliedReportingOverflow(by: UInt(statistics.ms_psize))
         guard !pastPages, !pastBytes, bytes <= UInt(Int.max) else {
             throw LMDBError(
                 code: MDB_CORRUPTED, operation: "mdb_env_open", path: path,
-                detail: "The meta page names page \(info.me_last_pgno) as the last in use, beyond any file: it is "
+                detail:
+                    unsafe "The meta page names page \(info.me_last_pgno) as the last in use, beyond any file: it is "
                     + "damaged")
         }
         let needed = Int(bytes)

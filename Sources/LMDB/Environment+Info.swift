@@ -63,9 +63,9 @@ extension Environment {
     /// The corresponding LMDB function is `mdb_env_info`.
     public func info() throws -> Info {
         try withOpenEnvironment("mdb_env_info") {
-            var info = MDB_envinfo()
-            try check(mdb_env_info(handle, &info), "mdb_env_info", path: path)
-            return Info(
+            var info = unsafe MDB_envinfo()
+            try unsafe check(mdb_env_info(handle, &info), "mdb_env_info", path: path)
+            return unsafe Info(
                 mapSize: info.me_mapsize, lastPageNumber: info.me_last_pgno, lastTransactionID: info.me_last_txnid,
                 maxReaders: Int(info.me_maxreaders), readersInUse: Int(info.me_numreaders))
         }
@@ -79,7 +79,7 @@ extension Environment {
     public func statistics() throws -> Statistics {
         try withOpenEnvironment("mdb_env_stat") {
             var stat = MDB_stat()
-            try check(mdb_env_stat(handle, &stat), "mdb_env_stat", path: path)
+            try unsafe check(mdb_env_stat(handle, &stat), "mdb_env_stat", path: path)
             return Statistics(stat)
         }
     }
@@ -103,18 +103,18 @@ extension Environment {
     public func copy(to destination: String, compacting: Bool = false) throws {
         try withOpenEnvironment("mdb_env_copy2") {
             let single = configuration.options.contains(.noSubdirectory)
-            if !single, Path.fileType(destination) == nil, mkdir(destination, 0o700) != 0 {
+            if !single, Path.fileType(destination) == nil, unsafe mkdir(destination, 0o700) != 0 {
                 throw LMDBError(
                     code: errno, operation: "mkdir", path: destination, detail: "Cannot create the copy's directory")
             }
-            let code = mdb_env_copy2(handle, destination, compacting ? UInt32(MDB_CP_COMPACT) : 0)
+            let code = unsafe mdb_env_copy2(handle, destination, compacting ? UInt32(MDB_CP_COMPACT) : 0)
             if code != 0 {
                 throw LMDBError(
                     code: code, operation: "mdb_env_copy2", path: destination,
                     detail: code == EEXIST ? "The destination already holds a data file" : nil)
             }
             let file = single ? destination : destination + "/data.mdb"
-            if chmod(file, mode_t(configuration.fileMode)) != 0 {
+            if unsafe chmod(file, mode_t(configuration.fileMode)) != 0 {
                 throw LMDBError(code: errno, operation: "chmod", path: file)
             }
         }
@@ -136,7 +136,7 @@ extension Environment {
     /// The corresponding LMDB function is `mdb_env_copyfd2`.
     public func copy(toDescriptor descriptor: Int32, compacting: Bool = false) throws {
         try withOpenEnvironment("mdb_env_copyfd2") {
-            let code = mdb_env_copyfd2(handle, descriptor, compacting ? UInt32(MDB_CP_COMPACT) : 0)
+            let code = unsafe mdb_env_copyfd2(handle, descriptor, compacting ? UInt32(MDB_CP_COMPACT) : 0)
             if code != 0 { throw LMDBError(code: code, operation: "mdb_env_copyfd2", path: path) }
         }
     }
@@ -153,13 +153,14 @@ extension Environment {
             }
             let lines = Lines()
             let code = withExtendedLifetime(lines) {
-                mdb_reader_list(
+                unsafe mdb_reader_list(
                     handle,
                     { message, context in
-                        guard let message, let context else { return 0 }
-                        Unmanaged<Lines>.fromOpaque(context).takeUnretainedValue().text += String(cString: message)
+                        guard let message = unsafe message, let context = unsafe context else { return 0 }
+                        unsafe Unmanaged<Lines>.fromOpaque(context).takeUnretainedValue().text += String(
+                            cString: message)
                         return 0
-                    }, Unmanaged.passUnretained(lines).toOpaque())
+                    }, unsafe Unmanaged.passUnretained(lines).toOpaque())
             }
             if code < 0 { throw LMDBError(code: code, operation: "mdb_reader_list", path: path) }
             // Each slot is a line "pid thread txnid", with txnid "-" for a slot that holds no snapshot; the header
@@ -187,7 +188,7 @@ extension Environment {
     public func clearStaleReaders() throws -> Int {
         try withOpenEnvironment("mdb_reader_check") {
             var dead: Int32 = 0
-            try check(mdb_reader_check(handle, &dead), "mdb_reader_check", path: path)
+            try unsafe check(mdb_reader_check(handle, &dead), "mdb_reader_check", path: path)
             return Int(dead)
         }
     }

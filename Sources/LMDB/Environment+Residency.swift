@@ -28,14 +28,14 @@ extension Environment {
     public func releaseMappedPages() throws {
         try withOpenEnvironment("mdb_env_get_fd") {
             var descriptor: mdb_filehandle_t = -1
-            try check(mdb_env_get_fd(handle, &descriptor), "mdb_env_get_fd", path: path)
+            try unsafe check(mdb_env_get_fd(handle, &descriptor), "mdb_env_get_fd", path: path)
             var status = stat()
-            guard fstat(descriptor, &status) == 0 else {
+            guard unsafe fstat(descriptor, &status) == 0 else {
                 throw LMDBError(code: errno, operation: "fstat", path: path)
             }
             for range in try Self.mappings(device: UInt64(status.st_dev), inode: UInt64(status.st_ino), path: path) {
-                guard let start = UnsafeMutableRawPointer(bitPattern: range.lowerBound) else { continue }
-                guard madvise(start, range.count, MADV_DONTNEED) == 0 else {
+                guard let start = unsafe UnsafeMutableRawPointer(bitPattern: range.lowerBound) else { continue }
+                guard unsafe madvise(start, range.count, MADV_DONTNEED) == 0 else {
                     throw LMDBError(
                         code: errno, operation: "madvise", path: path,
                         detail: "The kernel refused to take back the pages of the memory map")
@@ -56,7 +56,7 @@ extension Environment {
         var text: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
         while true {
-            let count = buffer.withUnsafeMutableBytes { systemRead(maps, $0.baseAddress, $0.count) }
+            let count = unsafe buffer.withUnsafeMutableBytes { unsafe systemRead(maps, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw LMDBError(code: errno, operation: "read /proc/self/maps", path: path)
@@ -66,11 +66,11 @@ extension Environment {
         }
         // Lines are `start-end perms offset major:minor inode path`, numbers in hexadecimal but the inode; scanned in
         // place, since a process with many mappings has a long list.
-        return text.withUnsafeBufferPointer { bytes in
+        return unsafe text.withUnsafeBufferPointer { bytes in
             var ranges: [Range<UInt>] = []
             var position = 0
             while position < bytes.count {
-                var cursor = MapsCursor(bytes: bytes, position: position)
+                var cursor = unsafe MapsCursor(bytes: bytes, position: position)
                 let start = cursor.number(radix: 16)
                 cursor.skip(UInt8(ascii: "-"))
                 let end = cursor.number(radix: 16)
@@ -98,16 +98,19 @@ extension Environment {
 }
 
 /// Reads the fields of one line of `/proc/self/maps`.
+///
+/// `@safe`: it reads only within `bytes`, a buffer its caller keeps alive and in bounds for the cursor's use.
+@safe
 private struct MapsCursor {
     let bytes: UnsafeBufferPointer<UInt8>
     var position: Int
 
     /// The number at the cursor (0 when there is none), after any spaces.
     mutating func number(radix: UInt64) -> UInt64 {
-        while position < bytes.count, bytes[position] == UInt8(ascii: " ") { position += 1 }
+        while unsafe position < bytes.count, unsafe bytes[position] == UInt8(ascii: " ") { position += 1 }
         var value: UInt64 = 0
-        while position < bytes.count {
-            let byte = bytes[position]
+        while unsafe position < bytes.count {
+            let byte = unsafe bytes[position]
             let digit: UInt64
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt64(byte - UInt8(ascii: "0"))
@@ -122,13 +125,15 @@ private struct MapsCursor {
 
     /// Steps over `byte` if it is at the cursor.
     mutating func skip(_ byte: UInt8) {
-        if position < bytes.count, bytes[position] == byte { position += 1 }
+        if unsafe position < bytes.count, unsafe bytes[position] == byte { position += 1 }
     }
 
     /// Steps over the spaces and then the field at the cursor.
     mutating func skipField() {
-        while position < bytes.count, bytes[position] == UInt8(ascii: " ") { position += 1 }
-        while position < bytes.count, bytes[position] != UInt8(ascii: " "), bytes[position] != UInt8(ascii: "\n") {
+        while unsafe position < bytes.count, unsafe bytes[position] == UInt8(ascii: " ") { position += 1 }
+        while unsafe position < bytes.count, unsafe bytes[position] != UInt8(ascii: " "),
+            unsafe bytes[position] != UInt8(ascii: "\n")
+        {
             position += 1
         }
     }
@@ -136,16 +141,16 @@ private struct MapsCursor {
     /// The position after the end of the line.
     func nextLine() -> Int {
         var next = position
-        while next < bytes.count, bytes[next] != UInt8(ascii: "\n") { next += 1 }
+        while unsafe next < bytes.count, unsafe bytes[next] != UInt8(ascii: "\n") { next += 1 }
         return next + 1
     }
 }
 
 // The C calls that `Environment`'s own `open`, `read` and `close` hide.
 #if canImport(Glibc)
-    private func systemOpen(_ path: String, _ flags: Int32) -> Int32 { Glibc.open(path, flags) }
+    private func systemOpen(_ path: String, _ flags: Int32) -> Int32 { unsafe Glibc.open(path, flags) }
     private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
-        Glibc.read(descriptor, buffer, count)
+        unsafe Glibc.read(descriptor, buffer, count)
     }
     private func systemClose(_ descriptor: Int32) -> Int32 { Glibc.close(descriptor) }
 #elseif canImport(Musl)

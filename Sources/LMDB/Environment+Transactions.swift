@@ -25,7 +25,7 @@ extension Environment {
         defer {
             // Committing a read transaction keeps the table handles it opened; there is nothing else to commit, so
             // it ends the transaction whether or not the body threw.
-            mdb_txn_commit(txn.handle)
+            unsafe mdb_txn_commit(txn.handle)
             gate.leave()
         }
         return try body(txn)
@@ -59,7 +59,7 @@ extension Environment {
             do {
                 result = try body(txn)
             } catch {
-                mdb_txn_abort(txn.handle)
+                unsafe mdb_txn_abort(txn.handle)
                 gate.leave()
                 // The body may have turned MDB_MAP_FULL into an error of its own: the flag tells.
                 if core.mapFullSeen.load(ordering: .relaxed) {
@@ -70,13 +70,13 @@ extension Environment {
             }
             if core.mapFullSeen.load(ordering: .relaxed) {
                 // The body caught MDB_MAP_FULL and went on; the transaction is poisoned, so start again.
-                mdb_txn_abort(txn.handle)
+                unsafe mdb_txn_abort(txn.handle)
                 gate.leave()
                 try grow(from: sizeAtBegin)
                 continue
             }
             // lmdb.h: the transaction handle is freed even when the commit fails, so it must not be aborted then.
-            let code = mdb_txn_commit(txn.handle)
+            let code = unsafe mdb_txn_commit(txn.handle)
             gate.leave()
             if code == MDB_MAP_FULL {
                 try grow(from: sizeAtBegin)
@@ -96,9 +96,9 @@ extension Environment {
                 throw error.adding(operation: "mdb_txn_begin", path: path)
             }
             var txn: OpaquePointer?
-            let code = mdb_txn_begin(handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn)
-            if code == 0, let txn {
-                return Transaction(handle: txn, environment: self, isReadOnly: readOnly)
+            let code = unsafe mdb_txn_begin(handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn)
+            if code == 0, let txn = unsafe txn {
+                return unsafe Transaction(handle: txn, environment: self, isReadOnly: readOnly)
             }
             gate.leave()
             if code == MDB_MAP_RESIZED {
@@ -145,9 +145,9 @@ extension Environment {
     /// Sets the map size (0 adopts the size in the file) and records the size LMDB settled on. The caller holds the
     /// gate exclusively.
     private func setMapSize(_ size: Int) throws(LMDBError) {
-        try check(mdb_env_set_mapsize(handle, size), "mdb_env_set_mapsize", path: path)
-        var info = MDB_envinfo()
-        try check(mdb_env_info(handle, &info), "mdb_env_info", path: path)
-        core.currentMapSize.store(info.me_mapsize, ordering: .relaxed)
+        try unsafe check(mdb_env_set_mapsize(handle, size), "mdb_env_set_mapsize", path: path)
+        var info = unsafe MDB_envinfo()
+        try unsafe check(mdb_env_info(handle, &info), "mdb_env_info", path: path)
+        unsafe core.currentMapSize.store(info.me_mapsize, ordering: .relaxed)
     }
 }

@@ -50,7 +50,7 @@ public final class Environment: Sendable {
     /// The size of a database page in bytes.
     public var pageSize: Int { core.pageSize }
 
-    var handle: OpaquePointer { core.handle }
+    var handle: OpaquePointer { unsafe core.handle }
     /// The core's gate and identity, kept here as well: every transaction reaches them, and a stored reference is
     /// read without the retain and release a reference through the core costs.
     let gate: TransactionGate
@@ -93,8 +93,8 @@ public final class Environment: Sendable {
         }
         try validate(configuration, path: path)
         let canonical = Path.canonical(path)
-        return try EnvironmentRegistry.environment(at: canonical, configuration: configuration) {
-            path throws(LMDBError) in try openHandle(at: path, configuration: configuration)
+        return try unsafe EnvironmentRegistry.environment(at: canonical, configuration: configuration) {
+            path throws(LMDBError) in try unsafe openHandle(at: path, configuration: configuration)
         }
     }
 
@@ -118,22 +118,25 @@ public final class Environment: Sendable {
 
     static func openHandle(at path: String, configuration: Configuration) throws(LMDBError) -> OpaquePointer {
         var created: OpaquePointer?
-        try check(mdb_env_create(&created), "mdb_env_create", path: path)
-        guard let handle = created else { throw LMDBError(code: ENOMEM, operation: "mdb_env_create", path: path) }
+        try unsafe check(mdb_env_create(&created), "mdb_env_create", path: path)
+        guard let handle = unsafe created else {
+            throw LMDBError(code: ENOMEM, operation: "mdb_env_create", path: path)
+        }
         do throws(LMDBError) {
-            try check(mdb_env_set_mapsize(handle, configuration.mapSize), "mdb_env_set_mapsize", path: path)
-            try check(mdb_env_set_maxdbs(handle, MDB_dbi(configuration.maxTables)), "mdb_env_set_maxdbs", path: path)
-            try check(
+            try unsafe check(mdb_env_set_mapsize(handle, configuration.mapSize), "mdb_env_set_mapsize", path: path)
+            try unsafe check(
+                mdb_env_set_maxdbs(handle, MDB_dbi(configuration.maxTables)), "mdb_env_set_maxdbs", path: path)
+            try unsafe check(
                 mdb_env_set_maxreaders(handle, UInt32(configuration.maxReaders)), "mdb_env_set_maxreaders",
                 path: path)
             let flags = configuration.options.rawValue | UInt32(MDB_NOTLS)
             try checkMetaPages(at: path, options: configuration.options)
-            let code = mdb_env_open(handle, path, flags, mdb_mode_t(configuration.fileMode))
+            let code = unsafe mdb_env_open(handle, path, flags, mdb_mode_t(configuration.fileMode))
             // LMDB takes an empty data file for a new environment, which a read-only open cannot write: it fails with
             // EBADF. There is no environment to read, as when the file is missing.
             let dataFile = configuration.options.contains(.noSubdirectory) ? path : path + "/data.mdb"
             var status = stat()
-            if code == EBADF && configuration.options.contains(.readOnly) && stat(dataFile, &status) == 0
+            if unsafe code == EBADF && configuration.options.contains(.readOnly) && stat(dataFile, &status) == 0
                 && status.st_size == 0
             {
                 throw LMDBError(
@@ -145,13 +148,13 @@ public final class Environment: Sendable {
                     code: code, operation: "mdb_env_open", path: path,
                     detail: openFailureDetail(code, path: path, options: configuration.options))
             }
-            try checkDataFileLength(handle, path: path)
+            try unsafe checkDataFileLength(handle, path: path)
         } catch {
             // lmdb.h: "If this function fails, mdb_env_close() must be called to discard the MDB_env handle."
-            mdb_env_close(handle)
+            unsafe mdb_env_close(handle)
             throw error
         }
-        return handle
+        return unsafe handle
     }
 
     private static func openFailureDetail(_ code: Int32, path: String, options: Options) -> String? {
@@ -248,7 +251,7 @@ public final class Environment: Sendable {
     public func sync(force: Bool = true) throws {
         guard !isReadOnly else { return }
         try withOpenEnvironment("mdb_env_sync") {
-            try check(mdb_env_sync(handle, force ? 1 : 0), "mdb_env_sync", path: path)
+            try unsafe check(mdb_env_sync(handle, force ? 1 : 0), "mdb_env_sync", path: path)
         }
     }
 }

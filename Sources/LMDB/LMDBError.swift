@@ -85,8 +85,8 @@ public struct LMDBError: Error, Hashable, Sendable, CustomStringConvertible {
     ///
     /// The corresponding LMDB function is `mdb_strerror`.
     public var message: String {
-        guard let text = mdb_strerror(code) else { return "unknown error \(code)" }
-        return String(cString: text)
+        guard let text = unsafe mdb_strerror(code) else { return "unknown error \(code)" }
+        return unsafe String(cString: text)
     }
 
     /// A one-line description: the code's name and message, then the context.

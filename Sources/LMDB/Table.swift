@@ -184,10 +184,10 @@ extension Environment {
             // MDB_MAP_FULL, the retry after the map grew would drop a closed handle (EINVAL). Emptying a large table
             // is what fills the map, and it can be retried; deleting the empty table then needs almost no pages.
             try write { txn in
-                try txn.check(mdb_drop(txn.handle, try txn.dbi(of: table, "mdb_drop"), 0), "mdb_drop", table)
+                try unsafe txn.check(mdb_drop(txn.handle, try txn.dbi(of: table, "mdb_drop"), 0), "mdb_drop", table)
             }
             try write { txn in
-                try txn.check(mdb_drop(txn.handle, try txn.dbi(of: table, "mdb_drop"), 1), "mdb_drop", table)
+                try unsafe txn.check(mdb_drop(txn.handle, try txn.dbi(of: table, "mdb_drop"), 1), "mdb_drop", table)
             }
             // LMDB gives the freed MDB_dbi to the next table opened: every copy of this handle must stop using it.
             table.slot.set(0)
@@ -220,7 +220,7 @@ extension Transaction {
     func openDatabase(_ name: String?, options: Table.Options, create: Bool) throws(LMDBError) -> Table? {
         var dbi: MDB_dbi = 0
         let flags = options.rawValue | (create ? UInt32(MDB_CREATE) : 0)
-        let code = mdb_dbi_open(handle, name, flags, &dbi)
+        let code = unsafe mdb_dbi_open(handle, name, flags, &dbi)
         if code == MDB_NOTFOUND && !create { return nil }
         if code == MDB_INCOMPATIBLE {
             throw LMDBError(
@@ -231,7 +231,7 @@ extension Transaction {
             throw LMDBError(code: code, operation: "mdb_dbi_open", path: environment.path, table: name ?? "(main)")
         }
         var actual: UInt32 = 0
-        let flagsCode = mdb_dbi_flags(handle, dbi, &actual)
+        let flagsCode = unsafe mdb_dbi_flags(handle, dbi, &actual)
         if flagsCode != 0 {
             throw LMDBError(
                 code: flagsCode, operation: "mdb_dbi_flags", path: environment.path, table: name ?? "(main)")

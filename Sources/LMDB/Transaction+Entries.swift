@@ -25,13 +25,13 @@ extension Transaction {
     ///
     /// The corresponding LMDB function is `mdb_get`.
     public func unsafeBytes(forKey key: UnsafeRawBufferPointer, in table: Table) throws -> UnsafeRawBufferPointer? {
-        try validateKey(key, table, "mdb_get")
-        var keyValue = mdbValue(key)
-        var data = MDB_val()
-        let code = mdb_get(handle, try dbi(of: table, "mdb_get"), &keyValue, &data)
+        try unsafe validateKey(key, table, "mdb_get")
+        var keyValue = unsafe mdbValue(key)
+        var data = unsafe MDB_val()
+        let code = unsafe mdb_get(handle, try dbi(of: table, "mdb_get"), &keyValue, &data)
         if code == MDB_NOTFOUND { return nil }
         try check(code, "mdb_get", table)
-        return buffer(data)
+        return unsafe buffer(data)
     }
 
     /// Calls `body` with the bytes stored under `key`, or with `nil` when the key is absent.
@@ -53,7 +53,7 @@ extension Transaction {
         in table: Table,
         _ body: (UnsafeRawBufferPointer?) throws -> R
     ) throws -> R {
-        try body(unsafeBytes(forKey: key, in: table))
+        try unsafe body(unsafeBytes(forKey: key, in: table))
     }
 
     /// Calls `body` with the bytes stored under `key`, or with `nil` when the key is absent.
@@ -74,7 +74,7 @@ extension Transaction {
         in table: Table,
         _ body: (UnsafeRawBufferPointer?) throws -> R
     ) throws -> R {
-        try withBytes(key) { key in try withUnsafeBytes(forKey: key, in: table, body) }
+        try unsafe withBytes(key) { key in try unsafe withUnsafeBytes(forKey: key, in: table, body) }
     }
 
     /// A copy of the bytes stored under `key`, or `nil` when the key is absent.
@@ -89,7 +89,7 @@ extension Transaction {
     /// The corresponding LMDB function is `mdb_get`.
     @inlinable
     public func value<Key: Collection<UInt8>>(forKey key: Key, in table: Table) throws -> [UInt8]? {
-        try withUnsafeBytes(forKey: key, in: table) { $0.map(Array.init) }
+        try unsafe withUnsafeBytes(forKey: key, in: table) { unsafe $0.map(Array.init) }
     }
 
     /// Whether `key` is present in `table`.
@@ -98,7 +98,7 @@ extension Transaction {
     ///   dropped already or of another environment.
     @inlinable
     public func containsKey<Key: Collection<UInt8>>(_ key: Key, in table: Table) throws -> Bool {
-        try withUnsafeBytes(forKey: key, in: table) { $0 != nil }
+        try unsafe withUnsafeBytes(forKey: key, in: table) { unsafe $0 != nil }
     }
 
     // MARK: - Writing
@@ -123,11 +123,12 @@ extension Transaction {
         options: PutOptions = []
     ) throws {
         try checkWritable("mdb_put", table)
-        try validateKey(key, table, "mdb_put")
-        try validateValue(value, table, "mdb_put")
-        var keyValue = mdbValue(key)
-        var data = mdbValue(value)
-        try check(mdb_put(handle, try dbi(of: table, "mdb_put"), &keyValue, &data, options.rawValue), "mdb_put", table)
+        try unsafe validateKey(key, table, "mdb_put")
+        try unsafe validateValue(value, table, "mdb_put")
+        var keyValue = unsafe mdbValue(key)
+        var data = unsafe mdbValue(value)
+        try unsafe check(
+            mdb_put(handle, try dbi(of: table, "mdb_put"), &keyValue, &data, options.rawValue), "mdb_put", table)
     }
 
     /// Stores `value` under `key`, replacing the key's value, or in a `dupSort` table adding it to the key's values.
@@ -150,8 +151,8 @@ extension Transaction {
         in table: Table,
         options: PutOptions = []
     ) throws {
-        try withBytes(value) { value in
-            try withBytes(key) { key in try put(value, forKey: key, in: table, options: options) }
+        try unsafe withBytes(value) { value in
+            try unsafe withBytes(key) { key in try unsafe put(value, forKey: key, in: table, options: options) }
         }
     }
 
@@ -177,12 +178,12 @@ extension Transaction {
         in table: Table
     ) throws -> UnsafeRawBufferPointer? {
         try checkWritable("mdb_put", table)
-        try validateKey(key, table, "mdb_put")
-        try validateValue(value, table, "mdb_put")
-        var keyValue = mdbValue(key)
-        var data = mdbValue(value)
-        let code = mdb_put(handle, try dbi(of: table, "mdb_put"), &keyValue, &data, UInt32(MDB_NOOVERWRITE))
-        if code == MDB_KEYEXIST { return buffer(data) }
+        try unsafe validateKey(key, table, "mdb_put")
+        try unsafe validateValue(value, table, "mdb_put")
+        var keyValue = unsafe mdbValue(key)
+        var data = unsafe mdbValue(value)
+        let code = unsafe mdb_put(handle, try dbi(of: table, "mdb_put"), &keyValue, &data, UInt32(MDB_NOOVERWRITE))
+        if code == MDB_KEYEXIST { return unsafe buffer(data) }
         try check(code, "mdb_put", table)
         return nil
     }
@@ -215,13 +216,13 @@ extension Transaction {
                 MDB_INCOMPATIBLE, "mdb_put", table, detail: "Values of a dupSort table cannot be reserved")
         }
         if count < 0 { throw failure(EINVAL, "mdb_put", table, detail: "A reserved size cannot be negative") }
-        try validateKey(key, table, "mdb_put")
-        var keyValue = mdbValue(key)
-        var data = MDB_val(mv_size: count, mv_data: nil)
-        try check(
+        try unsafe validateKey(key, table, "mdb_put")
+        var keyValue = unsafe mdbValue(key)
+        var data = unsafe MDB_val(mv_size: count, mv_data: nil)
+        try unsafe check(
             mdb_put(handle, try dbi(of: table, "mdb_put"), &keyValue, &data, options.rawValue | UInt32(MDB_RESERVE)),
             "mdb_put", table)
-        try fill(UnsafeMutableRawBufferPointer(start: data.mv_data, count: count))
+        try unsafe fill(UnsafeMutableRawBufferPointer(start: data.mv_data, count: count))
     }
 
     /// Reserves `count` bytes under `key` and lets `fill` write the value in place.
@@ -244,7 +245,9 @@ extension Transaction {
         options: PutOptions = [],
         _ fill: (UnsafeMutableRawBufferPointer) throws -> Void
     ) throws {
-        try withBytes(key) { key in try put(reservingCount: count, forKey: key, in: table, options: options, fill) }
+        try unsafe withBytes(key) { key in
+            try unsafe put(reservingCount: count, forKey: key, in: table, options: options, fill)
+        }
     }
 
     // MARK: - Deleting
@@ -263,9 +266,9 @@ extension Transaction {
     @discardableResult
     public func delete(forKey key: UnsafeRawBufferPointer, in table: Table) throws -> Bool {
         try checkWritable("mdb_del", table)
-        try validateKey(key, table, "mdb_del")
-        var keyValue = mdbValue(key)
-        let code = mdb_del(handle, try dbi(of: table, "mdb_del"), &keyValue, nil)
+        try unsafe validateKey(key, table, "mdb_del")
+        var keyValue = unsafe mdbValue(key)
+        let code = unsafe mdb_del(handle, try dbi(of: table, "mdb_del"), &keyValue, nil)
         if code == MDB_NOTFOUND { return false }
         try check(code, "mdb_del", table)
         return true
@@ -285,7 +288,7 @@ extension Transaction {
     @inlinable
     @discardableResult
     public func delete<Key: Collection<UInt8>>(forKey key: Key, in table: Table) throws -> Bool {
-        try withBytes(key) { key in try delete(forKey: key, in: table) }
+        try unsafe withBytes(key) { key in try unsafe delete(forKey: key, in: table) }
     }
 
     /// Deletes one value of `key` in a `dupSort` table, keeping the key's other values.
@@ -307,11 +310,11 @@ extension Transaction {
         in table: Table
     ) throws -> Bool {
         try checkWritable("mdb_del", table)
-        try validateKey(key, table, "mdb_del")
-        try validateValue(value, table, "mdb_del")
-        var keyValue = mdbValue(key)
-        var data = mdbValue(value)
-        let code = mdb_del(handle, try dbi(of: table, "mdb_del"), &keyValue, &data)
+        try unsafe validateKey(key, table, "mdb_del")
+        try unsafe validateValue(value, table, "mdb_del")
+        var keyValue = unsafe mdbValue(key)
+        var data = unsafe mdbValue(value)
+        let code = unsafe mdb_del(handle, try dbi(of: table, "mdb_del"), &keyValue, &data)
         if code == MDB_NOTFOUND { return false }
         try check(code, "mdb_del", table)
         return true
@@ -336,6 +339,8 @@ extension Transaction {
         forKey key: Key,
         in table: Table
     ) throws -> Bool {
-        try withBytes(value) { value in try withBytes(key) { key in try delete(value, forKey: key, in: table) } }
+        try unsafe withBytes(value) { value in
+            try unsafe withBytes(key) { key in try unsafe delete(value, forKey: key, in: table) }
+        }
     }
 }

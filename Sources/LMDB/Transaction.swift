@@ -18,6 +18,10 @@ import CLMDB
 ///     try txn.delete(forKey: Array("stale".utf8), in: table)
 /// }
 /// ```
+///
+/// `@safe`: its `MDB_txn` handle is valid for as long as the transaction is, since the transaction is lent to a
+/// closure and committed or aborted when the closure returns.
+@safe
 public struct Transaction: ~Copyable {
     let handle: OpaquePointer
     let environment: Environment
@@ -26,7 +30,7 @@ public struct Transaction: ~Copyable {
     public let isReadOnly: Bool
 
     init(handle: OpaquePointer, environment: Environment, isReadOnly: Bool) {
-        self.handle = handle
+        unsafe self.handle = unsafe handle
         self.environment = environment
         self.isReadOnly = isReadOnly
     }
@@ -36,7 +40,7 @@ public struct Transaction: ~Copyable {
     ///
     /// The corresponding LMDB function is `mdb_txn_id`.
     public var id: Int {
-        mdb_txn_id(handle)
+        unsafe mdb_txn_id(handle)
     }
 
     /// Options for ``put(_:forKey:in:options:)-(_,Key,_,_)``.
@@ -85,16 +89,16 @@ public struct Transaction: ~Copyable {
                 MDB_BAD_TXN, "mdb_txn_begin", detail: "LMDB has no child transactions with the writeMap option")
         }
         var child: OpaquePointer?
-        let code = mdb_txn_begin(environment.handle, handle, 0, &child)
-        guard code == 0, let child else { throw failure(code, "mdb_txn_begin") }
+        let code = unsafe mdb_txn_begin(environment.handle, handle, 0, &child)
+        guard code == 0, let child = unsafe child else { throw failure(code, "mdb_txn_begin") }
         let result: R
         do {
-            result = try body(Transaction(handle: child, environment: environment, isReadOnly: false))
+            result = try unsafe body(Transaction(handle: child, environment: environment, isReadOnly: false))
         } catch {
-            mdb_txn_abort(child)
+            unsafe mdb_txn_abort(child)
             throw error
         }
-        try check(mdb_txn_commit(child), "mdb_txn_commit")
+        try unsafe check(mdb_txn_commit(child), "mdb_txn_commit")
         return result
     }
 
@@ -109,7 +113,7 @@ public struct Transaction: ~Copyable {
     /// The corresponding LMDB function is `mdb_stat`.
     public func statistics(of table: Table) throws -> Environment.Statistics {
         var stat = MDB_stat()
-        try check(mdb_stat(handle, try dbi(of: table, "mdb_stat"), &stat), "mdb_stat", table)
+        try unsafe check(mdb_stat(handle, try dbi(of: table, "mdb_stat"), &stat), "mdb_stat", table)
         return Environment.Statistics(stat)
     }
 
@@ -130,7 +134,7 @@ public struct Transaction: ~Copyable {
     /// The corresponding LMDB function is `mdb_drop` with `del` 0.
     public func empty(_ table: Table) throws {
         try checkWritable("mdb_drop", table)
-        try check(mdb_drop(handle, try dbi(of: table, "mdb_drop"), 0), "mdb_drop", table)
+        try unsafe check(mdb_drop(handle, try dbi(of: table, "mdb_drop"), 0), "mdb_drop", table)
     }
 }
 
@@ -233,13 +237,13 @@ extension Transaction: Sendable {}
 /// An `MDB_val` that points at `bytes`, valid as long as `bytes` is.
 @inline(__always)
 func mdbValue(_ bytes: UnsafeRawBufferPointer) -> MDB_val {
-    MDB_val(mv_size: bytes.count, mv_data: UnsafeMutableRawPointer(mutating: bytes.baseAddress))
+    unsafe MDB_val(mv_size: bytes.count, mv_data: UnsafeMutableRawPointer(mutating: bytes.baseAddress))
 }
 
 /// The bytes an `MDB_val` from LMDB points at.
 @inline(__always)
 func buffer(_ value: MDB_val) -> UnsafeRawBufferPointer {
-    UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size)
+    unsafe UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size)
 }
 
 /// Runs `body` with the contiguous bytes of `bytes`, copying them only when the collection has no contiguous storage.
@@ -248,8 +252,8 @@ func withBytes<Bytes: Collection<UInt8>, R>(
     _ bytes: Bytes,
     _ body: (UnsafeRawBufferPointer) throws -> R
 ) throws -> R {
-    if let result = try bytes.withContiguousStorageIfAvailable({ try body(UnsafeRawBufferPointer($0)) }) {
+    if let result = try bytes.withContiguousStorageIfAvailable({ try unsafe body(UnsafeRawBufferPointer($0)) }) {
         return result
     }
-    return try Array(bytes).withUnsafeBytes(body)
+    return try unsafe Array(bytes).withUnsafeBytes(body)
 }

@@ -13,6 +13,10 @@ import Synchronization
 /// LMDB forbids opening one environment twice in a process (POSIX file locks belong to the process, so closing the
 /// second `MDB_env` would release the first one's locks), so each open of a path that is already open gets a new
 /// handle on the same core. The core is closed when its last handle is.
+///
+/// `@safe`: the `MDB_env` pointer is used only while the gate admits a transaction or holds it exclusively, and is
+/// freed only under exclusive access once, after which every use is refused.
+@safe
 final class EnvironmentCore: @unchecked Sendable {
     // @unchecked Sendable: the MDB_env is thread-safe with MDB_NOTLS; every mutable state below is atomic or sits
     // behind a lock, and the MDB_env pointer changes only while the gate is held exclusively.
@@ -56,20 +60,20 @@ final class EnvironmentCore: @unchecked Sendable {
 
     init(handle: OpaquePointer, path: String, configuration: Environment.Configuration) {
         self.id = Self.nextID.wrappingAdd(1, ordering: .relaxed).oldValue
-        self.handleStorage = Atomic(handle)
+        unsafe self.handleStorage = unsafe Atomic(handle)
         self.path = path
         self.configuration = configuration
-        self.maxKeySize = Int(mdb_env_get_maxkeysize(handle))
+        self.maxKeySize = unsafe Int(mdb_env_get_maxkeysize(handle))
         var stat = MDB_stat()
-        self.pageSize = mdb_env_stat(handle, &stat) == 0 ? Int(stat.ms_psize) : Int(sysconf(Int32(_SC_PAGESIZE)))
-        var info = MDB_envinfo()
-        self.currentMapSize = Atomic(mdb_env_info(handle, &info) == 0 ? info.me_mapsize : configuration.mapSize)
+        self.pageSize = unsafe mdb_env_stat(handle, &stat) == 0 ? Int(stat.ms_psize) : Int(sysconf(Int32(_SC_PAGESIZE)))
+        var info = unsafe MDB_envinfo()
+        self.currentMapSize = unsafe Atomic(mdb_env_info(handle, &info) == 0 ? info.me_mapsize : configuration.mapSize)
         self.tableSlots = Atomic(configuration.maxTables)
     }
 
     /// The `MDB_env`.
     var handle: OpaquePointer {
-        handleStorage.load(ordering: .acquiring)
+        unsafe handleStorage.load(ordering: .acquiring)
     }
 
     /// Closes the `MDB_env` for good, once no transaction is alive, and turns every later transaction away.
@@ -78,7 +82,7 @@ final class EnvironmentCore: @unchecked Sendable {
     func close() throws(LMDBError) {
         do {
             try gate.withExclusiveAccess(closing: true) {
-                mdb_env_close(handle)
+                unsafe mdb_env_close(handle)
             }
         } catch let error as LMDBError {
             if error == .environmentClosed { return }
@@ -109,17 +113,17 @@ final class EnvironmentCore: @unchecked Sendable {
             reopened.mapSize = currentMapSize.load(ordering: .relaxed)
             // lmdb.h on mdb_env_open: "Do not have open an LMDB database twice in the same process at the same
             // time": the old MDB_env closes first.
-            mdb_env_close(handle)
+            unsafe mdb_env_close(handle)
             let handle: OpaquePointer
             do {
-                handle = try Environment.openHandle(at: path, configuration: reopened)
+                unsafe handle = try unsafe Environment.openHandle(at: path, configuration: reopened)
             } catch {
                 gate.closeWhileExclusive()
                 throw error
             }
-            handleStorage.store(handle, ordering: .releasing)
+            unsafe handleStorage.store(handle, ordering: .releasing)
             tableSlots.store(slots, ordering: .relaxed)
-            try reopenCachedTables(handle)
+            try unsafe reopenCachedTables(handle)
         }
     }
 
@@ -128,14 +132,14 @@ final class EnvironmentCore: @unchecked Sendable {
     private func reopenCachedTables(_ handle: OpaquePointer) throws(LMDBError) {
         let tables = tableCache.withLock { Array($0.values) }.sorted { $0.slot.dbi < $1.slot.dbi }
         var txn: OpaquePointer?
-        let begun = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
-        guard begun == 0, let txn else {
+        let begun = unsafe mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
+        guard begun == 0, let txn = unsafe txn else {
             throw LMDBError(code: begun, operation: "mdb_txn_begin", path: path)
         }
-        defer { mdb_txn_commit(txn) }
+        defer { unsafe mdb_txn_commit(txn) }
         for table in tables where table.slot.dbi != 0 {
             var dbi: MDB_dbi = 0
-            let code = mdb_dbi_open(txn, table.name, table.options.rawValue, &dbi)
+            let code = unsafe mdb_dbi_open(txn, table.name, table.options.rawValue, &dbi)
             // A table that another process deleted meanwhile has no handle any more.
             table.slot.set(code == 0 ? dbi : 0)
         }

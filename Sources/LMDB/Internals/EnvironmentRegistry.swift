@@ -41,8 +41,8 @@ enum EnvironmentRegistry {
                     entries[path]?.handles += 1
                     return entry.core
                 }
-                let handle = try open(path)
-                let core = EnvironmentCore(handle: handle, path: path, configuration: configuration)
+                let handle = try unsafe open(path)
+                let core = unsafe EnvironmentCore(handle: handle, path: path, configuration: configuration)
                 entries[path] = Entry(core: core, handles: 1)
                 return core
             }

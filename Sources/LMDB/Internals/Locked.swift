@@ -10,6 +10,10 @@
 /// standard library, which ThreadSanitizer cannot see, so every sanitizer run reported races on state the mutex
 /// protected. ThreadSanitizer intercepts `pthread_mutex_lock`, so this lock keeps those runs meaningful. Uncontended,
 /// both cost about the same.
+///
+/// `@safe`: the mutex is allocated with the instance and destroyed in `deinit`, and `value` is reached only while it
+/// is held.
+@safe
 package final class Locked<Value>: @unchecked Sendable {
     // @unchecked Sendable: `value` is only read or written between pthread_mutex_lock and pthread_mutex_unlock.
     // Do not lock a zero-sized value (`Locked<Void>`): ThreadSanitizer then reports its accesses at the object's own
@@ -21,21 +25,21 @@ package final class Locked<Value>: @unchecked Sendable {
 
     /// Creates a lock around `value`.
     package init(_ value: Value) {
-        mutex = .allocate(capacity: 1)
-        self.value = value
+        unsafe mutex = .allocate(capacity: 1)
+        unsafe self.value = value
         // Default attributes cannot fail to initialize a mutex.
-        pthread_mutex_init(mutex, nil)
+        unsafe pthread_mutex_init(mutex, nil)
     }
 
     deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
+        unsafe pthread_mutex_destroy(mutex)
+        unsafe mutex.deallocate()
     }
 
     /// Runs `body` with exclusive access to the value.
     package func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
+        unsafe pthread_mutex_lock(mutex)
+        defer { unsafe pthread_mutex_unlock(mutex) }
+        return try unsafe body(&value)
     }
 }

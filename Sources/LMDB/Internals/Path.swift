@@ -23,19 +23,19 @@ enum Path {
     /// The kind of file at `path`, or `nil` when nothing is there.
     static func fileType(_ path: String) -> mode_t? {
         var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
+        guard unsafe stat(path, &info) == 0 else { return nil }
         return info.st_mode & S_IFMT
     }
 
     private static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
+        guard let resolved = unsafe realpath(path, nil) else { return nil }
+        defer { unsafe free(resolved) }
+        return unsafe String(cString: resolved)
     }
 
     private static func currentDirectory() -> String {
-        guard let cwd = getcwd(nil, 0) else { return "." }
-        defer { free(cwd) }
-        return String(cString: cwd)
+        guard let cwd = unsafe getcwd(nil, 0) else { return "." }
+        defer { unsafe free(cwd) }
+        return unsafe String(cString: cwd)
     }
 }

@@ -44,7 +44,7 @@ final class DataFile {
         }
         let file = Path.fileType(path) == S_IFDIR ? path + "/data.mdb" : path
         // O_NONBLOCK: opening a FIFO for reading must not wait for a writer; it is rejected below.
-        let descriptor = Glibc.open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        let descriptor = unsafe Glibc.open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else {
             let code = errno
             throw LMDBError(
@@ -64,7 +64,7 @@ final class DataFile {
     /// - Throws: ``LMDBError`` when `fstat` fails or the descriptor is not a regular file.
     convenience init(borrowing descriptor: Int32, path: String, owning: Bool = false) throws(LMDBError) {
         var status = stat()
-        guard fstat(descriptor, &status) == 0 else {
+        guard unsafe fstat(descriptor, &status) == 0 else {
             throw LMDBError(code: errno, operation: "fstat", path: path, detail: "Cannot read the data file's size")
         }
         guard status.st_mode & S_IFMT == S_IFREG else {
@@ -79,9 +79,9 @@ final class DataFile {
         var failure: Int32 = 0
         var total = 0
         var bytes = [UInt8](repeating: 0, count: count)
-        bytes.withUnsafeMutableBytes { buffer in
+        unsafe bytes.withUnsafeMutableBytes { buffer in
             while total < count, let base = buffer.baseAddress {
-                let result = pread(descriptor, base + total, count - total, off_t(offset + total))
+                let result = unsafe pread(descriptor, base + total, count - total, off_t(offset + total))
                 if result > 0 {
                     total += result
                 } else if result == 0 {
