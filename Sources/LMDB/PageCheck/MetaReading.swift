@@ -117,7 +117,9 @@ struct MetaReading {
                         filePages, .truncatedFile,
                         "The file holds \(filePages) pages (\(fileSize) bytes), but the snapshot's last page is "
                             + "\(meta.lastPage): the file was cut short, or the meta page is damaged.")
-                } else if let chosen, meta.transactionID > chosen.transactionID {
+                } else if let chosen, meta.isUsable, meta.pageSize == chosen.pageSize,
+                    meta.transactionID > chosen.transactionID
+                {
                     // A commit newer than the snapshot checked grew the file after its size was read: no damage.
                 } else {
                     add(
