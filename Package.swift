@@ -29,7 +29,11 @@ let package = Package(
                 .strictMemorySafety()
             ]),
         // The object store users import.
-        .target(name: "KVStore", dependencies: ["LMDB", "CCRC32C"]),
+        .target(
+            name: "KVStore", dependencies: ["LMDB", "CCRC32C"],
+            swiftSettings: [
+                .strictMemorySafety()
+            ]),
         // The command-line kit of kvtool, kvbench and crashtest: options declared once and read back through their
         // declarations, one parser, one help layout, the same usage errors and exit statuses. Toolchain only.
         .target(name: "CommandLineKit", path: "Tools/CommandLineKit"),

@@ -153,7 +153,8 @@ struct Label: Model {
             try store.environment.read { txn in
                 try txn.scan(table) { key, value in
                     let id = try #require(RecordKey.uuid(key))
-                    all[entity.name, default: [:]][id] = try RecordValue.decode(from: value, fields: entity.fields)
+                    all[entity.name, default: [:]][id] = try RecordValue.decode(
+                        from: BorrowedBytes(unsafe: value), fields: entity.fields)
                     return true
                 }
             }

@@ -8,10 +8,10 @@ import Foundation
 /// start of the buffer, which is the start of the record.
 struct ByteReader {
     /// The record's bytes, borrowed for as long as the reader is used.
-    let buffer: UnsafeRawBufferPointer
+    let buffer: BorrowedBytes
 
     /// Creates a reader over `buffer`, which must stay valid while the reader is used.
-    init(_ buffer: UnsafeRawBufferPointer) {
+    init(_ buffer: BorrowedBytes) {
         self.buffer = buffer
     }
 
@@ -103,11 +103,11 @@ struct ByteReader {
 
     /// Returns a view of `count` bytes at `offset`, checked to be in bounds, and advances `offset`.
     @inline(__always)
-    func readSlice(at offset: inout Int, count: Int) throws(RecordFormatError) -> UnsafeRawBufferPointer {
+    func readSlice(at offset: inout Int, count: Int) throws(RecordFormatError) -> BorrowedBytes {
         guard offset >= 0, count >= 0, count <= buffer.count - offset else {
             throw RecordFormatError(.truncated, at: offset)
         }
-        let slice = UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + count)])
+        let slice = buffer.extracting(offset..<(offset + count))
         offset += count
         return slice
     }
@@ -126,20 +126,16 @@ struct ByteReader {
     /// `String(validating:as:)` goes through unspecialized generic code;
     /// decoding (which repairs invalid UTF-8) and checking that nothing was
     /// repaired is several times faster.
-    static func validatedString(_ utf8: UnsafeRawBufferPointer) -> String? {
+    static func validatedString(_ utf8: BorrowedBytes) -> String? {
         var text = String(decoding: utf8, as: UTF8.self)
-        let unchanged = text.withUTF8 { decoded in
-            guard decoded.count == utf8.count else { return false }
-            guard let lhs = decoded.baseAddress, let rhs = utf8.baseAddress else { return true }
-            return memcmp(lhs, rhs, decoded.count) == 0
-        }
+        let unchanged = text.withBorrowedUTF8 { decoded in decoded.elementsEqual(utf8) }
         return unchanged ? text : nil
     }
 
     /// Reads the 16 bytes of a UUID at `offset`.
     func readUUID(at offset: inout Int) throws(RecordFormatError) -> UUID {
         guard offset >= 0, 16 <= buffer.count - offset else { throw RecordFormatError(.truncated, at: offset) }
-        let uuid = UUID(loading: buffer.baseAddress.unsafelyUnwrapped + offset)
+        let uuid = buffer.loadUUID(fromByteOffset: offset)
         offset += 16
         return uuid
     }

@@ -4,15 +4,19 @@ import CCRC32C
 ///
 /// LMDB 0.9 has no checksums of its own, and trusts its pages: without these, a byte changed inside a record or a
 /// chunk on disk would be read back as data.
+///
+/// One of the module's few places with unsafe code (ARCHITECTURE.md lists them), its one C call. Invariant: the C
+/// function reads exactly the bytes of the view it is given, which are valid for the call.
 package enum Checksum {
     /// The CRC-32C of `bytes`.
-    package static func crc32c(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
-        kvstore_crc32c(0, bytes.baseAddress, bytes.count)
+    package static func crc32c(_ bytes: BorrowedBytes) -> UInt32 {
+        // The one C call of the codec: it reads `count` bytes from the base address, the bytes of the view.
+        unsafe bytes.withUnsafeBytes { unsafe kvstore_crc32c(0, $0.baseAddress, $0.count) }
     }
 
     /// The CRC-32C of `bytes`.
     package static func crc32c(_ bytes: [UInt8]) -> UInt32 {
-        bytes.withUnsafeBytes { crc32c($0) }
+        bytes.withBorrowedBytes { crc32c($0) }
     }
 
     /// Appends the CRC-32C of `bytes[start...]`, little-endian, to `bytes`.
@@ -21,7 +25,7 @@ package enum Checksum {
     /// that costs several times more.
     @inline(__always)
     static func append(to bytes: inout [UInt8], from start: Int) {
-        let crc = bytes.withUnsafeBytes { crc32c(UnsafeRawBufferPointer(rebasing: $0[start...])) }
+        let crc = bytes.withBorrowedBytes { crc32c($0.extracting(start...)) }
         bytes.append(UInt8(truncatingIfNeeded: crc))
         bytes.append(UInt8(truncatingIfNeeded: crc >> 8))
         bytes.append(UInt8(truncatingIfNeeded: crc >> 16))
@@ -29,9 +33,9 @@ package enum Checksum {
     }
 
     /// Whether the last 4 bytes of `bytes` are the little-endian CRC-32C of the bytes before them.
-    static func isValid(trailing bytes: UnsafeRawBufferPointer) -> Bool {
+    static func isValid(trailing bytes: BorrowedBytes) -> Bool {
         guard bytes.count >= 4 else { return false }
         let stored = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: bytes.count - 4, as: UInt32.self))
-        return crc32c(UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - 4)])) == stored
+        return crc32c(bytes.extracting(..<(bytes.count - 4))) == stored
     }
 }

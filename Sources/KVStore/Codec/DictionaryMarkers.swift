@@ -39,11 +39,8 @@ extension Dictionary: StringKeyedDictionaryEncodable where Key == String, Value:
         let entries = sorted { $0.key < $1.key }
         encoding.bytes.appendTagged(.stringMap, varint: UInt64(entries.count))
         for (key, value) in entries {
-            var key = key
-            key.withUTF8 { utf8 in
-                encoding.bytes.appendVarint(UInt64(utf8.count))
-                encoding.bytes.append(contentsOf: utf8)
-            }
+            encoding.bytes.appendVarint(UInt64(key.utf8.count))
+            encoding.bytes.append(contentsOf: key.utf8)
             try encoding.encodeValue(value, at: RecordCodingKey(stringValue: key))
         }
     }
@@ -65,11 +62,8 @@ extension Dictionary: CodingKeyDictionaryEncodable where Key: CodingKeyRepresent
         let entries = map { (key: $0.key.codingKey.stringValue, value: $0.value) }.sorted { $0.key < $1.key }
         encoding.bytes.appendTagged(.stringMap, varint: UInt64(entries.count))
         for (key, value) in entries {
-            var key = key
-            key.withUTF8 { utf8 in
-                encoding.bytes.appendVarint(UInt64(utf8.count))
-                encoding.bytes.append(contentsOf: utf8)
-            }
+            encoding.bytes.appendVarint(UInt64(key.utf8.count))
+            encoding.bytes.append(contentsOf: key.utf8)
             try encoding.encodeValue(value, at: RecordCodingKey(stringValue: key))
         }
     }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// An entity's field names, interned as small integer ids, with the kind of
 /// value first stored in each top-level field.
 ///
@@ -25,7 +27,19 @@ package struct FieldTable: Sendable, Equatable {
     private var ids: [String: UInt32] = [:]
     /// How many changes (new names, newly known kinds) the table had since it
     /// was created or decoded; not persisted.
-    package private(set) var revision = 0
+    package private(set) var revision = 0 {
+        didSet { identity = Self.newIdentity() }
+    }
+    /// A number no other table has, shared by copies until one of them changes (every change advances
+    /// ``revision``, which gives the changed copy a new one).
+    private var identity = FieldTable.newIdentity()
+    /// The last identity handed out.
+    private static let identities = Atomic<UInt64>(0)
+
+    /// A new identity.
+    private static func newIdentity() -> UInt64 {
+        identities.wrappingAdd(1, ordering: .relaxed).newValue
+    }
 
     /// Creates an empty table.
     package init() {}
@@ -44,22 +58,13 @@ package struct FieldTable: Sendable, Equatable {
         return id
     }
 
-    /// Whether `other` is a copy of this table that neither has changed since: the same storage for the names and
-    /// kinds, and the same revision.
+    /// Whether `other` is a copy of this table that neither has changed since: the same identity.
     ///
     /// A cheap check, without comparing names, that lets a decoder keep the table it holds instead of assigning an
-    /// equal one, and paying for its reference counting, for every record. Storage is shared only between copies:
-    /// a table that changes while another copy holds its storage gets storage of its own, so a `true` answer means
-    /// equal contents. (The ids follow the names: every change to them changes the names too.)
+    /// equal one, and paying for its reference counting, for every record. Every change advances ``revision``,
+    /// which gives the changed table an identity of its own, so a `true` answer means equal contents.
     package func isIdentical(to other: FieldTable) -> Bool {
-        guard revision == other.revision, names.count == other.names.count else { return false }
-        let sameNames = names.withUnsafeBufferPointer { lhs in
-            other.names.withUnsafeBufferPointer { rhs in lhs.baseAddress == rhs.baseAddress }
-        }
-        let sameKinds = kinds.withUnsafeBufferPointer { lhs in
-            other.kinds.withUnsafeBufferPointer { rhs in lhs.baseAddress == rhs.baseAddress }
-        }
-        return sameNames && sameKinds
+        identity == other.identity
     }
 
     /// Returns the id of `name`, or nil if it was never interned.

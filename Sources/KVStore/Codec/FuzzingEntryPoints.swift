@@ -9,6 +9,10 @@
 /// let bytes = try codec.encode(Sample.example)
 /// let sample = try bytes.withUnsafeBytes { try codec.decode(Sample.self, from: $0) }
 /// ```
+///
+/// Its entry points take raw buffers, as a fuzzer hands them over, which makes this file one of the module's few
+/// places with unsafe code (ARCHITECTURE.md lists them). Invariant: the caller's buffer stays valid for the call, and
+/// nothing keeps a view of it past the call.
 @_spi(Fuzzing) public struct RecordCodecFuzzing: Sendable {
     /// The field table every call reads; encoding interns new names in a copy only.
     private let fields: FieldTable
@@ -27,6 +31,7 @@
     /// The record `bytes` with its checksum made right again, or `nil` when it is not a record with a checksum: so that
     /// a fuzzer's changes inside a record reach the decoders instead of stopping at the checksum.
     public func resealed(_ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
+        let bytes = unsafe BorrowedBytes(unsafe: bytes)
         guard bytes.count > RecordFormat.checksumLength + 1, bytes[0] == RecordFormat.version else { return nil }
         var sealed = Array(bytes.prefix(bytes.count - RecordFormat.checksumLength))
         Checksum.append(to: &sealed, from: 0)
@@ -46,7 +51,7 @@
     ///
     /// - Throws: `RecordFormatError` for corrupt bytes, `DecodingError` for bytes that do not fit `type`.
     public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
-        try RecordDecoder().decode(type, from: bytes, fields: fields)
+        try RecordDecoder().decode(type, from: unsafe BorrowedBytes(unsafe: bytes), fields: fields)
     }
 
     /// Encodes `value` as a record through its ``FieldCodable`` conformance, as a store does.
@@ -64,7 +69,9 @@
     ///
     /// - Throws: `RecordFormatError` for corrupt bytes, `DecodingError` for bytes that do not fit `type`.
     public func decodeFields<T: FieldCodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
-        try RecordDecoder().decodeFields(from: bytes, fields: fields) { try T(fields: $0) }
+        try RecordDecoder().decodeFields(from: unsafe BorrowedBytes(unsafe: bytes), fields: fields) {
+            try T(fields: $0)
+        }
     }
 
     /// Decodes `bytes` into the schema-free tree `kvtool` reads records with, and returns the tree encoded again.
@@ -72,7 +79,7 @@
     /// - Throws: `RecordFormatError` for corrupt bytes.
     public func reencodeTree(_ bytes: UnsafeRawBufferPointer) throws -> [UInt8] {
         var fields = fields
-        return try RecordValue.decode(from: bytes, fields: fields).encode(fields: &fields)
+        return try RecordValue.decode(from: unsafe BorrowedBytes(unsafe: bytes), fields: fields).encode(fields: &fields)
     }
 }
 
@@ -97,6 +104,7 @@
     ///   - componentKinds: The kind of each component, from ``indexableKinds``.
     /// - Throws: `IndexKeyError` when the bytes do not parse as those components.
     public static func reencode(_ key: UnsafeRawBufferPointer, componentKinds: [String]) throws -> [UInt8] {
+        let key = unsafe BorrowedBytes(unsafe: key)
         let kinds = componentKinds.map { name in ValueKind.allCases.first { $0.typeName == name } ?? .data }
         var bytes: [UInt8] = []
         for component in try IndexKey.decodeComponents(key, kinds: kinds) {

@@ -14,7 +14,7 @@ extension IndexKey {
     /// - Throws: ``IndexKeyError/malformed(offset:reason:)`` when the bytes do
     ///   not parse as those components or continue after them;
     ///   ``IndexKeyError/notIndexable(_:)`` for a kind keys cannot hold.
-    package static func decodeComponents(_ bytes: UnsafeRawBufferPointer, kinds: [ValueKind]) throws -> [RecordValue] {
+    package static func decodeComponents(_ bytes: BorrowedBytes, kinds: [ValueKind]) throws -> [RecordValue] {
         var offset = 0
         var components: [RecordValue] = []
         components.reserveCapacity(kinds.count)
@@ -29,7 +29,7 @@ extension IndexKey {
 
     /// Decodes one component at `offset` and advances past it.
     private static func decodeComponent(
-        _ bytes: UnsafeRawBufferPointer, kind: ValueKind, at offset: inout Int
+        _ bytes: BorrowedBytes, kind: ValueKind, at offset: inout Int
     ) throws -> RecordValue {
         let presence = try byte(bytes, at: &offset)
         if presence == absent { return .null }
@@ -61,9 +61,9 @@ extension IndexKey {
             guard bytes.count - offset >= 16 else {
                 throw IndexKeyError.malformed(offset: offset, reason: "truncated UUID")
             }
-            let uuid = bytes.loadUnaligned(fromByteOffset: offset, as: uuid_t.self)
+            let uuid = bytes.loadUUID(fromByteOffset: offset)
             offset += 16
-            return .uuid(UUID(uuid: uuid))
+            return .uuid(uuid)
         case .string:
             return .string(try string(bytes, at: &offset))
         case .data, .url, .decimal, .array, .object, .stringMap, .intMap:
@@ -72,14 +72,14 @@ extension IndexKey {
     }
 
     /// Reads one byte.
-    private static func byte(_ bytes: UnsafeRawBufferPointer, at offset: inout Int) throws -> UInt8 {
+    private static func byte(_ bytes: BorrowedBytes, at offset: inout Int) throws -> UInt8 {
         guard offset < bytes.count else { throw IndexKeyError.malformed(offset: offset, reason: "key ends early") }
         defer { offset += 1 }
         return bytes[offset]
     }
 
     /// Reads eight bytes, most significant first.
-    private static func bigEndian(_ bytes: UnsafeRawBufferPointer, at offset: inout Int) throws -> UInt64 {
+    private static func bigEndian(_ bytes: BorrowedBytes, at offset: inout Int) throws -> UInt64 {
         guard bytes.count - offset >= 8 else { throw IndexKeyError.malformed(offset: offset, reason: "key ends early") }
         var value: UInt64 = 0
         for index in offset..<(offset + 8) {
@@ -90,7 +90,7 @@ extension IndexKey {
     }
 
     /// Reads an escaped, terminated string.
-    private static func string(_ bytes: UnsafeRawBufferPointer, at offset: inout Int) throws -> String {
+    private static func string(_ bytes: BorrowedBytes, at offset: inout Int) throws -> String {
         let start = offset
         var utf8: [UInt8] = []
         while true {
@@ -101,7 +101,7 @@ extension IndexKey {
             }
             switch try byte(bytes, at: &offset) {
             case stringTerminator:
-                guard let text = utf8.withUnsafeBytes({ ByteReader.validatedString($0) }) else {
+                guard let text = utf8.withBorrowedBytes({ ByteReader.validatedString($0) }) else {
                     throw IndexKeyError.malformed(offset: start, reason: "string is not valid UTF-8")
                 }
                 return text

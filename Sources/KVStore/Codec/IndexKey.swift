@@ -63,7 +63,7 @@ package enum IndexKey {
     /// Appends a UUID's 16 bytes.
     static func appendUUID(_ value: UUID, to bytes: inout [UInt8]) {
         bytes.append(present)
-        withUnsafeBytes(of: value.uuid) { bytes.append(contentsOf: $0) }
+        bytes.appendBytes(of: value.uuid)
     }
 
     /// Appends a string: its NFC form's UTF-8 with `0x00` escaped as
@@ -74,15 +74,10 @@ package enum IndexKey {
     static func appendString(_ value: String, to bytes: inout [UInt8]) {
         bytes.append(present)
         var text = value
-        let isASCII = text.withUTF8 { utf8 in
-            utf8.allSatisfy { $0 < 0x80 }
-        }
-        if !isASCII { text = text.precomposedStringWithCanonicalMapping }
-        text.withUTF8 { utf8 in
-            for byte in utf8 {
-                bytes.append(byte)
-                if byte == 0 { bytes.append(escapedZero) }
-            }
+        if !text.utf8.allSatisfy({ $0 < 0x80 }) { text = text.precomposedStringWithCanonicalMapping }
+        for byte in text.utf8 {
+            bytes.append(byte)
+            if byte == 0 { bytes.append(escapedZero) }
         }
         bytes.append(0)
         bytes.append(stringTerminator)
@@ -149,19 +144,19 @@ package enum IndexKey {
     ///
     /// A key of that shape that was not cut (a value whose key is exactly that long) is treated the same, so the
     /// rule depends on the bytes alone and every writer agrees on it. Other keys are exact: equal keys, equal values.
-    package static func isGrouped(_ key: UnsafeRawBufferPointer) -> Bool {
+    package static func isGrouped(_ key: BorrowedBytes) -> Bool {
         (key.count == maximumLength || key.count == maximumLength + 2) && key[keptPrefix] == truncationMarker
     }
 
     /// ``isGrouped(_:)`` for a key in an array.
     package static func isGrouped(_ key: [UInt8]) -> Bool {
-        key.withUnsafeBytes { isGrouped($0) }
+        key.withBorrowedBytes { isGrouped($0) }
     }
 
     /// The key of the `sequence`th value (from 1) that shares the cut key `key` in a unique index.
-    static func sequenced(_ key: UnsafeRawBufferPointer, _ sequence: UInt16) -> [UInt8] {
+    static func sequenced(_ key: BorrowedBytes, _ sequence: UInt16) -> [UInt8] {
         var bytes = Array(key.prefix(maximumLength))
-        withUnsafeBytes(of: sequence.bigEndian) { bytes.append(contentsOf: $0) }
+        bytes.appendBytes(of: sequence.bigEndian)
         return bytes
     }
 
@@ -204,7 +199,7 @@ package enum IndexKey {
 
     /// Appends `value` most significant byte first.
     static func appendBigEndian(_ value: UInt64, to bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+        bytes.appendBytes(of: value.bigEndian)
     }
 }
 

@@ -30,7 +30,7 @@ struct IndexKeySet {
 
     /// The whole key of the cut key `key` of the index at position `index`: the bytes the value encodes to before
     /// LMDB's limit cut them; `key` itself when it was not cut.
-    func wholeKey(of key: UnsafeRawBufferPointer, index: Int) -> [UInt8] {
+    func wholeKey(of key: BorrowedBytes, index: Int) -> [UInt8] {
         whole.first { $0.index == index && $0.cut.elementsEqual(key) }?.whole ?? Array(key)
     }
 
@@ -61,22 +61,22 @@ struct IndexKeySet {
     }
 
     /// Calls `body` with each key of the index at position `index`, in the order they were appended.
-    func forEachKey(of index: Int, _ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
-        try bytes.withUnsafeBytes { buffer in
+    func forEachKey(of index: Int, _ body: (BorrowedBytes) throws -> Void) rethrows {
+        try bytes.withBorrowedBytes { buffer in
             var start = 0
             for (keyIndex, end) in ends {
-                if keyIndex == index { try body(UnsafeRawBufferPointer(rebasing: buffer[start..<end])) }
+                if keyIndex == index { try body(buffer.extracting(start..<end)) }
                 start = end
             }
         }
     }
 
     /// Calls `body` with the one key of the index at position `index` (a unique index has one per model), or `nil`.
-    func withOnlyKey<R>(of index: Int, _ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
-        try bytes.withUnsafeBytes { buffer in
+    func withOnlyKey<R>(of index: Int, _ body: (BorrowedBytes?) throws -> R) rethrows -> R {
+        try bytes.withBorrowedBytes { buffer in
             var start = 0
             for (keyIndex, end) in ends {
-                if keyIndex == index { return try body(UnsafeRawBufferPointer(rebasing: buffer[start..<end])) }
+                if keyIndex == index { return try body(buffer.extracting(start..<end)) }
                 start = end
             }
             return try body(nil)
@@ -84,7 +84,7 @@ struct IndexKeySet {
     }
 
     /// Whether the index at position `index` has the key `key`.
-    func contains(_ key: UnsafeRawBufferPointer, of index: Int) -> Bool {
+    func contains(_ key: BorrowedBytes, of index: Int) -> Bool {
         var start = 0
         for (keyIndex, end) in ends {
             if keyIndex == index, end - start == key.count, bytes[start..<end].elementsEqual(key) { return true }

@@ -5,7 +5,7 @@
 ///
 /// ```swift
 /// let decoder = RecordDecoder()
-/// let task = try table.withUnsafeBytes(forKey: id) { bytes in
+/// let task = try table.withBytes(forKey: id) { bytes in
 ///     try decoder.decode(Task.self, from: bytes, fields: fields)
 /// }
 /// ```
@@ -33,7 +33,7 @@ struct RecordDecoder {
     /// - Throws: ``RecordFormatError`` for corrupt bytes, with the offset where
     ///   they went wrong; `DecodingError` for well-formed bytes that do not fit
     ///   `type` (a missing key, a type mismatch, an integer out of range).
-    func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, fields: FieldTable) throws -> T {
+    func decode<T: Decodable>(_ type: T.Type, from bytes: BorrowedBytes, fields: FieldTable) throws -> T {
         // A decode started from inside another one (from an `init(from:)`) gets its own buffers. The reused
         // instance is called in place: a local copy of it would cost reference counting per record.
         if decoding.isBusy { return try RecordDecoding().decodeRecord(T.self, from: bytes, fields: fields) }
@@ -44,7 +44,7 @@ struct RecordDecoder {
     ///
     /// - Throws: ``RecordFormatError`` for corrupt bytes, `DecodingError` for what `body` throws reading them.
     func decodeFields<R>(
-        from bytes: UnsafeRawBufferPointer,
+        from bytes: BorrowedBytes,
         fields: FieldTable,
         _ body: (FieldReader) throws -> R
     ) throws -> R {

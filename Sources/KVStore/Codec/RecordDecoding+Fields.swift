@@ -72,7 +72,9 @@ extension RecordDecoding {
                 keyedBy: RecordCodingKey.self, at: fieldCursor.object, path: .depth(0), depth: 0)
         }
         fieldCursor.foundNext = false
-        return fieldCursor.container?.offset(ofField: name)
+        // Optional chaining on `fieldCursor` would end its access in two places, which keeps the accessor out of line.
+        let container = fieldCursor.container
+        return container?.offset(ofField: name)
     }
 
     /// Moves past the field just found, whose value ends at `end`, when it is the next entry in stored order.
@@ -181,7 +183,7 @@ extension RecordDecoding {
     func nextUUID(_ name: String, record: Int) -> UUID? {
         guard let offset = nextValue(name, record: record, size: 17), reader.buffer[offset] == ValueKind.uuid.rawValue
         else { return nil }
-        let uuid = UUID(loading: reader.buffer.baseAddress.unsafelyUnwrapped + offset + 1)
+        let uuid = reader.buffer.loadUUID(fromByteOffset: offset + 1)
         didReadNext(endingAt: offset + 17)
         return uuid
     }

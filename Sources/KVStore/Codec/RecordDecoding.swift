@@ -11,12 +11,9 @@ import Foundation
 /// throw ``RecordFormatError``, and bytes of the wrong shape for the type throw
 /// `DecodingError`.
 ///
-/// Its mutable properties are `@exclusivity(unchecked)`: run-time exclusivity
-/// checks cost more than the decoding itself. That is safe because an
-/// instance lives for one decode call on one thread (the type is not
-/// `Sendable`) and no method calls out, to user code or otherwise, while it
-/// holds an access to one of them; the compiler still checks exclusivity
-/// statically.
+/// Its mutable state is kept without run-time exclusivity checks, which cost
+/// more than the decoding itself; the section "Unchecked storage" says why
+/// that is safe, and is the only code that touches that storage.
 final class RecordDecoding: Decoder {
     /// How a container finds its coding path.
     ///
@@ -46,41 +43,11 @@ final class RecordDecoding: Decoder {
         var value: Int
     }
 
-    /// Bounds-checked access to the record.
-    @exclusivity(unchecked) private(set) var reader = ByteReader(UnsafeRawBufferPointer(start: nil, count: 0))
-    /// The entity's field table, which names the field ids.
-    @exclusivity(unchecked) private(set) var fields = FieldTable()
-    /// The path of the value being decoded, kept as a stack.
-    @exclusivity(unchecked) private(set) var codingPath: [any CodingKey]
     /// No user info: records do not depend on configuration.
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    /// The offset of the tag of the value being decoded, or -1 for a missing value.
-    @exclusivity(unchecked) private var valueOffset: Int
-    /// How many containers enclose the value being decoded.
-    @exclusivity(unchecked) private var depth: Int
-    /// The entry tables of the keyed containers in use, each after a header
-    /// entry; storage past ``entryCount`` is reused.
-    @exclusivity(unchecked) var entries: [Entry] = []
-    /// The number of entries in use.
-    @exclusivity(unchecked) private var entryCount = 0
-    /// The coding paths of nested containers in use.
-    @exclusivity(unchecked) private var explicitPaths: [[any CodingKey]] = []
-    /// Whether a record is being decoded, so a reused instance is not entered twice.
-    @exclusivity(unchecked) private(set) var isBusy = false
-    /// The end of the last container whose end was found, to skip it without another walk.
-    @exclusivity(unchecked) private var knownEnd = (offset: -1, end: -1)
-    /// The end of the current value, once one of its containers found it.
-    @exclusivity(unchecked) private var levelEnd = -1
-    /// Where a ``FieldReader`` reads the record's top-level fields (see `RecordDecoding+Fields.swift`).
-    @exclusivity(unchecked) var fieldCursor = FieldCursor()
-
     /// Creates a decoder to reuse for many records through ``decodeRecord(_:from:fields:)``.
-    init() {
-        codingPath = []
-        valueOffset = -1
-        depth = 0
-    }
+    init() {}
 
     /// Creates a decoder for the value at `valueOffset` (-1 for a missing
     /// value) of a record another decoder is reading, for `superDecoder()`.
@@ -92,14 +59,247 @@ final class RecordDecoding: Decoder {
         self.depth = depth
     }
 
+    // MARK: Unchecked storage
+
+    /// The decoder's mutable properties, whose storage has no run-time exclusivity checks.
+    ///
+    /// Each property below is an `@exclusivity(unchecked)` stored property, named `unchecked...`, behind a computed
+    /// property of the plain name whose `@inline(__always)` accessors are the only code that touches it, so that the
+    /// rest of the decoder is safe code. Run-time exclusivity checks cost more than the decoding itself: with them,
+    /// Codable fetches and inserts run 25-30% slower.
+    ///
+    /// Invariant: the storage is safe because two accesses to one property, one of them a modification, never overlap:
+    /// - The instance is confined to one thread: the type is not `Sendable`, it serves one decode call at a time
+    ///   (``isBusy``; a decode started inside another gets an instance of its own), and `superDecoder()` makes a
+    ///   new instance.
+    /// - No access stays open across a call out. Each access reads, or mutates in place, a value (a ``ByteReader``,
+    ///   an array, a ``FieldTable``, a ``FieldCursor``, an integer) whose methods never call back into the decoder;
+    ///   a value's `init(from:)` and a ``FieldReader`` body run between accesses, never inside one. The one call
+    ///   made inside an access, ``readEntries(into:_:at:kind:reader:depth:)`` filling ``entries`` in place, is
+    ///   given a copy of ``reader`` and nothing else of the decoder.
+    /// - An expression such as `codingPath = path(path) + [key]` reads first and modifies after, as the rules for
+    ///   assignments and `inout` arguments have it.
+    ///
+    /// Debug builds check it: each `_modify` marks its property while its access is open, and an access that finds
+    /// its property marked traps.
+    ///
+    /// The accessors are coroutines, and the optimizer inlines one only where its access ends in one place: an
+    /// access with two ends, such as optional chaining on it (`fieldCursor.container?.f()`) or `try`s while a span
+    /// of it lives, calls the accessor out of line. Such code reads the part it needs into a local first, or goes
+    /// in a function of its own that the access wraps (as ``readEntries(into:_:at:kind:reader:depth:)`` does).
+    private enum UncheckedProperty: UInt32 {
+        case reader, fields, codingPath, valueOffset, depth, entries, entryCount, explicitPaths, isBusy, knownEnd
+        case levelEnd, fieldCursor
+    }
+
+    #if DEBUG
+        /// The unchecked properties whose `_modify` access is open, one bit each.
+        private var propertiesBeingModified: UInt32 = 0
+    #endif
+
+    /// In debug builds, traps if `property` is being modified: an access now would overlap that one.
+    @inline(__always)
+    private func checkNoModification(of property: UncheckedProperty) {
+        #if DEBUG
+            precondition(
+                propertiesBeingModified & (1 << property.rawValue) == 0,
+                "Overlapping accesses to RecordDecoding.\(property)")
+        #endif
+    }
+
+    /// In debug builds, marks `property` as being modified, after checking that no other access to it is open.
+    @inline(__always)
+    private func beginModification(of property: UncheckedProperty) {
+        #if DEBUG
+            checkNoModification(of: property)
+            propertiesBeingModified |= 1 << property.rawValue
+        #endif
+    }
+
+    /// In debug builds, ends the modification of `property` that ``beginModification(of:)`` began.
+    @inline(__always)
+    private func endModification(of property: UncheckedProperty) {
+        #if DEBUG
+            propertiesBeingModified &= ~(1 << property.rawValue)
+        #endif
+    }
+
+    /// Bounds-checked access to the record.
+    private(set) var reader: ByteReader {
+        @inline(__always) _read {
+            checkNoModification(of: .reader)
+            yield unsafe uncheckedReader
+        }
+        @inline(__always) _modify {
+            beginModification(of: .reader)
+            defer { endModification(of: .reader) }
+            yield unsafe &uncheckedReader
+        }
+    }
+    @exclusivity(unchecked) private var uncheckedReader = ByteReader(BorrowedBytes.empty)
+
+    /// The entity's field table, which names the field ids.
+    private(set) var fields: FieldTable {
+        @inline(__always) _read {
+            checkNoModification(of: .fields)
+            yield unsafe uncheckedFields
+        }
+        @inline(__always) _modify {
+            beginModification(of: .fields)
+            defer { endModification(of: .fields) }
+            yield unsafe &uncheckedFields
+        }
+    }
+    @exclusivity(unchecked) private var uncheckedFields = FieldTable()
+
+    /// The path of the value being decoded, kept as a stack.
+    private(set) var codingPath: [any CodingKey] {
+        @inline(__always) _read {
+            checkNoModification(of: .codingPath)
+            yield unsafe uncheckedCodingPath
+        }
+        @inline(__always) _modify {
+            beginModification(of: .codingPath)
+            defer { endModification(of: .codingPath) }
+            yield unsafe &uncheckedCodingPath
+        }
+    }
+    @exclusivity(unchecked) private var uncheckedCodingPath: [any CodingKey] = []
+
+    /// The offset of the tag of the value being decoded, or -1 for a missing value.
+    private var valueOffset: Int {
+        @inline(__always) _read {
+            checkNoModification(of: .valueOffset)
+            yield unsafe uncheckedValueOffset
+        }
+        @inline(__always) _modify {
+            beginModification(of: .valueOffset)
+            defer { endModification(of: .valueOffset) }
+            yield unsafe &uncheckedValueOffset
+        }
+    }
+    @exclusivity(unchecked) private var uncheckedValueOffset = -1
+
+    /// How many containers enclose the value being decoded.
+    private var depth: Int {
+        @inline(__always) _read {
+            checkNoModification(of: .depth)
+            yield unsafe uncheckedDepth
+        }
+        @inline(__always) _modify {
+            beginModification(of: .depth)
+            defer { endModification(of: .depth) }
+            yield unsafe &uncheckedDepth
+        }
+    }
+    @exclusivity(unchecked) private var uncheckedDepth = 0
+
+    /// The entry tables of the keyed containers in use, each after a header
+    /// entry; storage past ``entryCount`` is reused.
+    var entries: [Entry] {
+        @inline(__always) _read {
+            checkNoModification(of: .entries)
+            yield unsafe uncheckedEntries
+        }
+        @inline(__always) _modify {
+            beginModification(of: .entries)
+            defer { endModification(of: .entries) }
+            yield unsafe &uncheckedEntries
+        }
+    }
+    @exclusivity(unchecked) private var uncheckedEntries: [Entry] = []
+
+    /// The number of entries in use.
+    private var entryCount: Int {
+        @inline(__always) _read {
+            checkNoModification(of: .entryCount)
+            yield unsafe uncheckedEntryCount
+        }
+        @inline(__always) _modify {
+            beginModification(of: .entryCount)
+            defer { endModification(of: .entryCount) }
+            yield unsafe &uncheckedEntryCount
+        }
+    }
+    @exclusivity(unchecked) private var uncheckedEntryCount = 0
+
+    /// The coding paths of nested containers in use.
+    private var explicitPaths: [[any CodingKey]] {
+        @inline(__always) _read {
+            checkNoModification(of: .explicitPaths)
+            yield unsafe uncheckedExplicitPaths
+        }
+        @inline(__always) _modify {
+            beginModification(of: .explicitPaths)
+            defer { endModification(of: .explicitPaths) }
+            yield unsafe &uncheckedExplicitPaths
+        }
+    }
+    @exclusivity(unchecked) private var uncheckedExplicitPaths: [[any CodingKey]] = []
+
+    /// Whether a record is being decoded, so a reused instance is not entered twice.
+    private(set) var isBusy: Bool {
+        @inline(__always) _read {
+            checkNoModification(of: .isBusy)
+            yield unsafe uncheckedIsBusy
+        }
+        @inline(__always) _modify {
+            beginModification(of: .isBusy)
+            defer { endModification(of: .isBusy) }
+            yield unsafe &uncheckedIsBusy
+        }
+    }
+    @exclusivity(unchecked) private var uncheckedIsBusy = false
+
+    /// The end of the last container whose end was found, to skip it without another walk.
+    private var knownEnd: (offset: Int, end: Int) {
+        @inline(__always) _read {
+            checkNoModification(of: .knownEnd)
+            yield unsafe uncheckedKnownEnd
+        }
+        @inline(__always) _modify {
+            beginModification(of: .knownEnd)
+            defer { endModification(of: .knownEnd) }
+            yield unsafe &uncheckedKnownEnd
+        }
+    }
+    @exclusivity(unchecked) private var uncheckedKnownEnd = (offset: -1, end: -1)
+
+    /// The end of the current value, once one of its containers found it.
+    private var levelEnd: Int {
+        @inline(__always) _read {
+            checkNoModification(of: .levelEnd)
+            yield unsafe uncheckedLevelEnd
+        }
+        @inline(__always) _modify {
+            beginModification(of: .levelEnd)
+            defer { endModification(of: .levelEnd) }
+            yield unsafe &uncheckedLevelEnd
+        }
+    }
+    @exclusivity(unchecked) private var uncheckedLevelEnd = -1
+
+    /// Where a ``FieldReader`` reads the record's top-level fields (see `RecordDecoding+Fields.swift`).
+    var fieldCursor: FieldCursor {
+        @inline(__always) _read {
+            checkNoModification(of: .fieldCursor)
+            yield unsafe uncheckedFieldCursor
+        }
+        @inline(__always) _modify {
+            beginModification(of: .fieldCursor)
+            defer { endModification(of: .fieldCursor) }
+            yield unsafe &uncheckedFieldCursor
+        }
+    }
+    @exclusivity(unchecked) private var uncheckedFieldCursor = FieldCursor()
+
     // MARK: Records
 
     /// Decodes a whole record: checks the version byte, decodes the value and
     /// checks that nothing follows it.
     ///
     /// The decoder keeps its buffers for the next record, and no reference to `bytes`.
-    func decodeRecord<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, fields: FieldTable) throws -> T
-    {
+    func decodeRecord<T: Decodable>(_ type: T.Type, from bytes: BorrowedBytes, fields: FieldTable) throws -> T {
         beginRecord(bytes, fields: fields)
         defer { endRecord() }
         let offset = try valueOffsetAfterVersion()
@@ -112,7 +312,7 @@ final class RecordDecoding: Decoder {
     /// Decodes a whole record through a ``FieldReader`` over its top-level fields: checks the version byte, lets
     /// `body` read the fields, and checks that nothing follows the record's object.
     func decodeFieldRecord<R>(
-        from bytes: UnsafeRawBufferPointer,
+        from bytes: BorrowedBytes,
         fields: FieldTable,
         _ body: (FieldReader) throws -> R
     ) throws -> R {
@@ -128,7 +328,7 @@ final class RecordDecoding: Decoder {
     }
 
     /// Starts decoding the record in `bytes` with `fields`; call ``endRecord()`` when done, even after an error.
-    private func beginRecord(_ bytes: UnsafeRawBufferPointer, fields: FieldTable) {
+    private func beginRecord(_ bytes: BorrowedBytes, fields: FieldTable) {
         reader = ByteReader(bytes)
         // A batch decodes every record with the same table: keeping it saves reference counting per record.
         if !self.fields.isIdentical(to: fields) { self.fields = fields }
@@ -145,7 +345,7 @@ final class RecordDecoding: Decoder {
     /// Lets go of the record's bytes and resets the state for the next record, keeping the buffers.
     private func endRecord() {
         isBusy = false
-        reader = ByteReader(UnsafeRawBufferPointer(start: nil, count: 0))
+        reader = ByteReader(BorrowedBytes.empty)
         codingPath.clear()
         entryCount = 0
         explicitPaths.clear()
@@ -223,9 +423,9 @@ final class RecordDecoding: Decoder {
     ///
     /// Containers call it directly for such children, which skips the coding
     /// path and state bookkeeping of ``decodeChild(_:at:key:path:depth:)``.
-    /// `unsafeBitCast` only converts a value to its own type, checked by the
-    /// caller through ``isSpecial(_:)``: unlike `as?`, it needs no run-time
-    /// cast or Optional metadata.
+    /// ``knownTypeCast(_:to:)`` converts each value to its own type, `T`:
+    /// unlike `as?`, it needs no run-time cast or Optional metadata. The
+    /// caller checks through ``isSpecial(_:)`` that `T` is one of these types.
     ///
     /// - Parameter path: The value's coding path, built only for an error.
     func decodeSpecialValue<T: Decodable>(
@@ -233,15 +433,15 @@ final class RecordDecoding: Decoder {
     ) throws -> T {
         var offset = offset
         if T.self == Date.self {
-            return unsafeBitCast(try decodeDate(at: &offset, path: path()), to: T.self)
+            return knownTypeCast(try decodeDate(at: &offset, path: path()), to: T.self)
         } else if T.self == UUID.self {
-            return unsafeBitCast(try decodeUUID(at: &offset, path: path()), to: T.self)
+            return knownTypeCast(try decodeUUID(at: &offset, path: path()), to: T.self)
         } else if T.self == URL.self {
-            return unsafeBitCast(try decodeURL(at: &offset, path: path()), to: T.self)
+            return knownTypeCast(try decodeURL(at: &offset, path: path()), to: T.self)
         } else if T.self == Decimal.self {
-            return unsafeBitCast(try decodeDecimal(at: &offset, path: path()), to: T.self)
+            return knownTypeCast(try decodeDecimal(at: &offset, path: path()), to: T.self)
         }
-        return unsafeBitCast(try decodeData(at: &offset, path: path()), to: T.self)
+        return knownTypeCast(try decodeData(at: &offset, path: path()), to: T.self)
     }
 
     /// Returns the offset just past the value at `offset`, reusing the end of
@@ -301,30 +501,42 @@ final class RecordDecoding: Decoder {
             entries.append(contentsOf: repeatElement(Entry(key: 0, keyLength: 0, value: 0), count: end - entries.count))
         }
         let reader = reader
-        let firstEntry = position
-        position = try entries.withUnsafeMutableBufferPointer { (table) throws(RecordFormatError) -> Int in
-            // The header entry holds the index where the next lookup starts.
-            table[start - 1] = Entry(key: 0, keyLength: 0, value: 0)
-            var cursor = firstEntry
-            for index in start..<end {
-                var entry = Entry(key: 0, keyLength: 0, value: 0)
-                if kind == .stringMap {
-                    entry.keyLength = try reader.readLength(at: &cursor)
-                    entry.key = UInt64(cursor)
-                    cursor += entry.keyLength
-                } else {
-                    entry.key = try reader.readVarint(at: &cursor)
-                }
-                entry.value = cursor
-                table[index] = entry
-                cursor = try reader.endOfValue(at: cursor, depth: depth + 1)
-            }
-            return cursor
-        }
+        position = try Self.readEntries(
+            into: &entries, start..<end, at: position, kind: kind, reader: reader, depth: depth)
         entryCount = end
         noteEnd(ofValueAt: offset, end: position)
         return RecordKeyedDecodingContainer(
             decoding: self, kind: kind, start: start, count: count, path: path, depth: depth)
+    }
+
+    /// Fills `table[range]` with the entries of a container of `kind` at `depth` whose first entry is at `position`,
+    /// and the header entry before them; returns the offset just past the last entry.
+    ///
+    /// It works in place through a mutable span: one uniqueness check per container instead of one per entry. It is
+    /// a function of its own so that its caller's access to ``entries`` ends in one place, which lets the optimizer
+    /// inline the accessor.
+    private static func readEntries(
+        into table: inout [Entry], _ range: Range<Int>, at position: Int, kind: ValueKind, reader: ByteReader,
+        depth: Int
+    ) throws(RecordFormatError) -> Int {
+        var table = table.mutableSpan
+        // The header entry holds the index where the next lookup starts.
+        table[range.lowerBound - 1] = Entry(key: 0, keyLength: 0, value: 0)
+        var position = position
+        for index in range {
+            var entry = Entry(key: 0, keyLength: 0, value: 0)
+            if kind == .stringMap {
+                entry.keyLength = try reader.readLength(at: &position)
+                entry.key = UInt64(position)
+                position += entry.keyLength
+            } else {
+                entry.key = try reader.readVarint(at: &position)
+            }
+            entry.value = position
+            table[index] = entry
+            position = try reader.endOfValue(at: position, depth: depth + 1)
+        }
+        return position
     }
 
     /// Returns a decoder for the value at `offset` (-1 when missing), for `superDecoder()`.
@@ -345,3 +557,6 @@ final class RecordDecoding: Decoder {
         return index < explicitPaths.count ? explicitPaths[index] : codingPath
     }
 }
+
+@available(*, unavailable)
+extension RecordDecoding: Sendable {}

@@ -25,14 +25,14 @@ enum RecordFormat {
     ///
     /// - Throws: ``RecordFormatError`` for a version this code does not read, or a checksum that does not match.
     @inline(__always)
-    static func checkedBody(_ bytes: UnsafeRawBufferPointer) throws(RecordFormatError) -> UnsafeRawBufferPointer {
+    static func checkedBody(_ bytes: BorrowedBytes) throws(RecordFormatError) -> BorrowedBytes {
         guard let version = bytes.first else { throw RecordFormatError(.truncated, at: 0) }
         switch version {
         case RecordFormat.version:
             guard bytes.count > checksumLength + 1, Checksum.isValid(trailing: bytes) else {
                 throw RecordFormatError(.checksumMismatch, at: bytes.count)
             }
-            return UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - checksumLength)])
+            return bytes.extracting(..<(bytes.count - checksumLength))
         case uncheckedVersion:
             return bytes
         default:
@@ -81,39 +81,13 @@ extension Array where Element == UInt8 {
         appendVarint(value)
     }
 
-    /// Appends a tag byte, then the low `count` (at most 8) bytes of `value`, least significant first, in one
-    /// append: a fixed-size value costs one capacity check, not one per byte.
-    @inline(__always)
-    mutating func appendTagged(_ kind: ValueKind, littleEndian value: UInt64, count: Int) {
-        var buffer: (UInt64, UInt64) = (0, 0)
-        Swift.withUnsafeMutableBytes(of: &buffer) { buffer in
-            buffer[0] = kind.rawValue
-            buffer.storeBytes(of: value.littleEndian, toByteOffset: 1, as: UInt64.self)
-            append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<(1 + count)]))
-        }
-    }
-
-    /// Appends a tag byte, then the 16 bytes of `uuid`, in one append.
-    @inline(__always)
-    mutating func appendTagged(_ kind: ValueKind, uuid: UUID) {
-        var buffer: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        Swift.withUnsafeMutableBytes(of: &buffer) { buffer in
-            buffer[0] = kind.rawValue
-            buffer.storeBytes(of: uuid.uuid, toByteOffset: 1, as: uuid_t.self)
-            append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<17]))
-        }
-    }
-
     /// Appends a tag byte, the varint byte length of `text`, then its UTF-8.
     ///
     /// Used for the string, URL and decimal kinds.
     mutating func appendTagged(_ kind: ValueKind, text: String) {
         append(kind.rawValue)
-        var text = text
-        text.withUTF8 { utf8 in
-            appendVarint(UInt64(utf8.count))
-            append(contentsOf: utf8)
-        }
+        appendVarint(UInt64(text.utf8.count))
+        append(contentsOf: text.utf8)
     }
 
     /// Appends a tag byte, the varint length of `bytes`, then the bytes.

@@ -38,8 +38,7 @@ struct RecordKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
                     keys.append(key)
                 }
             case .stringMap:
-                let utf8 = UnsafeRawBufferPointer(
-                    rebasing: decoding.reader.buffer[Int(entry.key)..<(Int(entry.key) + entry.keyLength)])
+                let utf8 = decoding.reader.buffer.extracting(Int(entry.key)..<(Int(entry.key) + entry.keyLength))
                 // Invalid UTF-8 cannot be a key; decoding its value by another key would not find it either.
                 if let name = String(validating: utf8, as: UTF8.self), let key = Key(stringValue: name) {
                     keys.append(key)
@@ -291,14 +290,9 @@ struct RecordKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
         case .object:
             return decoding.fields.id(entry.key, isNamed: name)
         case .stringMap:
-            let stored = UnsafeRawBufferPointer(
-                rebasing: decoding.reader.buffer[Int(entry.key)..<(Int(entry.key) + entry.keyLength)])
+            let stored = decoding.reader.buffer.extracting(Int(entry.key)..<(Int(entry.key) + entry.keyLength))
             var name = name
-            return name.withUTF8 { utf8 in
-                guard utf8.count == stored.count else { return false }
-                guard let lhs = utf8.baseAddress, let rhs = stored.baseAddress else { return true }
-                return memcmp(lhs, rhs, utf8.count) == 0
-            }
+            return name.withBorrowedUTF8 { utf8 in utf8.elementsEqual(stored) }
         default:
             guard let key = intValue ?? Int(name) else { return false }
             return RecordFormat.unzigzag(entry.key) == Int64(key)

@@ -8,7 +8,7 @@ extension RecordValue {
     ///   - bytes: The record; only read during the call.
     ///   - fields: The entity's field table, which names the field ids.
     /// - Throws: ``RecordFormatError`` for corrupt bytes.
-    package static func decode(from bytes: UnsafeRawBufferPointer, fields: FieldTable) throws -> RecordValue {
+    package static func decode(from bytes: BorrowedBytes, fields: FieldTable) throws -> RecordValue {
         let reader = ByteReader(try RecordFormat.checkedBody(bytes))
         var offset = 1
         let value = try decodeValue(reader, at: &offset, fields: fields, depth: 0)

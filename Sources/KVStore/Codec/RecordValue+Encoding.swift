@@ -60,11 +60,8 @@ extension RecordValue {
         case .stringMap(let entries):
             bytes.appendTagged(.stringMap, varint: UInt64(entries.count))
             for (key, value) in entries {
-                var key = key
-                key.withUTF8 { utf8 in
-                    bytes.appendVarint(UInt64(utf8.count))
-                    bytes.append(contentsOf: utf8)
-                }
+                bytes.appendVarint(UInt64(key.utf8.count))
+                bytes.append(contentsOf: key.utf8)
                 value.append(to: &bytes, fields: &fields, isRoot: false)
             }
         case .intMap(let entries):

@@ -22,7 +22,7 @@ public actor ModelActor {
 
     /// The actor runs on its own serial queue.
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
-        executor.asUnownedSerialExecutor()
+        unsafe executor.asUnownedSerialExecutor()
     }
 
     /// Creates an actor with a fresh context on `modelContainer`.
@@ -44,6 +44,10 @@ public actor ModelActor {
 
 /// A serial executor on a dispatch queue of its own. Dispatch gives a blocked serial queue a thread of its own
 /// rather than one of the cooperative pool's, which is what lets blocking work run here.
+///
+/// One of the module's few places with unsafe code (ARCHITECTURE.md lists them): Swift's executor API passes the
+/// executor unowned. Invariant: the executor outlives every job it runs, because a job on the actor keeps the actor
+/// alive and the actor holds its executor.
 final class QueueExecutor: SerialExecutor {
     private let queue: DispatchQueue
 
@@ -53,11 +57,11 @@ final class QueueExecutor: SerialExecutor {
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        let executor = asUnownedSerialExecutor()
-        queue.async { job.runSynchronously(on: executor) }
+        let executor = unsafe asUnownedSerialExecutor()
+        queue.async { unsafe job.runSynchronously(on: executor) }
     }
 
     func asUnownedSerialExecutor() -> UnownedSerialExecutor {
-        UnownedSerialExecutor(ordinary: self)
+        unsafe UnownedSerialExecutor(ordinary: self)
     }
 }

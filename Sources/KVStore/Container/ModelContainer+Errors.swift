@@ -72,8 +72,6 @@ extension ModelContainer {
 
     /// The bytes an unprivileged writer may still use on the file system of `path`.
     private static func availableBytes(_ path: String) -> Int? {
-        var status = statvfs()
-        guard statvfs(path, &status) == 0 else { return nil }
-        return Int(status.f_bavail) * Int(status.f_frsize)
+        FileSystemQueries.availableBytes(path)
     }
 }

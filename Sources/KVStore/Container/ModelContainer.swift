@@ -241,10 +241,10 @@ public final class ModelContainer: Sendable {
         let id = ObjectIdentifier(type)
         if storeTypes.count <= 16 {
             if let position = storeTypes.firstIndex(of: id) {
-                return unsafeDowncast(storeList[position], to: EntityStore<M>.self)
+                return knownTypeDowncast(storeList[position], to: EntityStore<M>.self)
             }
         } else if let store = stores[id] {
-            return unsafeDowncast(store, to: EntityStore<M>.self)
+            return knownTypeDowncast(store, to: EntityStore<M>.self)
         }
         throw KVStoreError(
             .unknownEntity, entity: String(describing: type),
@@ -267,9 +267,8 @@ public final class ModelContainer: Sendable {
             }
             return directory
         }
-        var isDirectory: ObjCBool = false
-        if manager.fileExists(atPath: path, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else {
+        if let isDirectory = FileSystemQueries.isDirectory(path) {
+            guard isDirectory else {
                 throw KVStoreError(.storage, message: "\(path) is a file; a store is a directory")
             }
             return path

@@ -18,7 +18,7 @@ extension ModelContainer {
         do {
             return try environment.read { txn in
                 try followCatalog(inRead: txn)
-                return try withUnsafePointer(to: txn) { pointer in
+                return try withTransactionHandle(txn) { pointer in
                     try body(ModelTransaction(container: self, transaction: pointer, writes: nil))
                 }
             }
@@ -74,7 +74,7 @@ extension ModelContainer {
     ) throws -> (R, ChangeSet?) {
         let (output, transaction, generation) = try environment.write { txn in
             try beginWrite(txn)
-            let (result, changes, catalogChanged) = try withUnsafePointer(to: txn) { pointer in
+            let (result, changes, catalogChanged) = try withTransactionHandle(txn) { pointer in
                 let changes = isObserved ? ChangeCollector(transactionID: txn.id) : nil
                 let writes = WriteState(changes: changes)
                 let transaction = ModelTransaction(container: self, transaction: pointer, writes: writes)

@@ -16,7 +16,8 @@ import LMDB
 /// ```
 public struct ModelTransaction: ~Copyable {
     let container: ModelContainer
-    let transaction: UnsafePointer<Transaction>
+    /// The LMDB transaction, lent for the length of the body (see ``TransactionHandle``).
+    let transaction: TransactionHandle
     /// What a write must check before it commits; `nil` in a read transaction.
     let writes: WriteState?
 

@@ -56,7 +56,7 @@ package struct CatalogExternalValues: Sendable {
     ///   ``KVStoreError/damaged`` for one whose checksum does not match.
     package func withChunk<R>(
         _ index: Int, owner: UUID, field: (id: UInt32, name: String), value: UUID, size: Int, chunkSize: Int,
-        in txn: borrowing Transaction, _ body: (UnsafeRawBufferPointer) throws -> R
+        in txn: borrowing Transaction, _ body: (BorrowedBytes) throws -> R
     ) throws -> R {
         let descriptor = ExternalValueDescriptor(valueID: value, byteCount: size, chunkSize: chunkSize)
         return try table.withChunk(index, of: descriptor, owner: owner, field: field, in: txn, body)
@@ -82,7 +82,7 @@ package struct CatalogExternalValues: Sendable {
     ///
     /// - Throws: What LMDB throws.
     package func writeChunk(
-        _ bytes: UnsafeRawBufferPointer, owner: UUID, field: UInt32, value: UUID, index: Int,
+        _ bytes: BorrowedBytes, owner: UUID, field: UInt32, value: UUID, index: Int,
         in txn: borrowing Transaction
     ) throws {
         let key = Self.chunkKey(owner: owner, field: field, value: value, chunk: index)
@@ -122,9 +122,8 @@ package struct CatalogExternalValues: Sendable {
     package func stagingWriter(
         owner: UUID, field: UInt32, value: UUID, in txn: borrowing Transaction
     ) throws -> StagingWriter?? {
-        try txn.withUnsafeBytes(forKey: Self.valueKey(owner: owner, field: field, value: value), in: staging) {
-            bytes -> StagingWriter?? in
-            guard let bytes else { return nil }
+        try Self.valueKey(owner: owner, field: field, value: value).withBorrowedBytes { key in
+            guard let bytes = try txn.bytes(forKey: key, in: staging) else { return nil }
             return .some(StagingWriter(bytes))
         }
     }

@@ -50,7 +50,7 @@ extension ModelTransaction {
                 try handle.write(contentsOf: data)
             case .stored(let attribute, let descriptor):
                 try store.forEachChunk(of: attribute, descriptor: descriptor, id: model.id, in: transaction.pointee) {
-                    try handle.write(contentsOf: $0)
+                    try handle.write(contentsOf: Data($0))
                 }
             }
         }

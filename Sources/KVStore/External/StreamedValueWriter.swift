@@ -195,7 +195,7 @@ private struct Batch: Sendable {
             try table.beginStaging(
                 owner: owner, field: field, value: valueID, lockToken: lockToken, in: txn.transaction.pointee)
         }
-        try bytes.withUnsafeBytes { bytes in
+        try bytes.withBorrowedBytes { bytes in
             try table.writeChunks(
                 bytes, owner: owner, field: field, value: valueID, firstChunk: firstChunk, in: txn.transaction.pointee)
         }

@@ -32,7 +32,7 @@ final class MigrationEntityWriter {
                 cause: error)
         }
         try withKey(model.id) { key in
-            try buffer.withUnsafeBytes { try txn.put($0, forKey: key, in: records) }
+            try buffer.withBorrowedBytes { try txn.put($0, forKey: key, in: records) }
         }
     }
 
@@ -111,7 +111,7 @@ final class MigrationChunk {
     /// catalog entry has the source's field table, so the bytes read the same.
     func move(in txn: borrowing Transaction) throws -> Outcome {
         var records: [(key: [UInt8], value: [UInt8])] = []
-        try txn.scan(source.records) { key, value in
+        try txn.scanEntries(source.records) { key, value in
             records.append((Array(key), Array(value)))
             return records.count < limit
         }
@@ -133,7 +133,7 @@ final class MigrationChunk {
         let decoder = RecordDecoder()
         let fields = source.entry.fields
         let range = isInPlace ? after.map { KeyRange.from($0) } ?? .all : .all
-        try txn.scan(source.records, in: range) { key, value in
+        try txn.scanEntries(source.records, in: range) { key, value in
             if let after, isInPlace, compareBytes(key, after) == 0 { return true }
             do {
                 olds.append((Array(key), try decoder.decode(Old.self, from: value, fields: fields)))

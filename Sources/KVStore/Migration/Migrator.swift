@@ -183,7 +183,7 @@ struct Migrator {
     private func hasEntities() throws -> Bool {
         try environment.read { txn in
             var found = false
-            try txn.scan(catalog, in: .prefix(Catalog.entityKeyPrefix)) { _, _ in
+            try txn.scanEntries(catalog, in: .prefix(Catalog.entityKeyPrefix)) { _, _ in
                 found = true
                 return false
             }

@@ -248,7 +248,7 @@ struct StageRun {
             try txn.withCursor(on: table) { cursor in
                 for move in [true, false] {
                     guard try move ? cursor.first() : cursor.last() else { return }
-                    try cursor.withCurrent { key, value in
+                    try cursor.withCurrentEntry { key, value in
                         let id = UUID(bytes: key)
                         do {
                             _ = try decoder.decode(M.self, from: value, fields: fields)

@@ -109,7 +109,7 @@ public struct ExternalAttribute<M: Model>: Sendable {
 }
 
 /// Appends the index keys of the model at an address to a set, as the keys of the index at a position.
-typealias IndexKeyAppender = @Sendable (UnsafeRawPointer, Int, inout IndexKeySet) -> Void
+typealias IndexKeyAppender = @Sendable (ModelAddress, Int, inout IndexKeySet) -> Void
 
 /// An index or unique constraint on one or more attributes of a model.
 ///
@@ -145,8 +145,8 @@ public struct ModelIndex<M: Model>: Sendable {
     /// The index keys of a model, finalized, with the whole key of each.
     func keys(_ model: M, longKeyHash: LongKeyHash) -> [(key: [UInt8], whole: [UInt8])] {
         var set = IndexKeySet(longKeyHash: longKeyHash)
-        withUnsafePointer(to: model) { appendKeys(UnsafeRawPointer($0), 0, &set) }
-        return set.keys(of: 0).map { key in (key, key.withUnsafeBytes { set.wholeKey(of: $0, index: 0) }) }
+        withAddress(of: model) { appendKeys($0, 0, &set) }
+        return set.keys(of: 0).map { key in (key, key.withBorrowedBytes { set.wholeKey(of: $0, index: 0) }) }
     }
 
     /// One encoder per attribute, for the query planner: a boxed value to its key component.
@@ -251,16 +251,9 @@ public struct ModelIndex<M: Model>: Sendable {
             componentEncoders: [encoder(V1.self), encoder(V2.self)])
     }
 
-    /// A function that reads the attribute at `keyPath` of the model at an address.
-    ///
-    /// Every save computes its model's index keys, and applying a key path goes through the runtime's key path
-    /// interpreter. A key path to a stored property of the model's own storage has a fixed offset, so it is read
-    /// there directly; any other key path (a computed property, a property of a class) is applied as usual.
-    private static func reader<V>(_ keyPath: KeyPath<M, V> & Sendable) -> @Sendable (UnsafeRawPointer) -> V {
-        guard let offset = MemoryLayout<M>.offset(of: keyPath) else {
-            return { $0.assumingMemoryBound(to: M.self).pointee[keyPath: keyPath] }
-        }
-        return { $0.advanced(by: offset).assumingMemoryBound(to: V.self).pointee }
+    /// A function that reads the attribute at `keyPath` of the model at an address (see ``ModelAddress``).
+    private static func reader<V>(_ keyPath: KeyPath<M, V> & Sendable) -> @Sendable (ModelAddress) -> V {
+        ModelAddress.reader(of: keyPath)
     }
 
     private static func encoder<V: IndexKeyEncodable>(_: V.Type) -> @Sendable (Any) -> [UInt8]? {

@@ -40,14 +40,15 @@ final class TimeOrderedGenerator: Sendable {
         }
         var random = SystemRandomNumberGenerator()
         let tail = random.next() as UInt64
-        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &bytes) { raw in
-            for index in 0..<6 { raw[index] = UInt8(truncatingIfNeeded: milliseconds >> (40 - 8 * UInt64(index))) }
-            raw[6] = 0x70 | UInt8(counter >> 8)
-            raw[7] = UInt8(truncatingIfNeeded: counter)
-            for index in 8..<16 { raw[index] = UInt8(truncatingIfNeeded: tail >> (8 * UInt64(index - 8))) }
-            raw[8] = 0x80 | (raw[8] & 0x3F)  // RFC 9562 variant
-        }
+        // Bytes 0-5: the milliseconds, big-endian; 6-7: version 7 and the counter; 8-15: random, with the variant.
+        let byte = { (value: UInt64, shift: UInt64) in UInt8(truncatingIfNeeded: value >> shift) }
+        let bytes: uuid_t = (
+            byte(milliseconds, 40), byte(milliseconds, 32), byte(milliseconds, 24), byte(milliseconds, 16),
+            byte(milliseconds, 8), byte(milliseconds, 0), 0x70 | UInt8(counter >> 8),
+            UInt8(truncatingIfNeeded: counter),
+            0x80 | (byte(tail, 0) & 0x3F), byte(tail, 8), byte(tail, 16), byte(tail, 24),
+            byte(tail, 32), byte(tail, 40), byte(tail, 48), byte(tail, 56)
+        )
         return UUID(uuid: bytes)
     }
 }

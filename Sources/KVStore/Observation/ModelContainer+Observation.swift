@@ -96,7 +96,7 @@ extension ModelContainer {
         var encoder = RecordEncoder()
         var fields = FieldTable()
         return models.map {
-            (try? encoder.encode($0, fields: &fields)) ?? withUnsafeBytes(of: $0.id.uuid) { Array($0) }
+            (try? encoder.encode($0, fields: &fields)) ?? withBorrowedBytes(of: $0.id.uuid) { Array($0) }
         }
     }
 }

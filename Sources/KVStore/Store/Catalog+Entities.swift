@@ -8,7 +8,7 @@ extension Catalog {
     ) throws -> (entities: [EntityCatalog], damaged: [(key: String, reason: String)]) {
         var entities: [EntityCatalog] = []
         var damaged: [(key: String, reason: String)] = []
-        try txn.scan(table, in: .prefix(entityKeyPrefix)) { key, value in
+        try txn.scanEntries(table, in: .prefix(entityKeyPrefix)) { key, value in
             do {
                 entities.append(try decodeValue(EntityCatalog.self, from: value, key: Array(key)))
             } catch {

@@ -94,7 +94,7 @@ package enum Catalog {
         let json = try encoder.encode(value)
         var bytes: [UInt8] = [checkedValueMarker]
         bytes.reserveCapacity(json.count + 5)
-        withUnsafeBytes(of: Checksum.crc32c(Array(json)).littleEndian) { bytes.append(contentsOf: $0) }
+        bytes.appendBytes(of: Checksum.crc32c(Array(json)).littleEndian)
         bytes.append(contentsOf: json)
         return bytes
     }
@@ -102,12 +102,12 @@ package enum Catalog {
     /// The JSON of a catalog value, once its checksum matches; a value written before checksums is all JSON.
     ///
     /// - Throws: ``KVStoreError/damaged`` naming the entry when the checksum does not match, or the value is neither.
-    static func json(of bytes: UnsafeRawBufferPointer, key: [UInt8]) throws -> UnsafeRawBufferPointer {
+    static func json(of bytes: BorrowedBytes, key: [UInt8]) throws -> BorrowedBytes {
         if bytes.first == UInt8(ascii: "{") { return bytes }
         guard bytes.count >= 5, bytes[0] == checkedValueMarker else {
             throw damagedEntry(key, "it is not a catalog value")
         }
-        let json = UnsafeRawBufferPointer(rebasing: bytes[5...])
+        let json = bytes.extracting(5...)
         guard Checksum.crc32c(json) == UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 1, as: UInt32.self))
         else { throw damagedEntry(key, "its checksum does not match its bytes") }
         return json
@@ -116,8 +116,7 @@ package enum Catalog {
     /// Decodes a catalog value read from the table.
     ///
     /// - Throws: ``KVStoreError/damaged`` naming the entry.
-    static func decodeValue<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, key: [UInt8]) throws -> T
-    {
+    static func decodeValue<T: Decodable>(_ type: T.Type, from bytes: BorrowedBytes, key: [UInt8]) throws -> T {
         let json = try json(of: bytes, key: key)
         do {
             return try decoder.decode(T.self, from: Data(json))
@@ -141,7 +140,7 @@ package enum Catalog {
     )
         throws -> T?
     {
-        try txn.withUnsafeBytes(forKey: key, in: table) { bytes in
+        try txn.withBytes(forKey: key, in: table) { bytes in
             try bytes.map { try decodeValue(T.self, from: $0, key: key) }
         }
     }
@@ -163,7 +162,7 @@ package enum Catalog {
     ///
     /// - Throws: ``KVStoreError/corruptRecord`` when the entry is not 8 bytes long.
     package static func generation(in txn: borrowing Transaction, table: Table) throws -> UInt64 {
-        try txn.withUnsafeBytes(forKey: generationKey, in: table) { bytes -> UInt64 in
+        try txn.withBytes(forKey: generationKey, in: table) { bytes -> UInt64 in
             guard let bytes else { return 0 }
             guard bytes.count == 8 else {
                 throw KVStoreError(
@@ -178,7 +177,7 @@ package enum Catalog {
 
     private static func advanceGeneration(in txn: borrowing Transaction, table: Table) throws {
         let next = try generation(in: txn, table: table) &+ 1
-        try withUnsafeBytes(of: next.bigEndian) { try txn.put($0, forKey: generationKey, in: table) }
+        try withBorrowedBytes(of: next.bigEndian) { try txn.put($0, forKey: generationKey, in: table) }
     }
 }
 

@@ -70,12 +70,12 @@ final class CatalogEntityStore: AnyEntityStore {
                 var referring: [UUID] = []
                 if index.catalog.isUnique {
                     if try cursor.seek(to: key) {
-                        _ = try cursor.withCurrent { _, value in referring.append(UUID(bytes: value)) }
+                        _ = try cursor.withCurrentEntry { _, value in referring.append(UUID(bytes: value)) }
                     }
                 } else {
-                    try cursor.forEachDuplicatePage(ofKey: key) { page in
+                    try cursor.forEachValuePage(ofKey: key) { page in
                         for offset in stride(from: 0, to: page.count - 15, by: 16) {
-                            referring.append(UUID(bytes: UnsafeRawBufferPointer(rebasing: page[offset..<offset + 16])))
+                            referring.append(UUID(bytes: page.extracting(offset..<offset + 16)))
                         }
                     }
                 }
@@ -160,7 +160,7 @@ final class CatalogEntityStore: AnyEntityStore {
     /// The stored record `id` as a value tree, or `nil`.
     private func record(_ id: UUID, in txn: borrowing Transaction) throws -> RecordValue? {
         try withKey(id) { key in
-            try txn.withUnsafeBytes(forKey: key, in: records) { bytes -> RecordValue? in
+            try txn.withBytes(forKey: key, in: records) { bytes -> RecordValue? in
                 guard let bytes else { return nil }
                 do {
                     return try RecordValue.decode(from: bytes, fields: fields)

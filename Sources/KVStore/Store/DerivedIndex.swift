@@ -46,7 +46,7 @@ package struct DerivedIndexChanges {
         id: UUID,
         old: RecordValue?,
         new: RecordValue?,
-        key: UnsafeRawBufferPointer,
+        key: BorrowedBytes,
         records: Table,
         fields: FieldTable,
         hash: LongKeyHash,
@@ -67,14 +67,14 @@ package struct DerivedIndexChanges {
             let removed = oldKeys.filter { old in !newKeys.contains { $0.whole == old.whole } }
             if index.catalog.isUnique {
                 for entry in added {
-                    let holder = try entry.key.withUnsafeBytes { storedKey in
+                    let holder = try entry.key.withBorrowedBytes { storedKey in
                         try UniqueIndexEntries.holder(of: storedKey, other: key, in: index.table, txn: txn) { holder in
                             try Self.holds(
                                 holder, whole: entry.whole, index: index, records: records, fields: fields, txn: txn)
                         }
                     }
                     guard let holder else { continue }
-                    let owner = holder.count == 16 ? holder.withUnsafeBytes { UUID(bytes: $0).uuidString } : "another"
+                    let owner = holder.count == 16 ? holder.withBorrowedBytes { UUID(bytes: $0).uuidString } : "another"
                     let values = index.catalog.fields.map { field in
                         new.map { "\(RecordIndexKeys.value(of: field, in: $0))" } ?? "nil"
                     }
@@ -90,11 +90,11 @@ package struct DerivedIndexChanges {
     }
 
     /// Removes and adds the entries, for the record under `key`.
-    package func apply(key: UnsafeRawBufferPointer, in txn: borrowing Transaction) throws {
+    package func apply(key: BorrowedBytes, in txn: borrowing Transaction) throws {
         for change in changes {
             let table = change.index.table
             for entry in change.removed {
-                try entry.key.withUnsafeBytes { storedKey in
+                try entry.key.withBorrowedBytes { storedKey in
                     if change.index.catalog.isUnique {
                         try UniqueIndexEntries.remove(storedKey, owner: key, in: table, txn: txn)
                     } else {
@@ -103,7 +103,7 @@ package struct DerivedIndexChanges {
                 }
             }
             for entry in change.added {
-                try entry.key.withUnsafeBytes { storedKey in
+                try entry.key.withBorrowedBytes { storedKey in
                     if change.index.catalog.isUnique {
                         try UniqueIndexEntries.place(storedKey, owner: key, in: table, txn: txn)
                     } else {
@@ -135,8 +135,8 @@ package struct DerivedIndexChanges {
         txn: borrowing Transaction
     ) throws -> Bool {
         guard holder.count == 16 else { return false }
-        return try holder.withUnsafeBytes { holderKey in
-            try txn.withUnsafeBytes(forKey: holderKey, in: records) { bytes in
+        return try holder.withBorrowedBytes { holderKey in
+            try txn.withBytes(forKey: holderKey, in: records) { bytes in
                 // An entry whose record is gone holds nothing (kvtool check reports it).
                 guard let bytes, let record = try? RecordValue.decode(from: bytes, fields: fields) else { return false }
                 return (try? RecordIndexKeys.wholeKeys(of: record, in: index.catalog))?.contains(whole) ?? false

@@ -101,7 +101,7 @@ extension EntityStore {
         descriptor: ExternalValueDescriptor,
         id: UUID,
         in txn: borrowing Transaction,
-        _ body: (UnsafeRawBufferPointer) throws -> Void
+        _ body: (BorrowedBytes) throws -> Void
     ) throws {
         let (_, table) = try externalAttribute(attribute.keyPath)
         for index in 0..<descriptor.chunkCount {

@@ -64,7 +64,7 @@ extension EntityStore {
     ) throws {
         switch plan {
         case .scan:
-            try txn.scan(records) { key, value in try body(decode(value, key: key, reader: reader)) }
+            try txn.scanEntries(records) { key, value in try body(decode(value, key: key, reader: reader)) }
         case .keys(let name, let keys):
             let index = try storedIndex(name)
             var ids: [UUID] = []
@@ -100,7 +100,7 @@ extension EntityStore {
             // Cut keys sharing a prefix sort by hash: each such run of models is put in the fetch's order.
             var runs: [(prefix: [UInt8]?, ids: [UUID])] = []
             var seen = Set<UUID>()
-            try txn.scan(table, in: KeyRange(from: lowerKey, upTo: nil)) { indexKey, value in
+            try txn.scanEntries(table, in: KeyRange(from: lowerKey, upTo: nil)) { indexKey, value in
                 if let lowerKey, !lowerInclusive, compareBytes(indexKey, lowerKey) == 0 { return true }
                 if let upperKey {
                     let order = compareBytes(indexKey, upperKey)
@@ -140,7 +140,7 @@ extension EntityStore {
                 return true
             }
             var goesOn = true
-            try txn.scan(try storedIndex(name).table, reverse: reverse) { indexKey, value in
+            try txn.scanEntries(try storedIndex(name).table, reverse: reverse) { indexKey, value in
                 guard let model = try model(for: UUID(bytes: value), in: txn, reader: reader) else { return true }
                 if IndexKey.isGrouped(indexKey) {
                     let prefix = Array(indexKey.prefix(IndexKey.keptPrefix + 1))
@@ -195,7 +195,7 @@ extension EntityStore {
         var models: [M] = []
         var last = after
         var isLast = true
-        try txn.scan(records, in: after.map { KeyRange.from($0) } ?? .all) { key, value in
+        try txn.scanEntries(records, in: after.map { KeyRange.from($0) } ?? .all) { key, value in
             if let after, compareBytes(key, after) == 0 { return true }
             last = Array(key)
             let model = try decode(value, key: key, reader: reader)
@@ -212,27 +212,14 @@ extension EntityStore {
     func models(for ids: [UUID], in txn: borrowing Transaction) throws -> [M?] {
         let reader = self.reader
         let order = keyOrder(of: ids)
-        // Each result is initialized once, where it belongs, rather than assigned over a `nil`: assigning a generic
-        // optional costs a check and a destroy of the old value per model.
-        return try [M?](unsafeUninitializedCapacity: ids.count) { results, initializedCount in
-            guard let base = results.baseAddress else { return }
-            var done = 0
-            do {
-                for position in order {
-                    let id = ids[position]
-                    if let bytes = try withKey(id, { key in try txn.unsafeBytes(forKey: key, in: records) }) {
-                        (base + position).initialize(to: try decode(bytes, id: id, reader: reader))
-                    } else {
-                        (base + position).initialize(to: nil)
-                    }
-                    done += 1
-                }
-            } catch {
-                for position in order[..<done] { (base + position).deinitialize(count: 1) }
-                throw error
+        var results = [M?](repeating: nil, count: ids.count)
+        for position in order {
+            let id = ids[position]
+            if let bytes = try withKey(id, { key in try txn.bytes(forKey: key, in: records) }) {
+                results[position] = try decode(bytes, id: id, reader: reader)
             }
-            initializedCount = ids.count
         }
+        return results
     }
 }
 
@@ -241,13 +228,6 @@ private func appendOnce(_ id: UUID, to ids: inout [UUID], seen: inout Set<UUID>)
 }
 
 /// Compares bytes as LMDB's default comparator does: lexicographically, a prefix first.
-func compareBytes(_ lhs: UnsafeRawBufferPointer, _ rhs: [UInt8]) -> Int {
-    rhs.withUnsafeBytes { rhs in
-        let common = min(lhs.count, rhs.count)
-        if common > 0, let left = lhs.baseAddress, let right = rhs.baseAddress {
-            let order = memcmp(left, right, common)
-            if order != 0 { return Int(order) }
-        }
-        return lhs.count - rhs.count
-    }
+func compareBytes(_ lhs: BorrowedBytes, _ rhs: [UInt8]) -> Int {
+    rhs.withBorrowedBytes { rhs in lhs.compare(rhs) }
 }

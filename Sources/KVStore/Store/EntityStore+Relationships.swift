@@ -96,7 +96,7 @@ extension EntityStore {
                 if let last, last.id == id {
                     found = last.found
                 } else {
-                    found = try withKey(id) { key in try cursor.unsafeValue(forKey: key) } != nil
+                    found = try withKey(id) { key in try cursor.value(forKey: key) } != nil
                     last = (id, found)
                 }
                 if !found { missing.append(position) }
@@ -117,7 +117,7 @@ extension EntityStore {
             var children: [M] = []
             children.reserveCapacity(childIDs.count)
             for id in childIDs {
-                guard let bytes = try withKey(id, { key in try txn.unsafeBytes(forKey: key, in: records) }) else {
+                guard let bytes = try withKey(id, { key in try txn.bytes(forKey: key, in: records) }) else {
                     continue
                 }
                 children.append(try decode(bytes, id: id, reader: reader))
@@ -160,13 +160,13 @@ extension EntityStore {
                 var referring: [UUID] = []
                 if isUnique {
                     if try cursor.seek(to: key) {
-                        _ = try cursor.withCurrent { _, value in referring.append(UUID(bytes: value)) }
+                        _ = try cursor.withCurrentEntry { _, value in referring.append(UUID(bytes: value)) }
                     }
                 } else {
-                    try cursor.forEachDuplicatePage(ofKey: key) { page in
+                    try cursor.forEachValuePage(ofKey: key) { page in
                         referring.reserveCapacity(referring.count + page.count / 16)
                         for offset in stride(from: 0, to: page.count - 15, by: 16) {
-                            referring.append(UUID(bytes: UnsafeRawBufferPointer(rebasing: page[offset..<offset + 16])))
+                            referring.append(UUID(bytes: page.extracting(offset..<offset + 16)))
                         }
                     }
                 }
@@ -238,7 +238,7 @@ extension EntityStore {
                 writes.references.append(
                     PendingReference(
                         entity: name, id: id, field: reference.field, target: reference.target,
-                        targetID: UUID(bytes: UnsafeRawBufferPointer(rebasing: key[1...]))))
+                        targetID: UUID(bytes: key.extracting(1...))))
             }
         }
     }

@@ -54,7 +54,10 @@ final class EntityStore<M: Model>: AnyEntityStore {
     /// Each index's key function, by position.
     private let keyAppenders: [IndexKeyAppender]
     /// How the model writes and reads its fields when it is ``FieldCodable``; `nil` for `Codable` alone.
-    let fieldCoding: FieldCoding<M>?
+    /// Whether models are coded through their ``FieldCodable`` conformance, ``fieldCoding``.
+    let codesFields: Bool
+    /// The model's ``FieldCodable`` coding when ``codesFields``; otherwise functions that are never called.
+    let fieldCoding: FieldCoding<M>
     /// The chunk and staging tables of the entity's external values, if it declares any.
     let externalTable: ExternalValueTable?
     /// The external attributes with their field ids.
@@ -101,7 +104,9 @@ final class EntityStore<M: Model>: AnyEntityStore {
         self.indexTables = indexes.map { IndexTable(table: $0.table, isUnique: $0.description.isUnique) }
         self.hasUniqueIndex = indexes.contains { $0.description.isUnique }
         self.keyAppenders = indexes.map(\.description.appendKeys)
-        self.fieldCoding = usesFieldCodable ? FieldCoding.of(M.self) : nil
+        let fieldCoding = usesFieldCodable ? FieldCoding.of(M.self) : nil
+        self.codesFields = fieldCoding != nil
+        self.fieldCoding = fieldCoding ?? FieldCoding.unavailable()
         self.externalTable = externalTable
         self.externalAttributes = externalAttributes
         self.retiredExternalFields = retiredExternalFields
@@ -148,25 +153,25 @@ final class EntityStore<M: Model>: AnyEntityStore {
 
     /// The model stored under `id`, or `nil`.
     func model(for id: UUID, in txn: borrowing Transaction, reader: RecordReader) throws -> M? {
-        guard let bytes = try withKey(id, { key in try txn.unsafeBytes(forKey: key, in: records) }) else { return nil }
+        guard let bytes = try withKey(id, { key in try txn.bytes(forKey: key, in: records) }) else { return nil }
         return try decode(bytes, id: id, reader: reader)
     }
 
     /// Decodes a record, turning any failure into ``KVStoreError/corruptRecord`` naming the entity and the ID.
-    func decode(_ bytes: UnsafeRawBufferPointer, id: UUID, reader: RecordReader) throws -> M {
+    func decode(_ bytes: BorrowedBytes, id: UUID, reader: RecordReader) throws -> M {
         try decode(bytes, id: id, fields: reader.fields, decoder: reader.decoder)
     }
 
     /// Decodes a record with `decoder`, through the model's ``FieldCodable`` conformance when it has one and through
     /// `Decodable` otherwise; errors are left as they are.
-    func decodeRecord(_ bytes: UnsafeRawBufferPointer, fields: FieldTable, decoder: RecordDecoder) throws -> M {
-        guard fieldCoding != nil else { return try decoder.decode(M.self, from: bytes, fields: fields) }
+    func decodeRecord(_ bytes: BorrowedBytes, fields: FieldTable, decoder: RecordDecoder) throws -> M {
+        guard codesFields else { return try decoder.decode(M.self, from: bytes, fields: fields) }
         // Read in place: binding the coding to a constant would copy it, and retain its closures, for every record.
-        return try decoder.decodeFields(from: bytes, fields: fields, fieldCoding.unsafelyUnwrapped.read)
+        return try decoder.decodeFields(from: bytes, fields: fields, fieldCoding.read)
     }
 
     /// Decodes a record with `decoder`, turning any failure into ``KVStoreError/corruptRecord``.
-    func decode(_ bytes: UnsafeRawBufferPointer, id: UUID, fields: FieldTable, decoder: RecordDecoder) throws -> M {
+    func decode(_ bytes: BorrowedBytes, id: UUID, fields: FieldTable, decoder: RecordDecoder) throws -> M {
         do {
             return try decodeRecord(bytes, fields: fields, decoder: decoder)
         } catch {
@@ -175,7 +180,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
     }
 
     /// Decodes a record whose key is the 16 bytes in `key`.
-    func decode(_ bytes: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, reader: RecordReader) throws -> M {
+    func decode(_ bytes: BorrowedBytes, key: BorrowedBytes, reader: RecordReader) throws -> M {
         try decode(bytes, id: UUID(bytes: key), reader: reader)
     }
 
@@ -226,9 +231,9 @@ final class EntityStore<M: Model>: AnyEntityStore {
                 keys.new.removeAll()
                 indexKeys(of: model, into: &keys.new)
                 do {
-                    if fieldCoding != nil {
+                    if codesFields {
                         try state.encoder.encodeFields(fields: &state.fields, into: &buffer) { fields in
-                            try fieldCoding.unsafelyUnwrapped.write(model, fields)
+                            try fieldCoding.write(model, fields)
                         }
                     } else {
                         try state.encoder.encode(model, fields: &state.fields, into: &buffer)
@@ -242,7 +247,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
                     state.derived.isEmpty
                     ? nil
                     : try derivedChanges(state.derived, id: id, key: key, record: buffer, fields: state.fields, in: txn)
-                let replaced = try buffer.withUnsafeBytes { record in
+                let replaced = try buffer.withBorrowedBytes { record in
                     try write(record, of: model, key: key, id: id, keys: &keys, state: &state, in: txn)
                 }
                 try derived?.apply(key: key, in: txn)
@@ -257,8 +262,8 @@ final class EntityStore<M: Model>: AnyEntityStore {
                     writes?.catalogChanged = true
                 }
                 // Passed in place: binding the list to a constant would retain and release it for every save.
-                if writes != nil, !referenceIndexes.isEmpty {
-                    collectReferences(of: id, indexKeys: keys.new, into: writes.unsafelyUnwrapped)
+                if let writes, !referenceIndexes.isEmpty {
+                    collectReferences(of: id, indexKeys: keys.new, into: writes)
                 }
             }
         }
@@ -275,9 +280,9 @@ final class EntityStore<M: Model>: AnyEntityStore {
     ///   the closure-captured state would copy it.
     /// - Returns: Whether the record replaced one.
     private func write(
-        _ record: UnsafeRawBufferPointer,
+        _ record: BorrowedBytes,
         of model: M,
-        key: UnsafeRawBufferPointer,
+        key: BorrowedBytes,
         id: UUID,
         keys: inout IndexKeySets,
         state: inout EntityWriterState,
@@ -286,7 +291,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
         keys.old.removeAll()
         var replaced = false
         if hasUniqueIndex {
-            if let bytes = try txn.unsafeBytes(forKey: key, in: records) {
+            if let bytes = try txn.bytes(forKey: key, in: records) {
                 replaced = true
                 indexKeys(of: try decode(bytes, id: id, fields: state.fields, decoder: state.decoder), into: &keys.old)
             }
@@ -298,7 +303,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
             try txn.put(record, forKey: key, in: records)
             return replaced
         }
-        if let bytes = try txn.unsafePutIfAbsent(record, forKey: key, in: records) {
+        if let bytes = try txn.putIfAbsent(record, forKey: key, in: records) {
             replaced = true
             // The old record's bytes are valid until the next write: decode them before overwriting.
             if !indexes.isEmpty {
@@ -313,18 +318,18 @@ final class EntityStore<M: Model>: AnyEntityStore {
     /// The entry changes of the derived indexes for the record under `key` becoming `record`, checked before anything
     /// is written.
     private func derivedChanges(
-        _ derived: [DerivedIndex], id: UUID, key: UnsafeRawBufferPointer, record: [UInt8]?, fields: FieldTable,
+        _ derived: [DerivedIndex], id: UUID, key: BorrowedBytes, record: [UInt8]?, fields: FieldTable,
         in txn: borrowing Transaction
     ) throws -> DerivedIndexChanges {
-        let old = try txn.unsafeBytes(forKey: key, in: records).map { try recordValue($0, id: id, fields: fields) }
-        let new = try record.map { try $0.withUnsafeBytes { try recordValue($0, id: id, fields: fields) } }
+        let old = try txn.bytes(forKey: key, in: records).map { try recordValue($0, id: id, fields: fields) }
+        let new = try record.map { try $0.withBorrowedBytes { try recordValue($0, id: id, fields: fields) } }
         return try DerivedIndexChanges(
             derived, entity: name, id: id, old: old, new: new, key: key, records: records, fields: fields,
             hash: longKeyHash, in: txn)
     }
 
     /// A record as a value tree, for the derived indexes.
-    private func recordValue(_ bytes: UnsafeRawBufferPointer, id: UUID, fields: FieldTable) throws -> RecordValue {
+    private func recordValue(_ bytes: BorrowedBytes, id: UUID, fields: FieldTable) throws -> RecordValue {
         do {
             return try RecordValue.decode(from: bytes, fields: fields)
         } catch {
@@ -334,8 +339,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
 
     /// Appends the index keys of `model` to `keys`, as the keys of each index of ``indexes`` by position.
     private func indexKeys(of model: M, into keys: inout IndexKeySet) {
-        withUnsafePointer(to: model) { model in
-            let model = UnsafeRawPointer(model)
+        withAddress(of: model) { model in
             for (position, append) in keyAppenders.enumerated() { append(model, position, &keys) }
         }
     }
@@ -422,7 +426,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
     private func updateIndexEntries(
         old: IndexKeySet,
         new: IndexKeySet,
-        key: UnsafeRawBufferPointer,
+        key: BorrowedBytes,
         fields: FieldTable? = nil,
         in txn: borrowing Transaction
     ) throws -> (index: Int, owner: [UInt8])? {
@@ -487,13 +491,13 @@ final class EntityStore<M: Model>: AnyEntityStore {
     ///
     /// - Returns: The ID bytes of the model that holds the value, or `nil` when the entry was added (or was there).
     func addUniqueEntry(
-        _ indexKey: [UInt8], whole: [UInt8], index name: String, owner: UnsafeRawBufferPointer,
+        _ indexKey: [UInt8], whole: [UInt8], index name: String, owner: BorrowedBytes,
         in txn: borrowing Transaction
     ) throws -> [UInt8]? {
         guard let position = indexes.firstIndex(where: { $0.description.name == name }) else { return nil }
         let table = indexTables[position].table
         let reader = self.reader
-        return try indexKey.withUnsafeBytes { storedKey in
+        return try indexKey.withBorrowedBytes { storedKey in
             let holder = try UniqueIndexEntries.holder(of: storedKey, other: owner, in: table, txn: txn) { holder in
                 try holds(holder, wholeKey: whole, position: position, reader: reader, in: txn)
             }
@@ -508,7 +512,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
         _ holder: [UInt8], wholeKey: [UInt8], position: Int, reader: RecordReader, in txn: borrowing Transaction
     ) throws -> Bool {
         guard holder.count == 16 else { return false }
-        let id = holder.withUnsafeBytes { UUID(bytes: $0) }
+        let id = holder.withBorrowedBytes { UUID(bytes: $0) }
         // An entry whose model is gone holds nothing (kvtool check reports it).
         guard let model = try model(for: id, in: txn, reader: reader) else { return false }
         var keys = IndexKeySet(longKeyHash: longKeyHash)
@@ -520,7 +524,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
 
     private func uniqueViolation(_ index: ModelIndex<M>, model: M, owner: [UInt8]) -> KVStoreError {
         let values = index.keyPaths.map { describe(model[keyPath: $0]) }.joined(separator: ", ")
-        let existing = owner.count == 16 ? owner.withUnsafeBytes { UUID(bytes: $0).uuidString } : "another model"
+        let existing = owner.count == 16 ? owner.withBorrowedBytes { UUID(bytes: $0).uuidString } : "another model"
         let fields = index.fields.joined(separator: ", ")
         return KVStoreError(
             .uniqueViolation, entity: name, id: model.id, field: fields,
@@ -555,21 +559,29 @@ struct FieldCoding<M>: Sendable {
     /// Reads a model from a record's fields.
     let read: @Sendable (FieldReader) throws -> M
 
+    /// Functions for a model that is not coded through its fields, which are never called: they throw.
+    static func unavailable() -> FieldCoding {
+        FieldCoding(
+            write: { _, _ in throw KVStoreError(.encodingFailed, message: "\(M.self) is not coded through its fields")
+            },
+            read: { _ in throw KVStoreError(.corruptRecord, message: "\(M.self) is not coded through its fields") })
+    }
+
     /// The field coding of `type`, or `nil` when it is not ``FieldCodable``.
     static func of(_ type: M.Type) -> FieldCoding? {
         guard let coding = type as? any FieldCodable.Type else { return nil }
         return make(coding)
     }
 
-    /// The field coding of `M`, which is `F`: the cast above found it, so `unsafeBitCast` converts functions of `F`
+    /// The field coding of `M`, which is `F`: the cast above found it, so `knownTypeCast` converts functions of `F`
     /// to functions of their own type, without the run-time cast `as!` would make for every model. Casting the
     /// functions whole, rather than each model, passes models in and out as they are instead of copying them.
     private static func make<F: FieldCodable>(_: F.Type) -> FieldCoding {
         let write: @Sendable (F, FieldWriter) throws -> Void = { model, fields in try model.write(to: fields) }
         let read: @Sendable (FieldReader) throws -> F = { fields in try F(fields: fields) }
         return FieldCoding(
-            write: unsafeBitCast(write, to: (@Sendable (M, FieldWriter) throws -> Void).self),
-            read: unsafeBitCast(read, to: (@Sendable (FieldReader) throws -> M).self))
+            write: knownTypeCast(write, to: (@Sendable (M, FieldWriter) throws -> Void).self),
+            read: knownTypeCast(read, to: (@Sendable (FieldReader) throws -> M).self))
     }
 }
 

@@ -63,8 +63,8 @@ final class ExternalValueTable: Sendable {
     }
 
     /// The little-endian CRC-32C of a chunk, as its checksum entry holds it.
-    static func checksum(of chunk: UnsafeRawBufferPointer) -> [UInt8] {
-        withUnsafeBytes(of: Checksum.crc32c(chunk).littleEndian, Array.init)
+    static func checksum(of chunk: BorrowedBytes) -> [UInt8] {
+        withBorrowedBytes(of: Checksum.crc32c(chunk).littleEndian, Array.init)
     }
 
     // MARK: - Keys
@@ -73,10 +73,10 @@ final class ExternalValueTable: Sendable {
     static func key(owner: UUID, field: UInt32? = nil, value: UUID? = nil, chunk: Int? = nil) -> [UInt8] {
         var key: [UInt8] = []
         key.reserveCapacity(keyLength)
-        withUnsafeBytes(of: owner.uuid) { key.append(contentsOf: $0) }
-        if let field { withUnsafeBytes(of: field.bigEndian) { key.append(contentsOf: $0) } }
-        if let value { withUnsafeBytes(of: value.uuid) { key.append(contentsOf: $0) } }
-        if let chunk { withUnsafeBytes(of: UInt32(truncatingIfNeeded: chunk).bigEndian) { key.append(contentsOf: $0) } }
+        key.appendBytes(of: owner.uuid)
+        if let field { key.appendBytes(of: field.bigEndian) }
+        if let value { key.appendBytes(of: value.uuid) }
+        if let chunk { key.appendBytes(of: UInt32(truncatingIfNeeded: chunk).bigEndian) }
         return key
     }
 
@@ -84,7 +84,7 @@ final class ExternalValueTable: Sendable {
 
     /// Writes `bytes` as the chunks of a value, the first one numbered `firstChunk`.
     func writeChunks(
-        _ bytes: UnsafeRawBufferPointer,
+        _ bytes: BorrowedBytes,
         owner: UUID,
         field: UInt32,
         value: UUID,
@@ -95,11 +95,9 @@ final class ExternalValueTable: Sendable {
         var index = firstChunk
         while offset < bytes.count {
             let end = min(offset + Self.chunkSize, bytes.count)
-            let chunk = UnsafeRawBufferPointer(rebasing: bytes[offset..<end])
+            let chunk = bytes.extracting(offset..<end)
             let key = Self.key(owner: owner, field: field, value: value, chunk: index)
-            try txn.put(reservingCount: chunk.count, forKey: key, in: chunks) { target in
-                target.copyMemory(from: chunk)
-            }
+            try txn.put(chunk, forKey: key, in: chunks)
             if let checksums { try txn.put(Self.checksum(of: chunk), forKey: key, in: checksums) }
             offset = end
             index += 1
@@ -114,7 +112,7 @@ final class ExternalValueTable: Sendable {
     {
         let descriptor = ExternalValueDescriptor(
             valueID: UUID.timeOrdered(), byteCount: data.count, chunkSize: Self.chunkSize)
-        try data.withUnsafeBytes { bytes in
+        try data.withBorrowedBytes { bytes in
             try writeChunks(bytes, owner: owner, field: field, value: descriptor.valueID, firstChunk: 0, in: txn)
         }
         return descriptor
@@ -127,7 +125,7 @@ final class ExternalValueTable: Sendable {
     /// The keys are collected first and then deleted, rather than deleted through the cursor that walks them.
     private func deleteRange(_ prefix: [UInt8], in table: Table, txn: borrowing Transaction) throws {
         var keys: [[UInt8]] = []
-        try txn.scan(table, in: .prefix(prefix)) { key, _ in
+        try txn.scanEntries(table, in: .prefix(prefix)) { key, _ in
             keys.append(Array(key))
             return true
         }
@@ -173,8 +171,8 @@ final class ExternalValueTable: Sendable {
         owner: UUID, field: UInt32, value: UUID, lockToken: UInt32, in txn: borrowing Transaction
     ) throws {
         var writer: [UInt8] = []
-        withUnsafeBytes(of: UInt32(bitPattern: getpid()).bigEndian) { writer.append(contentsOf: $0) }
-        withUnsafeBytes(of: lockToken.bigEndian) { writer.append(contentsOf: $0) }
+        writer.appendBytes(of: UInt32(bitPattern: getpid()).bigEndian)
+        writer.appendBytes(of: lockToken.bigEndian)
         try txn.put(writer, forKey: Self.key(owner: owner, field: field, value: value), in: staging)
     }
 
@@ -192,12 +190,12 @@ final class ExternalValueTable: Sendable {
         in txn: borrowing Transaction, isInFlight: (StagingWriter?) throws -> Bool
     ) throws -> Int {
         var staged: [(owner: UUID, field: UInt32, value: UUID, writer: StagingWriter?)] = []
-        try txn.scan(staging) { key, value in
+        try txn.scanEntries(staging) { key, value in
             guard key.count == 36 else { return true }
             let field = UInt32(bigEndian: key.loadUnaligned(fromByteOffset: 16, as: UInt32.self))
             staged.append(
                 (
-                    UUID(bytes: key), field, UUID(bytes: UnsafeRawBufferPointer(rebasing: key[20..<36])),
+                    UUID(bytes: key), field, UUID(bytes: key.extracting(20..<36)),
                     StagingWriter(value)
                 ))
             return true
@@ -224,11 +222,11 @@ final class ExternalValueTable: Sendable {
         owner: UUID,
         field: (id: UInt32, name: String),
         in txn: borrowing Transaction,
-        _ body: (UnsafeRawBufferPointer) throws -> R
+        _ body: (BorrowedBytes) throws -> R
     ) throws -> R {
         let key = Self.key(owner: owner, field: field.id, value: descriptor.valueID, chunk: index)
         let expected = descriptor.size(ofChunk: index)
-        return try txn.withUnsafeBytes(forKey: key, in: chunks) { bytes in
+        return try txn.withBytes(forKey: key, in: chunks) { bytes in
             guard let bytes else {
                 throw KVStoreError(
                     .missingExternalData, entity: entity, id: owner, field: field.name,
@@ -262,7 +260,7 @@ final class ExternalValueTable: Sendable {
     ) throws {
         var count = 0
         var damage: String?
-        try txn.scan(chunks, in: .prefix(Self.key(owner: owner, field: field.id, value: descriptor.valueID))) {
+        try txn.scanEntries(chunks, in: .prefix(Self.key(owner: owner, field: field.id, value: descriptor.valueID))) {
             key, value in
             let index =
                 key.count == Self.keyLength
@@ -299,7 +297,7 @@ package struct StagingWriter: Sendable, Equatable {
 
     /// Reads a staging entry's value: 8 bytes (process ID, lock token) or, from older versions, 4 (process ID);
     /// `nil` for anything else.
-    package init?(_ value: UnsafeRawBufferPointer) {
+    package init?(_ value: BorrowedBytes) {
         guard value.count == 4 || value.count == 8 else { return nil }
         processID = pid_t(bitPattern: UInt32(bigEndian: value.loadUnaligned(as: UInt32.self)))
         lockToken = value.count == 8 ? UInt32(bigEndian: value.loadUnaligned(fromByteOffset: 4, as: UInt32.self)) : nil

@@ -45,13 +45,13 @@ struct FormatUpgrade {
             // Each entry's JSON gets its checksum as it is, without decoding: an entry that no longer decodes stays
             // for `kvtool check` to report.
             var legacy: [(key: [UInt8], value: [UInt8])] = []
-            try txn.scan(catalog) { key, value in
+            try txn.scanEntries(catalog) { key, value in
                 if value.first == UInt8(ascii: "{") { legacy.append((Array(key), Array(value))) }
                 return true
             }
             for (key, json) in legacy {
                 var framed: [UInt8] = [Catalog.checkedValueMarker]
-                withUnsafeBytes(of: Checksum.crc32c(json).littleEndian) { framed.append(contentsOf: $0) }
+                framed.appendBytes(of: Checksum.crc32c(json).littleEndian)
                 framed.append(contentsOf: json)
                 try txn.put(framed, forKey: key, in: catalog)
             }
@@ -73,7 +73,7 @@ struct FormatUpgrade {
                 var unchecked: [(key: [UInt8], value: [UInt8])] = []
                 var last: [UInt8]?
                 var count = 0
-                try txn.scan(table, in: Self.keys(after: after)) { key, value in
+                try txn.scanEntries(table, in: Self.keys(after: after)) { key, value in
                     if value.first == RecordFormat.uncheckedVersion {
                         var record = [RecordFormat.version]
                         record.append(contentsOf: value.dropFirst())
@@ -100,7 +100,7 @@ struct FormatUpgrade {
                 var missing: [(key: [UInt8], checksum: [UInt8])] = []
                 var last: [UInt8]?
                 var count = 0
-                try txn.scan(chunks, in: Self.keys(after: after)) { key, value in
+                try txn.scanEntries(chunks, in: Self.keys(after: after)) { key, value in
                     last = Array(key)
                     count += 1
                     if try !txn.containsKey(key, in: checksums) {

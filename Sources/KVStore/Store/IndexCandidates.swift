@@ -36,7 +36,7 @@ package enum IndexCandidates {
         if isUnique {
             // Exact or cut, the group holds at most a few owners: skipping to `after` costs nothing.
             var owners = try UniqueIndexEntries.owners(of: key, in: table, txn: txn).compactMap { owner in
-                owner.withUnsafeBytes(Self.id)
+                owner.withBorrowedBytes(Self.id)
             }
             if let after, let position = owners.firstIndex(of: after) { owners.removeFirst(position + 1) }
             for owner in owners where try !body(owner) { return false }
@@ -46,20 +46,20 @@ package enum IndexCandidates {
             guard let after else {
                 // The fastest read of many duplicates, a page of IDs at a time.
                 var goesOn = true
-                try cursor.forEachDuplicatePage(ofKey: key) { page in
+                try cursor.forEachValuePage(ofKey: key) { page in
                     for offset in stride(from: 0, to: page.count - 15, by: 16) where goesOn {
-                        goesOn = try body(UUID(bytes: UnsafeRawBufferPointer(rebasing: page[offset..<offset + 16])))
+                        goesOn = try body(UUID(bytes: page.extracting(offset..<offset + 16)))
                     }
                 }
                 return goesOn
             }
-            let resume = withUnsafeBytes(of: after.uuid) { Array($0) }
+            let resume = withKey(after) { Array($0) }
             var found = try cursor.seek(to: key, valueAtOrAfter: resume)
-            if found, try cursor.withCurrent({ _, value in value.elementsEqual(resume) }) == true {
+            if found, try cursor.withCurrentEntry({ _, value in value.elementsEqual(resume) }) == true {
                 found = try cursor.nextDuplicate()
             }
             while found {
-                if let id = try cursor.withCurrent({ _, value in Self.id(value) }) ?? nil, try !body(id) {
+                if let id = try cursor.withCurrentEntry({ _, value in Self.id(value) }) ?? nil, try !body(id) {
                     return false
                 }
                 found = try cursor.nextDuplicate()
@@ -86,7 +86,7 @@ package enum IndexCandidates {
     }
 
     /// The ID an index value holds, or `nil` for a value of another length (which `kvtool check` reports).
-    private static func id(_ value: UnsafeRawBufferPointer) -> UUID? {
+    private static func id(_ value: BorrowedBytes) -> UUID? {
         value.count == 16 ? UUID(bytes: value) : nil
     }
 }

@@ -54,19 +54,19 @@ private func radixSort<Value: RadixSortable>(_ values: inout [Value]) {
     var scratch = values
     var next = [Int](repeating: 0, count: 256)
     for shift in stride(from: UInt64(0), to: 64, by: 8) where differing >> shift & 0xFF != 0 {
-        values.withUnsafeBufferPointer { source in
-            scratch.withUnsafeMutableBufferPointer { destination in
-                next.withUnsafeMutableBufferPointer { next in
-                    next.update(repeating: 0)
-                    for value in source { next[Int(value.radixKey >> shift & 0xFF)] += 1 }
-                    var start = 0
-                    for digit in 0..<256 { (next[digit], start) = (start, start + next[digit]) }
-                    for value in source {
-                        let digit = Int(value.radixKey >> shift & 0xFF)
-                        destination[next[digit]] = value
-                        next[digit] += 1
-                    }
-                }
+        do {
+            let source = values.span
+            var destination = scratch.mutableSpan
+            var next = next.mutableSpan
+            for digit in 0..<256 { next[digit] = 0 }
+            for index in source.indices { next[Int(source[index].radixKey >> shift & 0xFF)] += 1 }
+            var start = 0
+            for digit in 0..<256 { (next[digit], start) = (start, start + next[digit]) }
+            for index in source.indices {
+                let value = source[index]
+                let digit = Int(value.radixKey >> shift & 0xFF)
+                destination[next[digit]] = value
+                next[digit] += 1
             }
         }
         swap(&values, &scratch)
@@ -76,6 +76,6 @@ private func radixSort<Value: RadixSortable>(_ values: inout [Value]) {
 extension UUID {
     /// The first eight bytes of the ID read as a big-endian integer, which compares as LMDB compares the bytes.
     var leadingKeyBits: UInt64 {
-        withUnsafeBytes(of: uuid) { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
+        withKey(self) { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
     }
 }

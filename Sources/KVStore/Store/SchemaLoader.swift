@@ -361,7 +361,7 @@ struct SchemaLoader {
             try txn.withCursor(on: store.records) { cursor in
                 for move in [true, false] {
                     guard try move ? cursor.first() : cursor.last() else { return }
-                    try cursor.withCurrent { key, value in
+                    try cursor.withCurrentEntry { key, value in
                         do {
                             _ = try store.decodeRecord(value, fields: reader.fields, decoder: reader.decoder)
                         } catch let error as DecodingError {

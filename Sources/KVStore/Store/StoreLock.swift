@@ -18,6 +18,10 @@ import Foundation
 ///
 /// A flag in the catalog could not do this: a migrating process killed part-way would leave it set for good, and a
 /// process ID recorded there may belong to another process by the time it is read.
+///
+/// One of the module's few places with unsafe code (ARCHITECTURE.md lists them), its system calls. Invariant: `open` is a
+/// variadic C function, `fcntl` gets the address of a local `flock` that it fills in before it returns and keeps
+/// nothing of, and the static message `strerror` returns is copied into a `String` at once.
 package struct StoreLock: Sendable {
     /// The byte of the data file a lock covers.
     let offset: Int64
@@ -45,12 +49,12 @@ package struct StoreLock: Sendable {
     /// - Throws: ``KVStoreError/storage`` when the data file cannot be opened for writing or locked.
     func tryAcquire(in directory: String) throws -> HeldStoreLock? {
         let path = directory + "/data.mdb"
-        let descriptor = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+        let descriptor = unsafe open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
         guard descriptor >= 0 else {
             throw Self.failure("open \(path) to take a lock on it", errno)
         }
         var request = lockRequest(type: F_WRLCK)
-        if fcntl(descriptor, Self.setLock, &request) == 0 {
+        if unsafe fcntl(descriptor, Self.setLock, &request) == 0 {
             return HeldStoreLock(descriptor: descriptor)
         }
         let code = errno
@@ -65,7 +69,7 @@ package struct StoreLock: Sendable {
     /// - Throws: ``KVStoreError/storage`` when the lock cannot be tested.
     func isHeld(testingWith descriptor: Int32) throws -> Bool {
         var request = lockRequest(type: F_WRLCK)
-        guard fcntl(descriptor, Self.getLock, &request) == 0 else {
+        guard unsafe fcntl(descriptor, Self.getLock, &request) == 0 else {
             throw Self.failure("test a lock of the store's data file", errno)
         }
         return request.l_type != Int16(F_UNLCK)
@@ -87,7 +91,7 @@ package struct StoreLock: Sendable {
     private static let setLock: Int32 = 37
 
     private static func failure(_ action: String, _ code: Int32) -> KVStoreError {
-        KVStoreError(.storage, message: "Cannot \(action): \(String(cString: strerror(code)))")
+        KVStoreError(.storage, message: "Cannot \(action): \(unsafe String(cString: strerror(code)))")
     }
 }
 
@@ -114,10 +118,10 @@ package final class StoreLockProbe: Sendable {
     /// - Throws: ``KVStoreError/storage`` when it cannot be opened.
     package init(directory: String) throws {
         let path = directory + "/data.mdb"
-        descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        descriptor = unsafe open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard descriptor >= 0 else {
             throw KVStoreError(
-                .storage, message: "Cannot open \(path) to test its locks: \(String(cString: strerror(errno)))")
+                .storage, message: "Cannot open \(path) to test its locks: \(unsafe String(cString: strerror(errno)))")
         }
     }
 

@@ -1,43 +1,27 @@
 import Foundation
 
-/// Runs `body` with the 16 bytes of a UUID, the key of its record.
+/// Lends the 16 bytes of `id`, the key of its record, to `body` as a view that must not outlive the call.
 @inline(__always)
-func withKey<R>(_ id: UUID, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-    try withUnsafeBytes(of: id.uuid, body)
+func withKey<R, E: Error>(_ id: UUID, _ body: (BorrowedBytes) throws(E) -> R) throws(E) -> R {
+    try withBorrowedBytes(of: id.uuid, body)
 }
 
 extension UUID {
     /// Whether the UUID's bytes sort before `other`'s, which is the order of record keys.
+    @inline(__always)
     func isOrdered(before other: UUID) -> Bool {
-        withUnsafeBytes(of: uuid) { lhs in
-            withUnsafeBytes(of: other.uuid) { rhs in
-                // Both buffers hold the 16 bytes of a uuid_t, so their base addresses are never nil.
-                guard let left = lhs.baseAddress, let right = rhs.baseAddress else { return false }
-                return memcmp(left, right, 16) < 0
-            }
-        }
+        withKey(self) { lhs in withKey(other) { rhs in lhs.compare(rhs) < 0 } }
     }
-}
 
-extension UUID {
     /// A UUID from the first 16 bytes of `bytes`; zero-filled if there are fewer.
-    init(bytes: UnsafeRawBufferPointer) {
+    @inline(__always)
+    init(bytes: BorrowedBytes) {
         guard bytes.count >= 16 else {
-            var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: bytes) }
-            self.init(uuid: value)
+            var padded = Array(bytes)
+            padded.append(contentsOf: repeatElement(0, count: 16 - padded.count))
+            self = padded.withBorrowedBytes { $0.loadUUID() }
             return
         }
-        self.init(loading: bytes.baseAddress.unsafelyUnwrapped)
-    }
-
-    /// A UUID from the 16 bytes at `address`, which need no alignment.
-    ///
-    /// A UUID is its 16 bytes (its one stored property is the `uuid_t` tuple), so they are loaded as two integers
-    /// and reinterpreted: `init(uuid:)` takes the tuple as sixteen separate arguments, which costs several times more
-    /// where records and index keys are read by the thousand. `unsafeBitCast` checks that the sizes agree.
-    @inline(__always)
-    init(loading address: UnsafeRawPointer) {
-        self = unsafeBitCast(address.loadUnaligned(as: (UInt64, UInt64).self), to: UUID.self)
+        self = bytes.loadUUID()
     }
 }

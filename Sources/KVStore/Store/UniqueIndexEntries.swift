@@ -17,8 +17,8 @@ package enum UniqueIndexEntries {
     ///     group may hold other values); not called for exact keys.
     /// - Returns: The holder's ID bytes, or `nil`.
     static func holder(
-        of key: UnsafeRawBufferPointer,
-        other: UnsafeRawBufferPointer,
+        of key: BorrowedBytes,
+        other: BorrowedBytes,
         in table: Table,
         txn: borrowing Transaction,
         holdsSameValue: ([UInt8]) throws -> Bool
@@ -41,7 +41,7 @@ package enum UniqueIndexEntries {
     ///
     /// - Throws: ``KVStoreError/storage`` when 65,536 values share the cut key.
     static func place(
-        _ key: UnsafeRawBufferPointer, owner: UnsafeRawBufferPointer, in table: Table, txn: borrowing Transaction
+        _ key: BorrowedBytes, owner: BorrowedBytes, in table: Table, txn: borrowing Transaction
     ) throws {
         guard IndexKey.isGrouped(key) else { return try txn.put(owner, forKey: key, in: table) }
         var taken: Set<[UInt8]> = []
@@ -52,7 +52,7 @@ package enum UniqueIndexEntries {
         let base = Array(key.prefix(IndexKey.maximumLength))
         if !taken.contains(base) { return try txn.put(owner, forKey: base, in: table) }
         for sequence in UInt16(1)...UInt16.max {
-            let candidate = base.withUnsafeBytes { IndexKey.sequenced($0, sequence) }
+            let candidate = base.withBorrowedBytes { IndexKey.sequenced($0, sequence) }
             if !taken.contains(candidate) { return try txn.put(owner, forKey: candidate, in: table) }
         }
         throw KVStoreError(
@@ -63,10 +63,10 @@ package enum UniqueIndexEntries {
 
     /// Removes the entry of `owner` under `key`, if it is there.
     static func remove(
-        _ key: UnsafeRawBufferPointer, owner: UnsafeRawBufferPointer, in table: Table, txn: borrowing Transaction
+        _ key: BorrowedBytes, owner: BorrowedBytes, in table: Table, txn: borrowing Transaction
     ) throws {
         guard IndexKey.isGrouped(key) else {
-            let isOwn = try txn.withUnsafeBytes(forKey: key, in: table) { $0?.elementsEqual(owner) }
+            let isOwn = try txn.withBytes(forKey: key, in: table) { $0?.elementsEqual(owner) }
             if isOwn == true { try txn.delete(forKey: key, in: table) }
             return
         }
@@ -79,16 +79,16 @@ package enum UniqueIndexEntries {
     /// The owners stored under `key`: one for an exact key, those of its whole group for a cut one.
     package static func owners(of key: [UInt8], in table: Table, txn: borrowing Transaction) throws -> [[UInt8]] {
         guard IndexKey.isGrouped(key) else { return try txn.value(forKey: key, in: table).map { [$0] } ?? [] }
-        return try key.withUnsafeBytes { try group(of: $0, in: table, txn: txn).map(\.owner) }
+        return try key.withBorrowedBytes { try group(of: $0, in: table, txn: txn).map(\.owner) }
     }
 
     /// The entries of the group of the cut key `key`: the key itself and its sequenced keys.
     private static func group(
-        of key: UnsafeRawBufferPointer, in table: Table, txn: borrowing Transaction
+        of key: BorrowedBytes, in table: Table, txn: borrowing Transaction
     ) throws -> [(key: [UInt8], owner: [UInt8])] {
         let bounds = IndexKey.group(of: Array(key))
         var entries: [(key: [UInt8], owner: [UInt8])] = []
-        try txn.scan(table, in: KeyRange(from: bounds.lower, upTo: nil)) { storedKey, value in
+        try txn.scanEntries(table, in: KeyRange(from: bounds.lower, upTo: nil)) { storedKey, value in
             guard compareBytes(storedKey, bounds.upper) <= 0 else { return false }
             entries.append((Array(storedKey), Array(value)))
             return true

@@ -2,11 +2,6 @@ import Foundation
 
 /// What a write transaction collects as it goes.
 final class WriteState {
-    /// References to check before the commit.
-    ///
-    /// `@exclusivity(unchecked)`: one write transaction, on one thread, appends here once per save, and a run-time
-    /// check of each append costs as much as the append; no code reads the list while appending to it.
-    @exclusivity(unchecked) var references: [PendingReference] = []
     /// Whether the transaction deleted anything, which can leave earlier references without their model.
     var hasDeletes = false
     /// Whether the transaction wrote the catalog (a save interned a field name), which advanced the store's schema
@@ -18,4 +13,48 @@ final class WriteState {
     init(changes: ChangeCollector?) {
         self.changes = changes
     }
+
+    // MARK: Unchecked storage
+
+    /// References to check before the commit.
+    ///
+    /// Their storage, `uncheckedReferences`, is `@exclusivity(unchecked)`: one write transaction appends here once
+    /// per save, and a run-time check of each append costs as much as the append. These `@inline(__always)`
+    /// accessors are the only code that touches it.
+    ///
+    /// Invariant: it is safe because two accesses to it, one of them a modification, never overlap: the instance belongs to one
+    /// write transaction, which runs on one thread (the type is not `Sendable`), and an access reads the array or
+    /// appends to it, with no code running inside the access but the array's own. Debug builds check it: the
+    /// `_modify` accessor marks its access while it is open, and an access that finds it marked traps.
+    var references: [PendingReference] {
+        @inline(__always) _read {
+            checkNoModification()
+            yield unsafe uncheckedReferences
+        }
+        @inline(__always) _modify {
+            checkNoModification()
+            #if DEBUG
+                isModifyingReferences = true
+                defer { isModifyingReferences = false }
+            #endif
+            yield unsafe &uncheckedReferences
+        }
+    }
+    @exclusivity(unchecked) private var uncheckedReferences: [PendingReference] = []
+
+    #if DEBUG
+        /// Whether a `_modify` access to ``references`` is open.
+        private var isModifyingReferences = false
+    #endif
+
+    /// In debug builds, traps if ``references`` is being modified: an access now would overlap that one.
+    @inline(__always)
+    private func checkNoModification() {
+        #if DEBUG
+            precondition(!isModifyingReferences, "Overlapping accesses to WriteState.references")
+        #endif
+    }
 }
+
+@available(*, unavailable)
+extension WriteState: Sendable {}

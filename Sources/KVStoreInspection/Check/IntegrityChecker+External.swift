@@ -30,7 +30,7 @@ extension IntegrityChecker {
         _ valueKey: [UInt8], staging: Table, txn: borrowing Transaction
     ) throws -> StagingWriter?? {
         try txn.withUnsafeBytes(forKey: valueKey, in: staging) { bytes -> StagingWriter?? in
-            bytes.map { StagingWriter($0) }
+            bytes.map { StagingWriter(unsafe BorrowedBytes(unsafe: $0)) }
         }
     }
 
@@ -84,7 +84,7 @@ extension IntegrityChecker {
         let entity = checked.entity
         try walk(checked.records, label: "\(entity.name) external values") { txn, key, value in
             guard let id = RecordKey.uuid(key),
-                let record = try? RecordValue.decode(from: value, fields: entity.fields)
+                let record = try? RecordValue.decode(from: unsafe BorrowedBytes(unsafe: value), fields: entity.fields)
             else { return }  // Reported by the record check.
             for field in entity.external {
                 let stored = RecordIndexKeys.value(of: field.name, in: record)
@@ -143,7 +143,9 @@ extension IntegrityChecker {
             if owner?.id != parts.owner {
                 let record = try withUnsafeBytes(of: parts.owner.uuid) { ownerKey in
                     try txn.withUnsafeBytes(forKey: ownerKey, in: checked.records) { bytes in
-                        try bytes.map { try RecordValue.decode(from: $0, fields: entity.fields) }
+                        try bytes.map {
+                            try RecordValue.decode(from: unsafe BorrowedBytes(unsafe: $0), fields: entity.fields)
+                        }
                     }
                 }
                 owner = (parts.owner, record)
@@ -169,7 +171,9 @@ extension IntegrityChecker {
                 // A chunk of a value that belongs to a record must carry its checksum.
                 let checksum = try checksums.flatMap { try txn.value(forKey: key, in: $0) }
                 if let checksum,
-                    !checksum.elementsEqual(withUnsafeBytes(of: Checksum.crc32c(chunk).littleEndian, Array.init))
+                    !checksum.elementsEqual(
+                        withUnsafeBytes(
+                            of: Checksum.crc32c(unsafe BorrowedBytes(unsafe: chunk)).littleEndian, Array.init))
                 {
                     problem(
                         .error,

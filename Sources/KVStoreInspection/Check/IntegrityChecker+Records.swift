@@ -16,7 +16,8 @@ extension IntegrityChecker {
             }
             let record: RecordValue
             do {
-                record = try RecordValue.decode(from: value, fields: checked.entity.fields)
+                record = try RecordValue.decode(
+                    from: unsafe BorrowedBytes(unsafe: value), fields: checked.entity.fields)
             } catch {
                 problem(.error, "\(name) \(id): the record does not decode: \(error)", entity: name, id: id)
                 return
@@ -71,7 +72,9 @@ extension IntegrityChecker {
                 let ownerID = owner.withUnsafeBytes(RecordKey.uuid)
                 let ownerHolds = try ownerID.map { ownerID in
                     try txn.withUnsafeBytes(forKey: owner, in: checked.records) { bytes in
-                        guard let bytes, let other = try? RecordValue.decode(from: bytes, fields: checked.entity.fields)
+                        guard let bytes,
+                            let other = try? RecordValue.decode(
+                                from: unsafe BorrowedBytes(unsafe: bytes), fields: checked.entity.fields)
                         else { return false }
                         let keys = try? RecordIndexKeys.wholeKeys(of: other, in: index.catalog)
                         let mine = try? RecordIndexKeys.wholeKeys(of: record, in: index.catalog)
@@ -146,12 +149,15 @@ extension IntegrityChecker {
                         entity: name, id: id, part: part)
                     return
                 }
-                guard let record = try? RecordValue.decode(from: bytes, fields: checked.entity.fields),
+                guard
+                    let record = try? RecordValue.decode(
+                        from: unsafe BorrowedBytes(unsafe: bytes), fields: checked.entity.fields),
                     let keys = try? RecordIndexKeys.keys(of: record, in: index, hash: longKeyHash)
                 else { return }
                 // A unique index's second value of a cut key is stored under the cut key and a sequence number.
                 let stored =
-                    IndexKey.isGrouped(key) ? UnsafeRawBufferPointer(rebasing: key.prefix(IndexKey.maximumLength)) : key
+                    IndexKey.isGrouped(unsafe BorrowedBytes(unsafe: key))
+                    ? UnsafeRawBufferPointer(rebasing: key.prefix(IndexKey.maximumLength)) : key
                 if !keys.contains(where: { $0.elementsEqual(stored) }) {
                     let actual = index.fields.map {
                         "\($0) = \(Self.describe(RecordIndexKeys.value(of: $0, in: record)))"

@@ -35,7 +35,7 @@ package enum IndexEntries {
             candidates = [[.uuid], [.string], [.int], [.uint], [.double], [.true]]
         }
         for kinds in candidates {
-            if let values = try? IndexKey.decodeComponents(key, kinds: kinds) {
+            if let values = try? IndexKey.decodeComponents(unsafe BorrowedBytes(unsafe: key), kinds: kinds) {
                 let parts = zip(index.fields, values).map { field, value in
                     "\(field) = \(RecordJSON.json(for: value, kind: value.kind).serialized())"
                 }

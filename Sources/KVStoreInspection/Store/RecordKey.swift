@@ -78,7 +78,7 @@ package enum RecordKey {
     /// - Throws: ``InspectionError/damaged`` for bytes that do not decode.
     package static func decode(_ bytes: UnsafeRawBufferPointer, id: UUID, entity: EntityCatalog) throws -> RecordValue {
         do {
-            return try RecordValue.decode(from: bytes, fields: entity.fields)
+            return try RecordValue.decode(from: unsafe BorrowedBytes(unsafe: bytes), fields: entity.fields)
         } catch {
             throw InspectionError(
                 .damaged,

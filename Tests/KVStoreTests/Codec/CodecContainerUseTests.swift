@@ -176,7 +176,7 @@ import Testing
 
         init(from decoder: any Decoder) throws {
             let bytes: [UInt8] = [1, 3, 4]
-            inner = try bytes.withUnsafeBytes {
+            inner = try bytes.withBorrowedBytes {
                 try CodecContainerUseTests.sharedDecoder.decode(Int.self, from: $0, fields: FieldTable())
             }
         }
@@ -187,10 +187,12 @@ import Testing
         for value in [1, 2, 3] {
             var fields = FieldTable()
             let bytes = try encodeTestRecord(value, fields: &fields)
-            #expect(try bytes.withUnsafeBytes { try decoder.decode(Int.self, from: $0, fields: fields) } == value)
+            #expect(try bytes.withBorrowedBytes { try decoder.decode(Int.self, from: $0, fields: fields) } == value)
         }
         let outer: [UInt8] = [1, 0]
-        let reentrant = try outer.withUnsafeBytes { try decoder.decode(Reentrant.self, from: $0, fields: FieldTable()) }
+        let reentrant = try outer.withBorrowedBytes {
+            try decoder.decode(Reentrant.self, from: $0, fields: FieldTable())
+        }
         #expect(reentrant.inner == 2)
     }
 }

@@ -288,7 +288,7 @@ private struct RecordFormatProbe: Decodable {
         for start in 0..<9 {
             for end in stride(from: start, through: bytes.count, by: 7) {
                 let slice = bytes[start..<end]
-                let computed = slice.withUnsafeBytes { Checksum.crc32c($0) }
+                let computed = slice.withBorrowedBytes { Checksum.crc32c($0) }
                 #expect(computed == reference(slice), "\(start)..<\(end)")
             }
         }

@@ -8,12 +8,12 @@ import Testing
 func codecRoundTrip<T: Codable>(_ value: T, fields: inout FieldTable) throws -> T {
     var encoder = RecordEncoder()
     let bytes = try encoder.encode(value, fields: &fields)
-    let tree = try bytes.withUnsafeBytes { try RecordValue.decode(from: $0, fields: fields) }
+    let tree = try bytes.withBorrowedBytes { try RecordValue.decode(from: $0, fields: fields) }
     var treeFields = fields
     let rewritten = tree.encode(fields: &treeFields)
     #expect(rewritten == bytes, "RecordValue rewrote \(T.self) differently")
     #expect(treeFields.names == fields.names)
-    return try rewritten.withUnsafeBytes { try RecordDecoder().decode(T.self, from: $0, fields: fields) }
+    return try rewritten.withBorrowedBytes { try RecordDecoder().decode(T.self, from: $0, fields: fields) }
 }
 
 /// ``codecRoundTrip(_:fields:)`` with a fresh field table.
@@ -30,12 +30,12 @@ func encodeTestRecord<T: Encodable>(_ value: T, fields: inout FieldTable) throws
 
 /// Decodes `type` from `bytes` with a fresh decoder.
 func decodeTestRecord<T: Decodable>(_ type: T.Type, from bytes: [UInt8], fields: FieldTable) throws -> T {
-    try bytes.withUnsafeBytes { try RecordDecoder().decode(T.self, from: $0, fields: fields) }
+    try bytes.withBorrowedBytes { try RecordDecoder().decode(T.self, from: $0, fields: fields) }
 }
 
 /// Decodes `bytes` as a RecordValue tree.
 func decodeTestTree(_ bytes: [UInt8], fields: FieldTable) throws -> RecordValue {
-    try bytes.withUnsafeBytes { try RecordValue.decode(from: $0, fields: fields) }
+    try bytes.withBorrowedBytes { try RecordValue.decode(from: $0, fields: fields) }
 }
 
 /// Returns whether `error` is one of the errors corrupt or mismatched records may throw.

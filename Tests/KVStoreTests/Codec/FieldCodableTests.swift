@@ -253,7 +253,7 @@ private func withSamples<M: Model, R>(
         try encoder.encodeFields(fields: &fields, into: &bytes) { try FieldSample(sample).write(to: $0) }
         #expect(bytes == coded)
         #expect(fields == codedFields)
-        let decoded = try bytes.withUnsafeBytes { bytes in
+        let decoded = try bytes.withBorrowedBytes { bytes in
             try RecordDecoder().decodeFields(from: bytes, fields: fields) { try FieldSample(fields: $0) }
         }
         #expect(decoded == FieldSample(sample))
@@ -437,7 +437,7 @@ struct NullingSample: Codable {
 
 /// Decodes `bytes` through a ``FieldReader``.
 private func readFields<R>(_ bytes: [UInt8], fields: FieldTable, _ body: (FieldReader) throws -> R) throws -> R {
-    try bytes.withUnsafeBytes { try RecordDecoder().decodeFields(from: $0, fields: fields, body) }
+    try bytes.withBorrowedBytes { try RecordDecoder().decodeFields(from: $0, fields: fields, body) }
 }
 
 @Suite struct FieldReaderOrderTests {
@@ -505,13 +505,13 @@ private func readFields<R>(_ bytes: [UInt8], fields: FieldTable, _ body: (FieldR
 
     @Test func aReaderKeptPastItsCallThrows() throws {
         let decoder = RecordDecoder()
-        let kept = try bytes.withUnsafeBytes { bytes in
+        let kept = try bytes.withBorrowedBytes { bytes in
             try decoder.decodeFields(from: bytes, fields: fields) { $0 }
         }
         #expect(throws: DecodingError.self) { try kept.decode(UUID.self, forKey: "id") }
         #expect(!kept.contains("id"))
         // Not even while the same decoder reads another record.
-        let title = try bytes.withUnsafeBytes { bytes in
+        let title = try bytes.withBorrowedBytes { bytes in
             try decoder.decodeFields(from: bytes, fields: fields) { fields in
                 #expect(throws: DecodingError.self) { try kept.decode(String.self, forKey: "title") }
                 return try fields.decode(String.self, forKey: "title")

@@ -55,7 +55,7 @@ import Testing
 
     @Test func decodeComponentsReadsAKeyBack() throws {
         let key = try Self.compoundKey()
-        let decoded = try key.withUnsafeBytes { try IndexKey.decodeComponents($0, kinds: Self.kinds) }
+        let decoded = try key.withBorrowedBytes { try IndexKey.decodeComponents($0, kinds: Self.kinds) }
         #expect(decoded == Self.components)
     }
 
@@ -63,7 +63,7 @@ import Testing
         var key: [UInt8] = []
         try IndexKey.append(.double(-0.0), to: &key)
         try IndexKey.append(.double(-.nan), to: &key)
-        let decoded = try key.withUnsafeBytes { try IndexKey.decodeComponents($0, kinds: [.double, .double]) }
+        let decoded = try key.withBorrowedBytes { try IndexKey.decodeComponents($0, kinds: [.double, .double]) }
         #expect(decoded == [.double(0), .double(.nan)])
     }
 
@@ -72,7 +72,7 @@ import Testing
         for length in 0..<key.count {
             let prefix = Array(key[..<length])
             #expect(throws: IndexKeyError.self, "prefix of \(length) bytes") {
-                try prefix.withUnsafeBytes { try IndexKey.decodeComponents($0, kinds: Self.kinds) }
+                try prefix.withBorrowedBytes { try IndexKey.decodeComponents($0, kinds: Self.kinds) }
             }
         }
     }
@@ -84,7 +84,7 @@ import Testing
         ] as [([UInt8], [ValueKind])])
     func malformedKeysThrow(_ key: [UInt8], _ kinds: [ValueKind]) {
         #expect(throws: IndexKeyError.self) {
-            try key.withUnsafeBytes { try IndexKey.decodeComponents($0, kinds: kinds) }
+            try key.withBorrowedBytes { try IndexKey.decodeComponents($0, kinds: kinds) }
         }
     }
 
@@ -93,7 +93,7 @@ import Testing
         for _ in 0..<3_000 {
             let key = (0..<Int.random(in: 0...40, using: &random)).map { _ in UInt8.random(in: 0...3, using: &random) }
             do {
-                _ = try key.withUnsafeBytes { try IndexKey.decodeComponents($0, kinds: [.string, .int, .uuid]) }
+                _ = try key.withBorrowedBytes { try IndexKey.decodeComponents($0, kinds: [.string, .int, .uuid]) }
             } catch {
                 #expect(error is IndexKeyError)
             }

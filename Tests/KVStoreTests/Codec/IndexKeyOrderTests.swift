@@ -168,7 +168,7 @@ import Testing
         for _ in 0..<3_000 {
             let (high, low) = (random.next(), random.next())
             let bytes = withUnsafeBytes(of: (high, low)) { Array($0) }
-            values.append(UUID(uuid: bytes.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }))
+            values.append(bytes.withBorrowedBytes { $0.loadUUID() })
         }
         let bytes: (UUID) -> [UInt8] = { uuid in withUnsafeBytes(of: uuid.uuid) { Array($0) } }
         Self.expectOrderPreserved(values, by: { bytes($0).lexicographicallyPrecedes(bytes($1)) }, key: Self.key)

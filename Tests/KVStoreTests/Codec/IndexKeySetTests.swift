@@ -13,9 +13,9 @@ import Testing
         #expect(set.keys(of: 0) == [[1, 2], [4, 5, 6]])
         #expect(set.keys(of: 1) == [[3]])
         #expect(set.keys(of: 2) == [])
-        [UInt8]([4, 5, 6]).withUnsafeBytes { #expect(set.contains($0, of: 0)) }
-        [UInt8]([4, 5, 6]).withUnsafeBytes { #expect(!set.contains($0, of: 1)) }
-        [UInt8]([4, 5]).withUnsafeBytes { #expect(!set.contains($0, of: 0)) }
+        [UInt8]([4, 5, 6]).withBorrowedBytes { #expect(set.contains($0, of: 0)) }
+        [UInt8]([4, 5, 6]).withBorrowedBytes { #expect(!set.contains($0, of: 1)) }
+        [UInt8]([4, 5]).withBorrowedBytes { #expect(!set.contains($0, of: 0)) }
         set.removeAll()
         #expect(set.isEmpty)
         #expect(set.keys(of: 0) == [])

@@ -74,12 +74,12 @@ extension Array {
         var bytes: [UInt8] = [0xAA]
         withUnsafeBytes(of: id.uuid) { bytes.append(contentsOf: $0) }
         bytes += [0xBB, 0xCC]
-        try bytes.withUnsafeBytes { bytes throws in
+        try bytes.withBorrowedBytes { bytes throws in
             // At offset 1, unaligned; with bytes after it, which are ignored.
-            #expect(UUID(loading: try #require(bytes.baseAddress) + 1) == id)
-            #expect(UUID(bytes: UnsafeRawBufferPointer(rebasing: bytes[1...])) == id)
+            #expect(bytes.loadUUID(fromByteOffset: 1) == id)
+            #expect(UUID(bytes: bytes.extracting(1...)) == id)
             // Fewer than 16 bytes are zero-filled.
-            let short = UUID(bytes: UnsafeRawBufferPointer(rebasing: bytes[1..<4]))
+            let short = UUID(bytes: bytes.extracting(1..<4))
             #expect(short.uuidString.hasPrefix(id.uuidString.prefix(6)))
             #expect(short.uuidString.hasSuffix("0000-000000000000"))
         }

@@ -30,7 +30,7 @@ import Testing
             try container.write { txn in try txn.insert(photo) }
             let store = try container.store(for: PhotoE.self)
             let recordSize = try container.environment.read { txn in
-                try withKey(photo.id) { key in try txn.unsafeBytes(forKey: key, in: store.records)?.count }
+                try withKey(photo.id) { key in try txn.bytes(forKey: key, in: store.records)?.count }
             }
             #expect(try #require(recordSize) < 200)
         }

@@ -38,7 +38,7 @@ import KVStoreInspection
         let bytes = value.encode(fields: &fields)
         var keys: [[UInt8]]
         do {
-            let decoded = try bytes.withUnsafeBytes { try RecordValue.decode(from: $0, fields: fields) }
+            let decoded = try bytes.withBorrowedBytes { try RecordValue.decode(from: $0, fields: fields) }
             keys = [decoded.encode(fields: &fields)]
         } catch {
             throw RecordError(description: "\(catalog.name) record \(bytes) does not decode: \(error)")

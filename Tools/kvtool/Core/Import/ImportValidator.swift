@@ -751,7 +751,9 @@ final class ImportValidator {
             guard IndexKey.isGrouped(key) else { return holder }
             let holds = try owner.withUnsafeBytes { ownerKey in
                 try txn.withUnsafeBytes(forKey: ownerKey, in: tables.records) { bytes in
-                    guard let bytes, let stored = try? RecordValue.decode(from: bytes, fields: entity.catalog.fields)
+                    guard let bytes,
+                        let stored = try? RecordValue.decode(
+                            from: unsafe BorrowedBytes(unsafe: bytes), fields: entity.catalog.fields)
                     else { return false }
                     return (try? RecordIndexKeys.wholeKeys(of: stored, in: index))?.contains(whole) == true
                 }

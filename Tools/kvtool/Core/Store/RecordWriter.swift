@@ -106,7 +106,7 @@ struct RecordWriter {
             guard let table = tables.indexes[index.name] else { throw MissingTables() }
             return DerivedIndex(catalog: index, table: table)
         }
-        let derived = try key.withUnsafeBytes { key in
+        let derived = try key.withBorrowedBytes { key in
             try DerivedIndexChanges(
                 indexes, entity: name, id: work.id, old: old, new: work.record, key: key, records: tables.records,
                 fields: entry.fields, hash: longKeyHash, in: txn)
@@ -129,7 +129,7 @@ struct RecordWriter {
             }
         }
         try txn.put(work.record.encode(fields: &entry.fields), forKey: key, in: tables.records)
-        try key.withUnsafeBytes { key in try derived.apply(key: key, in: txn) }
+        try key.withBorrowedBytes { key in try derived.apply(key: key, in: txn) }
         return old == nil ? .written : .replaced
     }
 
@@ -161,7 +161,7 @@ struct RecordWriter {
         txn: borrowing Transaction
     ) throws {
         for chunk in work.chunks where chunk.field == field.name {
-            try chunk.data.withUnsafeBytes { bytes in
+            try chunk.data.withBorrowedBytes { bytes in
                 try values.writeChunk(
                     bytes, owner: work.id, field: field.fieldID, value: descriptor.valueID, index: chunk.index, in: txn)
             }

@@ -1,0 +1,50 @@
+/// The address of a model lent for the length of a call, and the readers of its stored attributes by offset.
+///
+/// Every save computes its model's index keys, and applying a key path goes through the runtime's key path
+/// interpreter. A key path to a stored property of the model's own storage has a fixed offset
+/// (`MemoryLayout.offset(of:)`), so ``reader(of:)`` reads the attribute there directly; any other key path (a
+/// computed property, a property of a class) is applied as usual. The model is passed by address, so that an entity's
+/// key functions are all of one type that does not depend on the model's type, which code generic over the model
+/// iterates without looking up type metadata.
+///
+/// One of the module's few places with unsafe code (ARCHITECTURE.md lists them). Its invariants:
+///
+/// - **Lifetime.** An address is valid only inside the ``withAddress(of:_:)`` call that lends it, which is the only
+///   way to make one; readers are called with it there and nowhere else.
+/// - **Type.** A reader of `M`'s attributes reads an address of an `M`. Every address records the type of its model
+///   and every read checks it with a debug assertion; an attribute read at its offset has the attribute's type there,
+///   as `MemoryLayout.offset(of:)` guarantees.
+@safe
+struct ModelAddress {
+    /// The model's address.
+    fileprivate let pointer: UnsafeRawPointer
+    /// The type of the model at ``pointer``.
+    fileprivate let type: ObjectIdentifier
+
+    /// The readers' half of the type check: the model at this address is an `M`.
+    @inline(__always)
+    private func assumingModel<M>(_: M.Type) -> UnsafePointer<M> {
+        assert(type == ObjectIdentifier(M.self), "a reader of \(M.self) was given another model's address")
+        return unsafe pointer.assumingMemoryBound(to: M.self)
+    }
+
+    /// A function that reads the attribute at `keyPath` of the model at an address: at its offset when it is stored
+    /// in the model's own storage, through the key path otherwise.
+    static func reader<M, V>(of keyPath: KeyPath<M, V> & Sendable) -> @Sendable (ModelAddress) -> V {
+        guard let offset = MemoryLayout<M>.offset(of: keyPath) else {
+            return { address in unsafe address.assumingModel(M.self).pointee[keyPath: keyPath] }
+        }
+        return { address in
+            let model = unsafe address.assumingModel(M.self)
+            return unsafe UnsafeRawPointer(model).advanced(by: offset).assumingMemoryBound(to: V.self).pointee
+        }
+    }
+}
+
+/// Lends the address of `model` to `body`, which must not keep it.
+@inline(__always)
+func withAddress<M, R>(of model: M, _ body: (ModelAddress) throws -> R) rethrows -> R {
+    try unsafe withUnsafePointer(to: model) { pointer in
+        try body(unsafe ModelAddress(pointer: UnsafeRawPointer(pointer), type: ObjectIdentifier(M.self)))
+    }
+}
