@@ -46,7 +46,10 @@ extension Environment {
                     + "damaged")
         }
         let needed = Int(max(bytes, 2 * UInt64(newest.pageSize)))
-        guard file.size >= needed else { throw truncated(length: file.size, needed: needed, path: path) }
+        // The length is read after the meta pages: a writer that committed since the file was opened has grown it
+        // before it wrote the meta page read here, while the size taken at the open may predate both.
+        let fileLength = file.currentSize() ?? file.size
+        guard fileLength >= needed else { throw truncated(length: fileLength, needed: needed, path: path) }
     }
 
     /// Checks, right after `mdb_env_open`, that the data file holds every page its meta page names.
@@ -85,7 +88,13 @@ extension Environment {
                     + "damaged")
         }
         let needed = Int(bytes)
-        guard length >= needed else { throw truncated(length: length, needed: needed, path: path) }
+        // The length is read again after the meta page: another process's writer may have committed since the first
+        // `fstat`, growing the file before it wrote the meta page `mdb_env_info` read.
+        guard unsafe fstat(descriptor, &status) == 0 else {
+            throw LMDBError(code: errno, operation: "fstat", path: path)
+        }
+        let current = Int(status.st_size)
+        guard current >= needed else { throw truncated(length: current, needed: needed, path: path) }
     }
 
     private static func truncated(length: Int, needed: Int, path: String) -> LMDBError {

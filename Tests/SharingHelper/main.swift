@@ -58,13 +58,17 @@ do {
         }
         report("ready")
         let delay = ProcessInfo.processInfo.environment["SHARING_WRITE_DELAY_US"].flatMap { UInt32($0) } ?? 0
+        // A long body makes every commit grow the data file.
+        let body = ProcessInfo.processInfo.environment["SHARING_BODY_BYTES"].flatMap { Int($0) }.map {
+            String(repeating: "x", count: $0)
+        }
         for index in 0..<count {
             let id = UUID.timeOrdered()
             let title = "\(prefix) \(index % 50)"
             do {
                 try container.write { txn in
                     switch schema {
-                    case "v1": try txn.insert(NotesV1.Note(id: id, title: title, body: "one two three"))
+                    case "v1": try txn.insert(NotesV1.Note(id: id, title: title, body: body ?? "one two three"))
                     case "unique": try txn.insert(UniqueNote(id: id, title: title, body: "unique"))
                     case "removing": try txn.insert(TitleRemovingNote(id: id, title: title, body: "removing"))
                     default: try txn.insert(PlainNote(id: id, title: title, body: "plain"))

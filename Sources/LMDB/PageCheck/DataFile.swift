@@ -73,6 +73,17 @@ final class DataFile {
         self.init(descriptor: descriptor, path: path, size: Int(status.st_size), ownsDescriptor: owning)
     }
 
+    /// The file's size now, or `nil` when `fstat` fails.
+    ///
+    /// A file that a writer is growing is longer now than ``size`` says: a check that compares a meta page with the
+    /// file's length reads the meta page first and the length after it, as a committed meta page's pages were all
+    /// written before it.
+    func currentSize() -> Int? {
+        var status = stat()
+        guard unsafe fstat(descriptor, &status) == 0 else { return nil }
+        return Int(status.st_size)
+    }
+
     /// Reads `count` bytes at `offset`. `count` must be small (a page at most): it is allocated at once.
     func read(at offset: Int, count: Int) -> Read {
         guard offset >= 0, count >= 0, offset <= Int.max - count else { return .short(0) }

@@ -70,6 +70,11 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// Kills the child with SIGKILL and waits for it to end.
+    /// Whether the process has not exited yet.
+    var isRunning: Bool {
+        process.isRunning
+    }
+
     func kill() {
         _ = Foundation.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
