@@ -3,6 +3,10 @@ import PackageDescription
 
 let package = Package(
     name: "KVStore",
+    // Foundation's Predicate needs macOS 14 and the Synchronization module's Atomic and Mutex macOS 15. CI builds and
+    // tests Linux (Glibc) only; the Darwin branches of the imports and the Homebrew provider let the package build
+    // where LMDB is installed, untested.
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "KVStore", targets: ["KVStore"]),
         .library(name: "LMDB", targets: ["LMDB"]),
@@ -13,11 +17,11 @@ let package = Package(
         .library(name: "KVToolCore", targets: ["KVToolCore"]),
     ],
     targets: [
-        // Debian's liblmdb-dev, found through pkg-config. `make deps` installs it.
+        // Debian's liblmdb-dev (Homebrew's lmdb on macOS), found through pkg-config. `make deps` installs it.
         .systemLibrary(
             name: "CLMDB",
             pkgConfig: "lmdb",
-            providers: [.apt(["liblmdb-dev"])]
+            providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
         ),
         // CRC-32C with the SSE 4.2 instruction where the CPU has it (selected at run time through a function's target
         // attribute, so no compiler flags), for the checksums of records, external chunks and catalog entries.

@@ -4,6 +4,8 @@ import CLMDB
     import Glibc
 #elseif canImport(Musl)
     import Musl
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// A position in a table, lent to the body of ``Transaction/withCursor(on:_:)``.

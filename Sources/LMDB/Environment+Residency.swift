@@ -4,6 +4,8 @@ import CLMDB
     import Glibc
 #elseif canImport(Musl)
     import Musl
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 extension Environment {
@@ -145,18 +147,3 @@ private struct MapsCursor {
         return next + 1
     }
 }
-
-// The C calls that `Environment`'s own `open`, `read` and `close` hide.
-#if canImport(Glibc)
-    private func systemOpen(_ path: String, _ flags: Int32) -> Int32 { unsafe Glibc.open(path, flags) }
-    private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
-        unsafe Glibc.read(descriptor, buffer, count)
-    }
-    private func systemClose(_ descriptor: Int32) -> Int32 { Glibc.close(descriptor) }
-#elseif canImport(Musl)
-    private func systemOpen(_ path: String, _ flags: Int32) -> Int32 { Musl.open(path, flags) }
-    private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
-        Musl.read(descriptor, buffer, count)
-    }
-    private func systemClose(_ descriptor: Int32) -> Int32 { Musl.close(descriptor) }
-#endif

@@ -4,6 +4,8 @@ import CLMDB
     import Glibc
 #elseif canImport(Musl)
     import Musl
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// A read or write transaction, lent to the body of ``Environment/read(_:)`` or ``Environment/write(_:)``.

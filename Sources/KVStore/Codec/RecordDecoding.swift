@@ -512,14 +512,12 @@ final class RecordDecoding: Decoder {
     /// Fills `table[range]` with the entries of a container of `kind` at `depth` whose first entry is at `position`,
     /// and the header entry before them; returns the offset just past the last entry.
     ///
-    /// It works in place through a mutable span: one uniqueness check per container instead of one per entry. It is
-    /// a function of its own so that its caller's access to ``entries`` ends in one place, which lets the optimizer
-    /// inline the accessor.
+    /// It is a function of its own so that its caller's access to ``entries`` ends in one place, which lets the
+    /// optimizer inline the accessor.
     private static func readEntries(
         into table: inout [Entry], _ range: Range<Int>, at position: Int, kind: ValueKind, reader: ByteReader,
         depth: Int
     ) throws(RecordFormatError) -> Int {
-        var table = table.mutableSpan
         // The header entry holds the index where the next lookup starts.
         table[range.lowerBound - 1] = Entry(key: 0, keyLength: 0, value: 0)
         var position = position

@@ -189,11 +189,10 @@ public final class ModelContext {
         unpaged.fetchOffset = 0
         var results = try container.read { txn in try txn.fetch(unpaged) }
         results.removeAll { overlay[$0.id] != nil }
-        for case .some(let model) in overlay.values {
-            if try descriptor.predicate?.evaluate(model) ?? true { results.append(model) }
+        for case .some(let model) in overlay.values where try descriptor.matches(model) {
+            results.append(model)
         }
-        if !descriptor.sortBy.isEmpty { results.sort(using: descriptor.sortBy) }
-        return descriptor.page(of: results)
+        return descriptor.sortedPage(of: results)
     }
 
     /// The number of models that match `descriptor`'s predicate.

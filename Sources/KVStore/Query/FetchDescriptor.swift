@@ -46,7 +46,24 @@ public struct FetchDescriptor<M: Model>: Sendable {
     }
 }
 
+// What a fetch does with the models it read, written once for the engine's fetch and the context's, which adds its
+// unsaved changes to what the engine read before it sorts and pages.
 extension FetchDescriptor {
+    /// Whether `model` matches the predicate; every model does when there is none.
+    ///
+    /// - Throws: What the predicate throws as it evaluates the model.
+    @inline(__always)
+    func matches(_ model: M) throws -> Bool {
+        try predicate?.evaluate(model) ?? true
+    }
+
+    /// `results`, models that match, in the descriptor's order (sorted here unless they come `alreadySorted`, from
+    /// an ordered index read), and then the part of them its offset and limit select.
+    func sortedPage(of results: consuming [M], alreadySorted: Bool = false) -> [M] {
+        if !alreadySorted && !sortBy.isEmpty { results.sort(using: sortBy) }
+        return page(of: results)
+    }
+
     /// The part of sorted `results` that the offset and limit select.
     func page(of results: [M]) -> [M] {
         let start = min(max(fetchOffset, 0), results.count)

@@ -29,14 +29,11 @@ extension EntityStore {
         var results: [M] = []
         if wanted == 0 { return [] }
         try forEachCandidate(planned.plan, in: txn, reader: reader, order: descriptor.sortBy) { model in
-            if let predicate = descriptor.predicate, try !predicate.evaluate(model) { return true }
+            guard try descriptor.matches(model) else { return true }
             results.append(model)
             return wanted.map { results.count < $0 } ?? true
         }
-        if !planned.isSorted && !descriptor.sortBy.isEmpty {
-            results.sort(using: descriptor.sortBy)
-        }
-        return descriptor.page(of: results)
+        return descriptor.sortedPage(of: results, alreadySorted: planned.isSorted)
     }
 
     /// The number of models that match `descriptor`, ignoring its sort, offset and limit.

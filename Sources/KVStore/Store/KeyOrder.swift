@@ -54,20 +54,14 @@ private func radixSort<Value: RadixSortable>(_ values: inout [Value]) {
     var scratch = values
     var next = [Int](repeating: 0, count: 256)
     for shift in stride(from: UInt64(0), to: 64, by: 8) where differing >> shift & 0xFF != 0 {
-        do {
-            let source = values.span
-            var destination = scratch.mutableSpan
-            var next = next.mutableSpan
-            for digit in 0..<256 { next[digit] = 0 }
-            for index in source.indices { next[Int(source[index].radixKey >> shift & 0xFF)] += 1 }
-            var start = 0
-            for digit in 0..<256 { (next[digit], start) = (start, start + next[digit]) }
-            for index in source.indices {
-                let value = source[index]
-                let digit = Int(value.radixKey >> shift & 0xFF)
-                destination[next[digit]] = value
-                next[digit] += 1
-            }
+        for digit in 0..<256 { next[digit] = 0 }
+        for value in values { next[Int(value.radixKey >> shift & 0xFF)] += 1 }
+        var start = 0
+        for digit in 0..<256 { (next[digit], start) = (start, start + next[digit]) }
+        for value in values {
+            let digit = Int(value.radixKey >> shift & 0xFF)
+            scratch[next[digit]] = value
+            next[digit] += 1
         }
         swap(&values, &scratch)
     }

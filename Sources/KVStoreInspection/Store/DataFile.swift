@@ -2,6 +2,8 @@
     import Glibc
 #elseif canImport(Musl)
     import Musl
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// The directory of a store and its `data.mdb`, checked before LMDB sees them, and the facts of the data file's

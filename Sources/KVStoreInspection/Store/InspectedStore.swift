@@ -5,6 +5,8 @@ import LMDB
     import Glibc
 #elseif canImport(Musl)
     import Musl
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// A store opened from its path alone, without the program's model types, with its catalog read: the format, and

@@ -2,6 +2,8 @@
     import Glibc
 #elseif canImport(Musl)
     import Musl
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// The words kvtool uses for a failed system call's `errno`, so that a message says what happened: a full disk reads

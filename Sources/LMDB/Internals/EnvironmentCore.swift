@@ -5,6 +5,8 @@ import Synchronization
     import Glibc
 #elseif canImport(Musl)
     import Musl
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// What every ``Environment`` handle on one data file shares: the `MDB_env`, the gate its transactions pass, and

@@ -2,6 +2,8 @@
     import Glibc
 #elseif canImport(Musl)
     import Musl
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// An LMDB data file read with `pread` at explicit offsets, never through a memory map: a read past the end of a
@@ -44,7 +46,7 @@ final class DataFile {
         }
         let file = Path.fileType(path) == S_IFDIR ? path + "/data.mdb" : path
         // O_NONBLOCK: opening a FIFO for reading must not wait for a writer; it is rejected below.
-        let descriptor = unsafe Glibc.open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        let descriptor = systemOpen(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else {
             let code = errno
             throw LMDBError(
@@ -54,7 +56,7 @@ final class DataFile {
         do {
             return try DataFile(borrowing: descriptor, path: file, owning: true)
         } catch {
-            Glibc.close(descriptor)
+            systemClose(descriptor)
             throw error
         }
     }

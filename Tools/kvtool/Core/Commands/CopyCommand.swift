@@ -6,6 +6,8 @@ import LMDB
     import Glibc
 #elseif canImport(Musl)
     import Musl
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// `kvtool copy <path> <dest> [--compact] [--force] [--mode <mode>]`: a consistent backup of a store, live or not.

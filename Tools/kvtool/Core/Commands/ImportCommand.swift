@@ -8,6 +8,8 @@ import LMDB
     import Glibc
 #elseif canImport(Musl)
     import Musl
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// `kvtool import <path> <file>`: an export (or hand-written JSON Lines) into a store, checked whole before anything

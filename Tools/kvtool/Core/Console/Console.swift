@@ -4,6 +4,8 @@ import KVStoreInspection
     import Glibc
 #elseif canImport(Musl)
     import Musl
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// A destination for kvtool's text: standard output or error, a file, or a string in tests.
@@ -195,8 +197,10 @@ public final class FileDescriptorSink: TextSink {
 private func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int {
     #if canImport(Glibc)
         Glibc.write(descriptor, bytes, count)
-    #else
+    #elseif canImport(Musl)
         Musl.write(descriptor, bytes, count)
+    #elseif canImport(Darwin)
+        Darwin.write(descriptor, bytes, count)
     #endif
 }
 

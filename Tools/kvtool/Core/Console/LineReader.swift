@@ -4,6 +4,8 @@ import KVStoreInspection
     import Glibc
 #elseif canImport(Musl)
     import Musl
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// Reads a file or standard input line by line through a fixed buffer, so that memory holds one line at a time

@@ -5,6 +5,8 @@ import KVStoreInspection
     import Glibc
 #elseif canImport(Musl)
     import Musl
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// A file that kvtool writes (`export --output`, `extract`, the data file of `copy`), written as a careful system

@@ -6,6 +6,8 @@ import LMDB
     import Glibc
 #elseif canImport(Musl)
     import Musl
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// What an import remembers of its input between lines and between its two passes, kept on disk so that memory

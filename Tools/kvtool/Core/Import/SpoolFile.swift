@@ -4,6 +4,8 @@ import KVStoreInspection
     import Glibc
 #elseif canImport(Musl)
     import Musl
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// A private copy of standard input, which an import reads twice (once to check it, once to write it) and standard

@@ -8,6 +8,10 @@ import Testing
 
 #if canImport(Glibc)
     import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// An import that fails part-way (a full disk, a killed process) leaves the store consistent with an entry saying how

@@ -5,6 +5,10 @@ import Testing
 
 #if canImport(Glibc)
     import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// Whether the tests run as root, which the tests of mounts, other users' files and foreign-owned stores need.

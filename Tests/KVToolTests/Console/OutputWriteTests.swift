@@ -5,6 +5,10 @@ import Testing
 
 #if canImport(Glibc)
     import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// Every byte kvtool writes is checked: a write that fails (a full disk, a closed pipe) ends the command with a

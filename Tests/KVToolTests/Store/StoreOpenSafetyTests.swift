@@ -5,6 +5,10 @@ import Testing
 
 #if canImport(Glibc)
     import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// Read-only commands create and write nothing in a store's folder; a planted `lock.mdb` or `data.mdb` that is not a
