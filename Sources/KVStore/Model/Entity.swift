@@ -57,7 +57,8 @@ public struct Entity<M: Model>: Sendable {
 
     /// Creates an entity description.
     ///
-    /// A relationship stored in a field of this model gets an index on that field unless one is declared.
+    /// A relationship stored in a field of this model gets an index on that field unless one is declared. An index or
+    /// unique constraint on `id` alone is left out: the record key is one already, which fetches by `id` use.
     ///
     /// - Parameters:
     ///   - name: The entity's name in the store, or `nil` for the type's name.
@@ -84,7 +85,8 @@ public struct Entity<M: Model>: Sendable {
             guard case .field(let field, _, let index, _, _) = relationship.storage else { continue }
             if !indexes.contains(where: { $0.fields == [field] }) { indexes.append(index) }
         }
-        self.indexes = indexes
+        // The record key is already a unique index on `id`: SwiftData's `@Attribute(.unique) var id` ports as it is.
+        self.indexes = indexes.filter { $0.fields != ["id"] }
         self.relationships = relationships
         self.externalStorage = externalStorage
         self.removedIndexes = removedIndexes

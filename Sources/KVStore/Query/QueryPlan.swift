@@ -20,9 +20,17 @@ protocol PlannableIndex {
     /// One encoder per attribute: it encodes a value the query compares with, boxed, as the attribute's
     /// order-preserving key component, or returns `nil` when the value does not fit the attribute.
     var encodeComponents: [@Sendable (Any) -> [UInt8]?] { get }
+
+    /// Whether a term's attribute is the index's attribute `attribute`.
+    func matches(_ term: Attribute, _ attribute: Attribute) -> Bool
 }
 
 extension PlannableIndex {
+    /// Whether a term's attribute is the index's attribute `attribute`: whether they are equal.
+    func matches(_ term: Attribute, _ attribute: Attribute) -> Bool {
+        term == attribute
+    }
+
     /// The encoder of the first attribute, the only one of a single-attribute index.
     var encodeComponent: @Sendable (Any) -> [UInt8]? {
         encodeComponents.first ?? { _ in nil }
@@ -46,9 +54,29 @@ struct PlannerIndex<Root>: PlannableIndex {
     /// wrapped value.
     var encodeComponents: [@Sendable (Any) -> [UInt8]?]
 
+    /// Whether the index is the record key (``QueryPlan/recordKey``), whose attribute is the model's `id`.
+    var isRecordKey = false
+
     /// The key paths, as the planner compares them with the predicate's.
     var attributes: [AnyKeyPath] {
         keyPaths
+    }
+
+    /// The record key, for the planner: a unique index on `id`, whose keys are the IDs' 16 bytes.
+    static var recordKey: PlannerIndex {
+        var index = PlannerIndex(
+            name: QueryPlan.recordKey, keyPaths: [\Root.self], isUnique: true, isMultiEntry: false,
+            encodeComponent: { value in (value as? UUID).map { id in withBorrowedBytes(of: id.uuid) { Array($0) } } })
+        index.isRecordKey = true
+        return index
+    }
+
+    /// Whether a term's attribute is the index's attribute `attribute`. For the record key it is when the term's key
+    /// path is the model's `id` itself: a key path made in generic code (`\M.id`, through `Identifiable`) never
+    /// equals the one `#Predicate` makes on the concrete type, so the key path's printed form is compared.
+    func matches(_ term: AnyKeyPath, _ attribute: AnyKeyPath) -> Bool {
+        guard isRecordKey else { return term == attribute }
+        return term is KeyPath<Root, UUID> && String(describing: term) == "\\\(Root.self).id"
     }
 
     /// An index whose attributes all encode with `encodeComponent`.
@@ -83,6 +111,11 @@ struct PlannerIndex<Root>: PlannableIndex {
 /// How a fetch reads candidate records. The fetch always evaluates the whole predicate on every candidate, so a plan
 /// only has to guarantee that no matching record is left out.
 enum QueryPlan: Equatable, Sendable {
+    /// The name under which the record key takes part in index choice, as a unique index on `id` whose keys are
+    /// the IDs' 16 bytes: `.keys(index: recordKey, keys:)` reads the records of those IDs directly. No declared
+    /// index has this name, which is not a coding key Swift synthesizes.
+    static let recordKey = "#id"
+
     /// Read every record of the entity.
     case scan
     /// Read the records under these exact index keys (an equality, or `array.contains($0.field)`), in key order.

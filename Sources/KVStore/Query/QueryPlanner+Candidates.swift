@@ -40,11 +40,18 @@ extension QueryPlanner {
             }
         }
 
-        /// Whether this candidate should be preferred to another: a higher tier, then fewer keys, then a unique
-        /// index, then a key over more attributes. Ties keep the candidate found first (index declaration order).
+        /// Whether the candidate reads records by their IDs (``QueryPlan/recordKey``).
+        var readsRecordKeys: Bool {
+            if case .keys(QueryPlan.recordKey, _) = plan { true } else { false }
+        }
+
+        /// Whether this candidate should be preferred to another: a higher tier, then IDs over index keys (each ID
+        /// is at most one record, an index key may be many), then fewer keys, then a unique index, then a key over
+        /// more attributes. Ties keep the candidate found first (index declaration order).
         /// - Parameter other: The best candidate so far.
         func isBetter(than other: Candidate) -> Bool {
             if tier != other.tier { return tier > other.tier }
+            if readsRecordKeys != other.readsRecordKeys { return readsRecordKeys }
             if case .keys(_, let keys) = plan, case .keys(_, let otherKeys) = other.plan, keys.count != otherKeys.count
             {
                 return keys.count < otherKeys.count
@@ -94,18 +101,21 @@ extension QueryPlanner {
         var found: [Candidate] = []
         for term in terms {
             switch term {
-            case .containsElement(let path, let value) where index.isMultiEntry && path == attribute:
+            case .containsElement(let path, let value) where index.isMultiEntry && index.matches(path, attribute):
                 if let key = index.encodeComponent(value) { found.append(keys([key])) }
-            case .equal(let path, let value) where !index.isMultiEntry && path == attribute:
+            case .equal(let path, let value) where !index.isMultiEntry && index.matches(path, attribute):
                 if let key = index.encodeComponent(value) { found.append(keys([key])) }
-            case .oneOf(let path, let values) where !index.isMultiEntry && path == attribute:
+            case .oneOf(let path, let values) where !index.isMultiEntry && index.matches(path, attribute):
                 let encoded = values.map(index.encodeComponent)
                 if encoded.allSatisfy({ $0 != nil }) { found.append(keys(sortedUnique(encoded.compactMap { $0 }))) }
             default:
                 break
             }
         }
-        if !index.isMultiEntry, let range = rangeCandidate(on: index, attribute: attribute, terms: terms) {
+        // IDs are looked up, not ranged over: their byte order is not the order `<` gives UUIDs.
+        if !index.isMultiEntry, index.name != QueryPlan.recordKey,
+            let range = rangeCandidate(on: index, attribute: attribute, terms: terms)
+        {
             found.append(range)
         }
         return found

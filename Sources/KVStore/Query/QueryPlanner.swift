@@ -4,13 +4,15 @@ import Foundation
 /// and whether they come out already sorted.
 ///
 /// The planner walks `Predicate.expression` (see `QueryPlanner+Expressions.swift`) and understands:
+/// - `id == constant` and `[constants].contains(id)` on the record key itself (``QueryPlan/recordKey``, which the
+///   caller lists among the indexes as a unique index on `id`): the records of those IDs, read directly;
 /// - `attribute == constant` and `constant == attribute`, `nil` included, on a single-attribute index: one key;
 /// - `<`, `<=`, `>`, `>=` either way round: a range, the bounds on one attribute merged into one range;
 /// - `[constants].contains(attribute)`: every encoded constant as a key, sorted and without duplicates;
 /// - `attribute.contains(constant)` on a multi-entry index: one key;
 /// - a Boolean attribute alone (`$0.isDone`): equality with `true`;
-/// - `&&`: the most selective usable part (unique equality, then keys, then a two-sided range, then a one-sided
-///   range), and equalities on every attribute of a compound index as one key, the components in key order;
+/// - `&&`: the most selective usable part (unique equality, then keys, IDs before index keys, then a two-sided range,
+///   then a one-sided range), and equalities on every attribute of a compound index as one key, the components in key order;
 /// - `||`: when both sides read keys of the same index, the union of the keys.
 ///
 /// Anything else (`!=`, `!`, string functions, optional chaining, comparisons with a non-indexed key path, values the
@@ -23,6 +25,7 @@ import Foundation
 /// `description` has one of these forms, keys printed as lowercase hexadecimal and the name prefixed with `unique `
 /// for a unique index:
 /// - `scan`
+/// - `key id: 1 key`, `key id: 3 keys` for IDs read directly
 /// - `index projectID: 1 key`, `index tags: 3 keys`, `unique index email: 1 key`
 /// - `index dueDate: range [k1, k2)`, with `[`/`]` for an inclusive bound, `(`/`)` for an exclusive one, and
 ///   `(-inf` or `+inf)` for an open end, as in `index n: range (8000000000000005, +inf)`
@@ -72,7 +75,11 @@ enum QueryPlanner {
     static func orderedPlan<Root>(sortBy: [SortDescriptor<Root>], indexes: [PlannerIndex<Root>]) -> QueryPlan? {
         guard let first = sortBy.first, let keyPath = first.keyPath, isByteOrdered(first) else { return nil }
         guard sortBy.allSatisfy({ $0.keyPath == keyPath }) else { return nil }
-        guard let index = indexes.first(where: { !$0.isMultiEntry && $0.keyPaths == [keyPath] }) else { return nil }
+        guard
+            let index = indexes.first(where: {
+                !$0.isMultiEntry && $0.keyPaths == [keyPath] && $0.name != QueryPlan.recordKey
+            })
+        else { return nil }
         return .ordered(index: index.name, reverse: first.order == .reverse)
     }
 
@@ -96,6 +103,8 @@ enum QueryPlanner {
         case .keys(let name, let keys):
             guard let index = indexes.first(where: { $0.name == name }) else { return false }
             if keys.isEmpty || (keys.count == 1 && index.isUnique) { return true }
+            // IDs read in byte order, which `SortDescriptor` need not give for UUIDs.
+            if name == QueryPlan.recordKey { return false }
             if keys.count == 1 {
                 return !index.isMultiEntry && sortBy.allSatisfy { $0.keyPath.map(index.keyPaths.contains) ?? false }
             }
@@ -146,7 +155,8 @@ enum QueryPlanner {
         case .scan:
             return "scan"
         case .keys(let name, let keys):
-            return "\(index(name)): \(keys.count) \(keys.count == 1 ? "key" : "keys")"
+            let index = name == QueryPlan.recordKey ? "key id" : index(name)
+            return "\(index): \(keys.count) \(keys.count == 1 ? "key" : "keys")"
         case .range(let name, let lower, let upper):
             let from = lower.map { ($0.isInclusive ? "[" : "(") + hex($0.key) } ?? "(-inf"
             let to = upper.map { hex($0.key) + ($0.isInclusive ? "]" : ")") } ?? "+inf)"

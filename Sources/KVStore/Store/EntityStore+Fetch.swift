@@ -2,14 +2,17 @@ import Foundation
 import LMDB
 
 extension EntityStore {
-    /// The planner's view of the entity's indexes.
+    /// The planner's view of the entity's indexes, the record key first (``QueryPlan/recordKey``): a unique index on
+    /// `id` whose keys are the IDs' bytes, so that equality and `contains` on `id` read the records directly, and
+    /// win a tie with any other index.
     var plannerIndexes: [PlannerIndex<M>] {
-        indexes.map { index in
-            PlannerIndex(
-                name: index.description.name, keyPaths: index.description.keyPaths,
-                isUnique: index.description.isUnique, isMultiEntry: index.description.isMultiEntry,
-                encodeComponents: index.description.componentEncoders)
-        }
+        [PlannerIndex<M>.recordKey]
+            + indexes.map { index in
+                PlannerIndex(
+                    name: index.description.name, keyPaths: index.description.keyPaths,
+                    isUnique: index.description.isUnique, isMultiEntry: index.description.isMultiEntry,
+                    encodeComponents: index.description.componentEncoders)
+            }
     }
 
     /// Plans a fetch.
@@ -62,6 +65,9 @@ extension EntityStore {
         switch plan {
         case .scan:
             try txn.scanEntries(records) { key, value in try body(decode(value, key: key, reader: reader)) }
+        case .keys(QueryPlan.recordKey, let keys):
+            // The planner sorted the IDs' bytes and removed duplicates: the lookups run in key order.
+            try visit(keys.map { $0.withBorrowedBytes { UUID(bytes: $0) } }, in: txn, reader: reader, body)
         case .keys(let name, let keys):
             let index = try storedIndex(name)
             var ids: [UUID] = []
