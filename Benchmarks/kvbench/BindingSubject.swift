@@ -81,6 +81,16 @@ final class BindingSubject: ScenarioSubject {
         try environment.read { txn in try task(id, in: txn) }
     }
 
+    /// The binding has no queries: the tasks of a batch of IDs, read as ``fetchTasks(ids:)`` reads them.
+    func queryTasks(ids: [UUID]) throws -> [TaskRecord] {
+        try fetchTasks(ids: ids).compactMap { $0 }
+    }
+
+    /// The binding has no queries: one task, read as ``fetchTask(id:)`` reads it.
+    func queryTask(id: UUID) throws -> TaskRecord? {
+        try fetchTask(id: id)
+    }
+
     /// Reads the tasks of each project through the index in one read transaction.
     func tasks(ofProjects projectIDs: [UUID]) throws -> [[TaskRecord]] {
         try environment.read { txn in

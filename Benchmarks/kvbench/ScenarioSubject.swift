@@ -40,6 +40,15 @@ protocol ScenarioSubject: AnyObject {
     /// Fetches one task in a read transaction of its own: the N+1 pattern, called once per ID.
     func fetchTask(id: UUID) throws -> TaskRecord?
 
+    /// Fetches the tasks of a batch of IDs through a query, `ids.contains($0.id)`, in one read transaction, as
+    /// SwiftData code does to avoid N+1 reads; any order. The binding has no queries and reads them as
+    /// ``fetchTasks(ids:)`` does.
+    func queryTasks(ids: [UUID]) throws -> [TaskRecord]
+
+    /// Fetches one task through the query `$0.id == id` in a read transaction of its own, as SwiftData code looks a
+    /// model up; the binding reads it as ``fetchTask(id:)`` does.
+    func queryTask(id: UUID) throws -> TaskRecord?
+
     /// The tasks of each project, read through the relationship (the `projectID` index) in one read transaction.
     ///
     /// - Parameter projectIDs: The projects, in the caller's order.

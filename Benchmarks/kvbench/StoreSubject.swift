@@ -63,6 +63,20 @@ final class StoreSubject: ScenarioSubject {
         try container.read { txn in try txn.model(for: id, as: TaskRecord.self) }
     }
 
+    /// The tasks of a batch of IDs through `ids.contains($0.id)`, which the planner reads as lookups of the IDs.
+    func queryTasks(ids: [UUID]) throws -> [TaskRecord] {
+        try container.read { txn in
+            try txn.fetch(FetchDescriptor<TaskRecord>(predicate: #Predicate { ids.contains($0.id) }))
+        }
+    }
+
+    /// One task through `$0.id == id`, which the planner reads as one lookup, in a read transaction of its own.
+    func queryTask(id: UUID) throws -> TaskRecord? {
+        try container.read { txn in
+            try txn.fetch(FetchDescriptor<TaskRecord>(predicate: #Predicate { $0.id == id })).first
+        }
+    }
+
     /// The tasks of each project through the relationship's index, in one read transaction.
     func tasks(ofProjects projectIDs: [UUID]) throws -> [[TaskRecord]] {
         try container.read { txn in

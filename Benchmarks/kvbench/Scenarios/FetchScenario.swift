@@ -1,7 +1,8 @@
 import Foundation
 
 /// Fetch by ID: batches of random IDs, each in one read transaction; the same IDs one read transaction each (the
-/// N+1 pattern); and the baseline's raw gets, a batch per read transaction.
+/// N+1 pattern); the same two through queries on the ID (`ids.contains($0.id)`, `$0.id == id`), as SwiftData code
+/// writes them; and the baseline's raw gets, a batch per read transaction.
 ///
 /// The subject returns decoded tasks in the caller's order; the baseline gets the raw bytes in the caller's order.
 /// The store is filled once per side and read by every run. Latency is per batch, or per task for the N+1 variant.
@@ -73,13 +74,51 @@ struct FetchScenario: Scenario {
                         return found
                     }
                 }
-                let measured = try context.measure(batch, oneByOne, baseline)
+                let queryBatch = Workload(
+                    name: Subject.name, latencyUnit: "batch", objectsPerRun: objects, operationsPerRun: batches.count
+                ) { recorder in
+                    try recorder.timed {
+                        var found = 0
+                        for ids in batches {
+                            let tasks = try recorder.operation { try subject.queryTasks(ids: ids) }
+                            BlackHole.consume(tasks: tasks)
+                            found += tasks.count
+                        }
+                        return found
+                    }
+                }
+                let queryOne = Workload(
+                    name: Subject.name, latencyUnit: "object", objectsPerRun: objects, operationsPerRun: objects
+                ) { recorder in
+                    try recorder.timed {
+                        var found = 0
+                        for ids in batches {
+                            var tasks: [TaskRecord] = []
+                            tasks.reserveCapacity(ids.count)
+                            for id in ids {
+                                if let task = try recorder.operation({ try subject.queryTask(id: id) }) {
+                                    tasks.append(task)
+                                }
+                            }
+                            BlackHole.consume(tasks: tasks)
+                            found += tasks.count
+                        }
+                        return found
+                    }
+                }
+                let measured = try context.measure(batch, oneByOne, baseline, queryBatch, queryOne)
                 return [
                     context.result(
                         .fetch, variant: "batch", records: dataset.tasks.count, subject: measured[0],
                         baseline: measured[2]),
                     context.result(
                         .fetch, variant: "one txn each", records: dataset.tasks.count, subject: measured[1],
+                        baseline: measured[2]),
+                    context.result(
+                        .fetch, variant: "query id in", records: dataset.tasks.count, subject: measured[3],
+                        baseline: measured[2]),
+                    context.result(
+                        .fetch, variant: "query id ==", records: dataset.tasks.count, subject: measured[4],
                         baseline: measured[2]),
                 ]
             }

@@ -142,4 +142,8 @@ struct PlannedQuery: Equatable, Sendable {
     var isSorted: Bool
     /// A one-line human description, such as `index projectID: 1 key` or `scan`, for `explain`.
     var description: String
+    /// Whether the plan yields exactly the models the predicate matches, so that the fetch need not evaluate it on
+    /// them: the predicate is one equality or `contains` on `id`, and the plan reads those IDs. Evaluating
+    /// `ids.contains($0.id)` costs a pass over `ids` per model.
+    var isExact = false
 }

@@ -32,6 +32,10 @@ extension QueryPlanner {
     }
 
     /// A Boolean expression node that can describe what it asks of the indexed attributes.
+    /// A node that compares an attribute with constants and nothing more (`==`, `contains`): when the plan reads
+    /// exactly its term's models, the node holds for all of them.
+    protocol SingleComparison {}
+
     protocol Node {
         /// Returns the constraints this node puts on attributes; every record that satisfies the node satisfies each
         /// returned term, so a plan built from any one term leaves no match out.
@@ -110,6 +114,10 @@ extension PredicateExpressions.UnaryMinus: QueryPlanner.ConstantOperand where Wr
         return .some(-value)
     }
 }
+
+extension PredicateExpressions.Equal: QueryPlanner.SingleComparison {}
+
+extension PredicateExpressions.SequenceContains: QueryPlanner.SingleComparison {}
 
 extension PredicateExpressions.Equal: QueryPlanner.Node {
     /// `attribute == constant`, either way round.

@@ -62,8 +62,16 @@ enum QueryPlanner {
         return PlannedQuery(
             plan: plan,
             isSorted: isSorted(plan, sortBy: sortBy, indexes: indexes),
-            description: describe(plan, indexes: indexes)
+            description: describe(plan, indexes: indexes),
+            isExact: isExact(plan, predicate: predicate, terms: constraints)
         )
+    }
+
+    /// Returns whether `plan` yields exactly the models `predicate` matches: the predicate is a single comparison (no
+    /// `&&`, `||` or `!` around it) whose one term the plan reads as IDs.
+    static func isExact<Root>(_ plan: QueryPlan, predicate: Predicate<Root>?, terms: [KeyPathTerm]) -> Bool {
+        guard case .keys(QueryPlan.recordKey, _) = plan, terms.count == 1 else { return false }
+        return predicate?.expression is any SingleComparison
     }
 
     /// Returns an ordered read of the index on the sort attribute, or `nil` when the sort descriptors are not all

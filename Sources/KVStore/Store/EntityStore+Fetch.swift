@@ -32,7 +32,7 @@ extension EntityStore {
         var results: [M] = []
         if wanted == 0 { return [] }
         try forEachCandidate(planned.plan, in: txn, reader: reader, order: descriptor.sortBy) { model in
-            guard try descriptor.matches(model) else { return true }
+            guard try planned.isExact || descriptor.matches(model) else { return true }
             results.append(model)
             return wanted.map { results.count < $0 } ?? true
         }
@@ -43,8 +43,9 @@ extension EntityStore {
     func count(_ descriptor: FetchDescriptor<M>, in txn: borrowing Transaction) throws -> Int {
         guard let predicate = descriptor.predicate else { return try txn.count(of: records) }
         var count = 0
-        try forEachCandidate(plan(descriptor).plan, in: txn, reader: reader) { model in
-            if try predicate.evaluate(model) { count += 1 }
+        let planned = plan(descriptor)
+        try forEachCandidate(planned.plan, in: txn, reader: reader) { model in
+            if try planned.isExact || predicate.evaluate(model) { count += 1 }
             return true
         }
         return count

@@ -118,6 +118,29 @@ import Testing
         }
     }
 
+    @Test func onlyAComparisonOnIDAloneIsReadExactly() throws {
+        try withTasks { context, tasks throws in
+            let store = try context.container.store(for: Task.self)
+            let (id, ids, projectID) = (tasks[0].id, tasks.map(\.id), tasks[0].projectID)
+            let exact = [
+                FetchDescriptor<Task>(predicate: #Predicate { $0.id == id }),
+                FetchDescriptor<Task>(predicate: #Predicate { ids.contains($0.id) }),
+            ]
+            let evaluated = [
+                FetchDescriptor<Task>(predicate: #Predicate { $0.id == id && $0.priority > 1 }),
+                FetchDescriptor<Task>(predicate: #Predicate { $0.id == id || $0.priority > 1 }),
+                FetchDescriptor<Task>(predicate: #Predicate { $0.projectID == projectID }),
+                FetchDescriptor<Task>(predicate: #Predicate { $0.priority == 1 }),
+            ]
+            #expect(exact.map { store.plan($0).isExact } == [true, true])
+            #expect(evaluated.map { store.plan($0).isExact } == [false, false, false, false])
+            // What an exact plan returns is what evaluating the predicate would keep.
+            #expect(try context.fetch(exact[0]).map(\.id) == [id])
+            #expect(try context.fetchCount(exact[1]) == tasks.count)
+            #expect(try context.fetch(evaluated[0]).isEmpty)
+        }
+    }
+
     @Test func aUniqueConstraintOnIDIsTheKeyItself() throws {
         let entity = Entity<Task>(indexes: [.unique(\.id), .index(\.priority)])
         #expect(entity.indexes.map(\.name) == ["priority"])
