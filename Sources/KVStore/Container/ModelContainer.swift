@@ -62,10 +62,11 @@ public final class ModelContainer: Sendable {
         observer != nil || publisher.hasSubscribers
     }
 
-    /// Opens (or creates) the store for the given model types.
+    /// Opens (or creates) the store for the given model types and those their relationships reach.
     ///
     /// - Parameters:
-    ///   - types: Every model type the store holds.
+    ///   - types: The model types the program uses; the types their entities' relationships name, directly or
+    ///     through others, are added, so `ModelContainer(for: Project.self)` holds the tasks its relationships name.
     ///   - configuration: Where and how to keep the store.
     ///   - observer: Hooks for logging and metrics.
     /// - Throws: ``KVStoreError/incompatibleSchema``, ``KVStoreError/newerFormat``, ``KVStoreError/invalidModel`` for
@@ -78,10 +79,10 @@ public final class ModelContainer: Sendable {
         try self.init(for: types, configuration: configuration, observer: observer)
     }
 
-    /// Opens (or creates) the store for the given model types.
+    /// Opens (or creates) the store for the given model types and those their relationships reach.
     ///
     /// - Parameters:
-    ///   - types: Every model type the store holds.
+    ///   - types: The model types the program uses, with the types their relationships reach added.
     ///   - configuration: Where and how to keep the store.
     ///   - observer: Hooks for logging and metrics.
     /// - Throws: The errors of the variadic initializer.
@@ -102,6 +103,7 @@ public final class ModelContainer: Sendable {
         observer: (any ModelContainerObserver)?,
         preparation: any SchemaPreparation
     ) throws {
+        let types = Self.withRelatedTypes(types)
         self.configuration = configuration
         self.observer = observer
         let path = try Self.directory(for: configuration)

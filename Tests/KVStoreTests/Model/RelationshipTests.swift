@@ -275,10 +275,25 @@ import Testing
         #expect(inverse == .invalidRelationship)
         #expect(inverse.description.contains("Mismatched.project"))
         #expect(inverse.description.contains("ProjectC.nothing"))
-        let missingTarget = try #require(throws: KVStoreError.self) {
-            try ModelContainer(for: TaskC.self, configuration: .init(isStoredInMemoryOnly: true))
-        }
-        #expect(missingTarget == .invalidRelationship)
+    }
+
+    @Test func aContainerHoldsTheTypesItsModelsRelationshipsReach() throws {
+        let types = ModelContainer.withRelatedTypes([TaskC.self]).map { String(describing: $0) }
+        #expect(types.first == "TaskC")
+        #expect(Set(types) == ["TaskC", "ProjectC", "SubtaskC", "TagC"])
+        #expect(types.count == 4)
+        let container = try ModelContainer(for: TaskC.self, configuration: .init(isStoredInMemoryOnly: true))
+        defer { try? container.close() }
+        let context = ModelContext(container)
+        let project = ProjectC(name: "Launch")
+        context.insert(project)
+        context.insert(TaskC(title: "Write", projectID: project.id))
+        try context.save()
+        #expect(try context.fetchCount(FetchDescriptor<ProjectC>()) == 1)
+        context.delete(project)
+        try context.save()
+        // The project's delete rule reached its tasks through the discovered entity.
+        #expect(try context.fetchCount(FetchDescriptor<TaskC>()) == 0)
     }
 
     @Test func theCatalogDescribesRelationships() throws {
