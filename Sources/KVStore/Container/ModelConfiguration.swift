@@ -5,10 +5,17 @@ import Foundation
 /// ```swift
 /// let onDisk = ModelConfiguration(path: "/var/lib/app/store")
 /// let forTests = ModelConfiguration(isStoredInMemoryOnly: true)
+/// let inTheUsersDataDirectory = ModelConfiguration()  // ~/.local/share/<program>/default.store
 /// ```
 public struct ModelConfiguration: Sendable, Hashable {
     /// The store's directory, created if missing; `nil` for a store that lives only as long as its container.
-    public var path: String?
+    public var path: String? {
+        didSet { unresolvedLocation = nil }
+    }
+
+    /// Why the default on-disk location could not be found, when it could not: opening the container then throws
+    /// ``KVStoreError/storage`` with this message.
+    var unresolvedLocation: String?
 
     /// Whether commits wait for the data to reach the disk. The default is `true`; without it a commit costs a few
     /// microseconds instead of an `fsync`, and a crash of the machine (not of the process) may lose the last
@@ -47,6 +54,15 @@ public struct ModelConfiguration: Sendable, Hashable {
     /// only.
     @_spi(Testing) public var collidesLongKeysForTesting = false
 
+    /// A configuration for a store in the directory at `url`, a file URL.
+    ///
+    /// - Parameters:
+    ///   - url: The store's directory, created if it does not exist.
+    ///   - isDurable: Whether commits wait for the disk.
+    public init(url: URL, isDurable: Bool = true) {
+        self.init(path: url.path, isDurable: isDurable)
+    }
+
     /// A configuration for a store in the directory at `path`.
     ///
     /// - Parameters:
@@ -67,17 +83,56 @@ public struct ModelConfiguration: Sendable, Hashable {
     /// so tests see exactly the behaviour of production. It skips `fsync`, since nothing of it outlives the
     /// process.
     ///
-    /// - Parameter isStoredInMemoryOnly: `true` for an in-memory store; `false` for a store named `default.store`
-    ///   in the current directory.
-    public init(isStoredInMemoryOnly: Bool = false) {
-        self.path = isStoredInMemoryOnly ? nil : "default.store"
+    /// The default on-disk location follows the XDG base directory specification, never the working directory:
+    /// `$XDG_DATA_HOME/<program>/<name>.store`, or `$HOME/.local/share/<program>/<name>.store` when
+    /// `XDG_DATA_HOME` is not set (or not an absolute path), `<program>` being the process's name. With neither set,
+    /// opening a container throws ``KVStoreError/storage`` saying so.
+    ///
+    /// - Parameters:
+    ///   - name: The store's name in the default location; `default` when `nil`. Ignored in memory.
+    ///   - isStoredInMemoryOnly: `true` for an in-memory store; `false` for a store in the default location.
+    public init(_ name: String? = nil, isStoredInMemoryOnly: Bool = false) {
         self.isDurable = !isStoredInMemoryOnly
         self.initialMapSize = isStoredInMemoryOnly ? 4 << 20 : 64 << 20
         self.maximumMapSize = 1 << 46
+        self.path = nil
+        if !isStoredInMemoryOnly {
+            switch Self.defaultLocation(
+                named: name ?? "default", environment: ProcessInfo.processInfo.environment,
+                program: ProcessInfo.processInfo.processName)
+            {
+            case .success(let path): self.path = path
+            case .failure(let problem): unresolvedLocation = problem.message
+            }
+        }
     }
 
     /// Whether the store lives only as long as its container.
     public var isStoredInMemoryOnly: Bool {
-        path == nil
+        path == nil && unresolvedLocation == nil
+    }
+
+    /// Why a default location cannot be found.
+    struct LocationProblem: Error {
+        var message: String
+    }
+
+    /// The default on-disk location of the store `name` of `program`, in `environment`'s `XDG_DATA_HOME` or `HOME`.
+    static func defaultLocation(
+        named name: String, environment: [String: String], program: String
+    ) -> Result<String, LocationProblem> {
+        let program = program.isEmpty ? "kvstore" : program.replacingOccurrences(of: "/", with: "_")
+        let store = program + "/" + name.replacingOccurrences(of: "/", with: "_") + ".store"
+        // The specification: a relative XDG_DATA_HOME is invalid and is ignored.
+        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
+            return .success(data + "/" + store)
+        }
+        if let home = environment["HOME"], !home.isEmpty {
+            return .success(home + "/.local/share/" + store)
+        }
+        return .failure(
+            LocationProblem(
+                message: "The store \(name) has no default location: neither XDG_DATA_HOME nor HOME is set. Set one, "
+                    + "or give the store a place with ModelConfiguration(path:) or ModelConfiguration(url:)"))
     }
 }

@@ -257,6 +257,7 @@ public final class ModelContainer: Sendable {
 
     private static func directory(for configuration: ModelConfiguration) throws -> String {
         let manager = FileManager.default
+        if let problem = configuration.unresolvedLocation { throw KVStoreError(.storage, message: problem) }
         guard let path = configuration.path else {
             let base = URL(fileURLWithPath: NSTemporaryDirectory()).resolvingSymlinksInPath()
             let directory = base.appendingPathComponent("kvstore-memory-\(UUID().uuidString)").path
