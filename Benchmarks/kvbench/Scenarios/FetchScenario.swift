@@ -29,37 +29,11 @@ struct FetchScenario: Scenario {
             try context.workspace.withBaseline(settings: settings) { raw in
                 try dataset.fill(subject, chunkSize: sizes.chunkSize)
                 try dataset.fill(raw, chunkSize: sizes.chunkSize)
-                let batch = Workload(
-                    name: Subject.name, latencyUnit: "batch", objectsPerRun: objects, operationsPerRun: batches.count
-                ) { recorder in
-                    try recorder.timed {
-                        var found = 0
-                        for ids in batches {
-                            let tasks = try recorder.operation { try subject.fetchTasks(ids: ids) }
-                            BlackHole.consume(tasks: tasks.lazy.compactMap { $0 })
-                            found += tasks.count { $0 != nil }
-                        }
-                        return found
-                    }
+                let batch = Self.batchWorkload(Subject.name, batches: batches, objects: objects) { ids in
+                    try subject.fetchTasks(ids: ids)
                 }
-                let oneByOne = Workload(
-                    name: Subject.name, latencyUnit: "object", objectsPerRun: objects, operationsPerRun: objects
-                ) { recorder in
-                    try recorder.timed {
-                        var found = 0
-                        for ids in batches {
-                            var tasks: [TaskRecord] = []
-                            tasks.reserveCapacity(ids.count)
-                            for id in ids {
-                                if let task = try recorder.operation({ try subject.fetchTask(id: id) }) {
-                                    tasks.append(task)
-                                }
-                            }
-                            BlackHole.consume(tasks: tasks)
-                            found += tasks.count
-                        }
-                        return found
-                    }
+                let oneByOne = Self.oneAtATimeWorkload(Subject.name, batches: batches, objects: objects) { id in
+                    try subject.fetchTask(id: id)
                 }
                 let baseline = Workload(
                     name: RawLMDB.name, latencyUnit: "batch", objectsPerRun: objects, operationsPerRun: keys.count
@@ -74,37 +48,11 @@ struct FetchScenario: Scenario {
                         return found
                     }
                 }
-                let queryBatch = Workload(
-                    name: Subject.name, latencyUnit: "batch", objectsPerRun: objects, operationsPerRun: batches.count
-                ) { recorder in
-                    try recorder.timed {
-                        var found = 0
-                        for ids in batches {
-                            let tasks = try recorder.operation { try subject.queryTasks(ids: ids) }
-                            BlackHole.consume(tasks: tasks)
-                            found += tasks.count
-                        }
-                        return found
-                    }
+                let queryBatch = Self.batchWorkload(Subject.name, batches: batches, objects: objects) { ids in
+                    try subject.queryTasks(ids: ids).map(Optional.some)
                 }
-                let queryOne = Workload(
-                    name: Subject.name, latencyUnit: "object", objectsPerRun: objects, operationsPerRun: objects
-                ) { recorder in
-                    try recorder.timed {
-                        var found = 0
-                        for ids in batches {
-                            var tasks: [TaskRecord] = []
-                            tasks.reserveCapacity(ids.count)
-                            for id in ids {
-                                if let task = try recorder.operation({ try subject.queryTask(id: id) }) {
-                                    tasks.append(task)
-                                }
-                            }
-                            BlackHole.consume(tasks: tasks)
-                            found += tasks.count
-                        }
-                        return found
-                    }
+                let queryOne = Self.oneAtATimeWorkload(Subject.name, batches: batches, objects: objects) { id in
+                    try subject.queryTask(id: id)
                 }
                 let measured = try context.measure(batch, oneByOne, baseline, queryBatch, queryOne)
                 return [
@@ -121,6 +69,46 @@ struct FetchScenario: Scenario {
                         .fetch, variant: "query id ==", records: dataset.tasks.count, subject: measured[4],
                         baseline: measured[2]),
                 ]
+            }
+        }
+    }
+
+    /// Each batch of IDs read by one call of `fetch` in a read transaction of its own; latency per batch.
+    private static func batchWorkload(
+        _ name: String, batches: [[UUID]], objects: Int, _ fetch: @escaping ([UUID]) throws -> [TaskRecord?]
+    ) -> Workload {
+        Workload(name: name, latencyUnit: "batch", objectsPerRun: objects, operationsPerRun: batches.count) {
+            recorder in
+            try recorder.timed {
+                var found = 0
+                for ids in batches {
+                    let tasks = try recorder.operation { try fetch(ids) }
+                    BlackHole.consume(tasks: tasks.lazy.compactMap { $0 })
+                    found += tasks.count { $0 != nil }
+                }
+                return found
+            }
+        }
+    }
+
+    /// Every ID of the batches read by one call of `fetch` in a read transaction of its own (the N+1 pattern);
+    /// latency per ID.
+    private static func oneAtATimeWorkload(
+        _ name: String, batches: [[UUID]], objects: Int, _ fetch: @escaping (UUID) throws -> TaskRecord?
+    ) -> Workload {
+        Workload(name: name, latencyUnit: "object", objectsPerRun: objects, operationsPerRun: objects) { recorder in
+            try recorder.timed {
+                var found = 0
+                for ids in batches {
+                    var tasks: [TaskRecord] = []
+                    tasks.reserveCapacity(ids.count)
+                    for id in ids {
+                        if let task = try recorder.operation({ try fetch(id) }) { tasks.append(task) }
+                    }
+                    BlackHole.consume(tasks: tasks)
+                    found += tasks.count
+                }
+                return found
             }
         }
     }

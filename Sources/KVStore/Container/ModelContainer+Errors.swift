@@ -57,7 +57,7 @@ extension ModelContainer {
     }
 
     private static func diskFull(_ store: String, path: String?, cause: LMDBError) -> KVStoreError {
-        let free = path.flatMap(availableBytes).map { " (\($0) bytes free)" } ?? ""
+        let free = path.flatMap(FileSystemQueries.availableBytes).map { " (\($0) bytes free)" } ?? ""
         return KVStoreError(
             .diskFull,
             message: "The disk that holds \(store) is full\(free): this write was not made, and nothing committed "
@@ -66,12 +66,7 @@ extension ModelContainer {
 
     /// Whether the file system of `path` has less than 16 MiB free: a short write there was a full disk.
     private static func isNearlyFull(_ path: String?) -> Bool {
-        guard let path, let free = availableBytes(path) else { return false }
+        guard let path, let free = FileSystemQueries.availableBytes(path) else { return false }
         return free < 16 << 20
-    }
-
-    /// The bytes an unprivileged writer may still use on the file system of `path`.
-    private static func availableBytes(_ path: String) -> Int? {
-        FileSystemQueries.availableBytes(path)
     }
 }
