@@ -18,9 +18,8 @@ public final class ModelContext {
     /// The container the context reads and writes.
     public let container: ModelContainer
 
-    /// Pending changes by entity and ID, and the order they were made in.
-    private var changes: [ChangeKey: Change] = [:]
-    private var order: [ChangeKey] = []
+    /// The changes that ``save()`` writes, and the overlay that reads lay over the store.
+    private var pending = PendingChanges()
 
     private struct ChangeKey: Hashable {
         let entity: ObjectIdentifier
@@ -38,24 +37,86 @@ public final class ModelContext {
         let parent: UUID
     }
 
-    private enum Change {
-        case insert(any Model)
-        case delete(any Model.Type)
-    }
-
     /// Creates a context on a container.
     public init(_ container: ModelContainer) {
         self.container = container
     }
 
     /// Whether there are changes that ``save()`` would write.
+    ///
+    /// It is true after any ``insert(_:)``, ``delete(_:)`` or ``modify(_:_:)`` until ``save()`` or ``rollback()``;
+    /// it does not compare the pending models with the stored ones.
     public var hasChanges: Bool {
-        !changes.isEmpty
+        !pending.isEmpty
     }
 
     /// Registers `model` to be saved: inserted, or replacing the stored model with the same ID.
     public func insert<M: Model>(_ model: M) {
-        record(ChangeKey(entity: ObjectIdentifier(M.self), id: model.id), .insert(model))
+        pending.record(.insert(model), of: M.self, id: model.id)
+    }
+
+    /// Changes `model` and registers the changed model to be saved: the value-type spelling of SwiftData's
+    /// `task.isDone.toggle()` followed by `save()`.
+    ///
+    /// Models are values, so changing a fetched copy changes nothing by itself; `modify` changes the copy you hold
+    /// and records it as a pending change in one step, and ``hasChanges`` is true afterwards. Reads through this
+    /// context see the change at once; ``save()`` writes it.
+    ///
+    /// ```swift
+    /// var task = try context.fetch(FetchDescriptor<Task>())[0]
+    /// try context.modify(&task) { $0.isDone.toggle() }
+    /// try context.save()
+    /// ```
+    ///
+    /// When `change` throws or changes the model's ID, neither `model` nor the context changes.
+    ///
+    /// - Parameters:
+    ///   - model: The model to change.
+    ///   - change: Changes the model; it must keep the model's ID.
+    /// - Throws: ``KVStoreError/invalidModel`` when `change` changes the model's ID, or what `change` throws.
+    public func modify<M: Model>(_ model: inout M, _ change: (inout M) throws -> Void) throws {
+        model = try changed(model, by: change)
+        insert(model)
+    }
+
+    /// Changes the model of type `type` with `id`, as this context sees it, and registers the changed model to be
+    /// saved.
+    ///
+    /// ```swift
+    /// try context.modify(Task.self, id: taskID) { $0.title = "Renamed" }
+    /// try context.save()
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - type: The model type.
+    ///   - id: The model's ID.
+    ///   - change: Changes the model; it must keep the model's ID.
+    /// - Returns: The changed model.
+    /// - Throws: ``KVStoreError/modelNotFound`` when neither the store nor this context's pending changes hold a
+    ///   model of `type` with `id` (or it is pending deletion), ``KVStoreError/invalidModel`` when `change` changes
+    ///   the model's ID, what `change` throws, or what ``model(for:as:)`` throws.
+    @discardableResult
+    public func modify<M: Model>(_ type: M.Type, id: UUID, _ change: (inout M) throws -> Void) throws -> M {
+        guard let model = try model(for: id, as: M.self) else {
+            throw KVStoreError(
+                .modelNotFound, entity: M.entity.name, id: id,
+                message: "There is no \(M.entity.name) \(id) to modify: it was never saved, or it was deleted")
+        }
+        let result = try changed(model, by: change)
+        insert(result)
+        return result
+    }
+
+    /// `model` as `change` leaves it, checked to keep its ID.
+    private func changed<M: Model>(_ model: M, by change: (inout M) throws -> Void) throws -> M {
+        var copy = model
+        try change(&copy)
+        guard copy.id == model.id else {
+            throw KVStoreError(
+                .invalidModel, entity: M.entity.name, id: model.id,
+                message: "modify must not change a model's ID (it became \(copy.id)): insert a new model instead")
+        }
+        return copy
     }
 
     /// Registers `model` to be deleted.
@@ -65,11 +126,7 @@ public final class ModelContext {
 
     /// Registers the model of type `type` with `id` to be deleted.
     public func delete<M: Model>(_ type: M.Type, id: UUID) {
-        record(ChangeKey(entity: ObjectIdentifier(M.self), id: id), .delete(M.self))
-    }
-
-    private func record(_ key: ChangeKey, _ change: Change) {
-        if changes.updateValue(change, forKey: key) == nil { order.append(key) }
+        pending.record(.delete(M.self), of: M.self, id: id)
     }
 
     /// Writes every pending change in one write transaction, keeping the indexes in step, then forgets them.
@@ -80,41 +137,32 @@ public final class ModelContext {
     ///   and the changes stay pending.
     public func save() throws {
         guard hasChanges else { return }
-        // Entities in the order they were first changed, models in ID order within each.
-        var entityOrder: [ObjectIdentifier: Int] = [:]
-        for key in order where entityOrder[key.entity] == nil { entityOrder[key.entity] = entityOrder.count }
-        let pending = order.compactMap { key in changes[key].map { (key, $0) } }
-            .sorted { lhs, rhs in
-                let (left, right) = (entityOrder[lhs.0.entity] ?? 0, entityOrder[rhs.0.entity] ?? 0)
-                return left != right ? left < right : lhs.0.id.isOrdered(before: rhs.0.id)
-            }
+        let changes = pending.inSaveOrder
         try container.write { txn in
             var deletes: [(store: any AnyEntityStore, ids: [UUID])] = []
-            for (key, change) in pending {
+            for (id, change) in changes {
                 switch change {
                 case .insert(let model):
                     try txn.insert(model)
                 case .delete(let type):
                     let store = try container.store(named: entityName(of: type))
                     if let last = deletes.last, last.store === store {
-                        deletes[deletes.count - 1].ids.append(key.id)
+                        deletes[deletes.count - 1].ids.append(id)
                     } else {
-                        deletes.append((store, [key.id]))
+                        deletes.append((store, [id]))
                     }
                 }
             }
             // Deletes run after the inserts, all in one pass of the delete rules.
             if !deletes.isEmpty { try txn.delete(deletes) }
         }
-        changes.removeAll()
-        order.removeAll()
+        pending.removeAll()
         forgetPrefetched()
     }
 
     /// Forgets every pending change, and the models prefetched so far.
     public func rollback() {
-        changes.removeAll()
-        order.removeAll()
+        pending.removeAll()
         forgetPrefetched()
     }
 
@@ -130,13 +178,9 @@ public final class ModelContext {
     /// - Throws: ``KVStoreError/corruptRecord`` when the stored bytes do not decode, ``KVStoreError/closed`` after
     ///   the container closed, or what `ModelContainer.read(_:)` and ``ModelTransaction/model(for:as:)`` throw.
     public func model<M: Model>(for id: UUID, as type: M.Type = M.self) throws -> M? {
-        switch changes[ChangeKey(entity: ObjectIdentifier(M.self), id: id)] {
-        case .insert(let model): return model as? M
-        case .delete: return nil
-        case nil:
-            if let model = prefetched[ChangeKey(entity: ObjectIdentifier(M.self), id: id)] as? M { return model }
-            return try container.read { txn in try txn.model(for: id, as: M.self) }
-        }
+        if let state = pending.state(of: M.self, id: id) { return state }
+        if let model = prefetched[ChangeKey(entity: ObjectIdentifier(M.self), id: id)] as? M { return model }
+        return try container.read { txn in try txn.model(for: id, as: M.self) }
     }
 
     /// The models with the given IDs, in the same order, with `nil` for IDs that have none; one read transaction,
@@ -148,21 +192,13 @@ public final class ModelContext {
     ///   ``KVStoreError/storage`` when the store cannot be read.
     public func models<M: Model>(for ids: [UUID], as type: M.Type = M.self) throws -> [M?] {
         let entity = ObjectIdentifier(M.self)
-        var results: [M?]
+        let stored: [M?]
         if !prefetched.isEmpty, ids.allSatisfy({ prefetched[ChangeKey(entity: entity, id: $0)] != nil }) {
-            results = ids.map { prefetched[ChangeKey(entity: entity, id: $0)] as? M }
+            stored = ids.map { prefetched[ChangeKey(entity: entity, id: $0)] as? M }
         } else {
-            results = try container.read { txn in try txn.models(for: ids, as: M.self) }
+            stored = try container.read { txn in try txn.models(for: ids, as: M.self) }
         }
-        if changes.isEmpty { return results }
-        for (position, id) in ids.enumerated() {
-            switch changes[ChangeKey(entity: ObjectIdentifier(M.self), id: id)] {
-            case .insert(let model): results[position] = model as? M
-            case .delete: results[position] = nil
-            case nil: break
-            }
-        }
-        return results
+        return pending.overlaid(stored, ids: ids)
     }
 
     /// The models that match `descriptor`, sorted and paged as it says.
@@ -181,29 +217,27 @@ public final class ModelContext {
     }
 
     private func fetchWithPendingChanges<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> [M] {
-        let overlay = pending(M.self)
-        guard !overlay.isEmpty else { return try container.read { txn in try txn.fetch(descriptor) } }
+        guard pending.hasChanges(of: M.self) else { return try container.read { txn in try txn.fetch(descriptor) } }
         // Pending changes may enter or leave the page, so fetch everything that matches, then page.
-        var unpaged = descriptor
-        unpaged.fetchLimit = nil
-        unpaged.fetchOffset = 0
-        var results = try container.read { txn in try txn.fetch(unpaged) }
-        results.removeAll { overlay[$0.id] != nil }
-        for case .some(let model) in overlay.values where try descriptor.matches(model) {
-            results.append(model)
-        }
-        return descriptor.sortedPage(of: results)
+        let stored = try container.read { txn in try txn.fetch(descriptor.unpaged) }
+        return descriptor.sortedPage(of: try pending.overlaid(stored, matching: descriptor.matches))
     }
 
     /// The number of models that match `descriptor`'s predicate.
     ///
     /// - Throws: What ``fetch(_:)`` throws.
     public func fetchCount<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> Int {
-        if pending(M.self).isEmpty { return try container.read { txn in try txn.fetchCount(descriptor) } }
-        var unpaged = descriptor
-        unpaged.fetchLimit = nil
-        unpaged.fetchOffset = 0
-        return try fetch(unpaged).count
+        let changes = pending.changes(of: M.self)
+        guard !changes.isEmpty else { return try container.read { txn in try txn.fetchCount(descriptor) } }
+        // The stored count, less the changed models that match as stored, plus the pending inserts that match.
+        let ids = Array(changes.keys)
+        let (count, stored) = try container.read { txn in
+            (try txn.fetchCount(descriptor), try txn.models(for: ids, as: M.self))
+        }
+        var result = count
+        for case .some(let model) in stored where try descriptor.matches(model) { result -= 1 }
+        for case .some(let model) in changes.values where try descriptor.matches(model) { result += 1 }
+        return result
     }
 
     /// The IDs of the models that match `descriptor`, in its order.
@@ -213,11 +247,14 @@ public final class ModelContext {
         try fetch(descriptor).map(\.id)
     }
 
-    /// Calls `body` with the models that match `descriptor`'s predicate, `batchSize` at a time, each batch read in a
-    /// transaction of its own so memory stays bounded whatever the store's size. Models come in ID order (creation
-    /// order for time-ordered IDs); pending changes are not included.
+    /// Calls `body` with the models that match `descriptor`'s predicate, `batchSize` stored models at a time, each
+    /// batch read in a transaction of its own so memory stays bounded whatever the store's size. Models come in ID
+    /// order (creation order for time-ordered IDs), with this context's pending changes laid over the stored ones: a
+    /// pending insert that matches comes in the batch where its ID falls (so a batch can hold more than `batchSize`),
+    /// a pending delete does not come.
     ///
-    /// - Throws: ``KVStoreError/invalidModel`` when the descriptor sorts or pages, or what `body` throws.
+    /// - Throws: ``KVStoreError/invalidModel`` when the descriptor sorts or pages, what `body` or the predicate
+    ///   throws, or what ``fetch(_:)`` throws.
     public func enumerate<M: Model>(
         _ descriptor: FetchDescriptor<M>,
         batchSize: Int = 1000,
@@ -231,19 +268,42 @@ public final class ModelContext {
                     + "and a positive batch size")
         }
         let store = try container.store(for: M.self)
+        let changes = pending.changes(of: M.self)
+        // The pending inserts that match, in key order, each given to the batch whose keys reach past its own.
+        let inserts = try changes.values.compactMap { $0 }.filter(descriptor.matches).map {
+            (key: recordKey($0.id), $0)
+        }
+        .sorted { $0.key.lexicographicallyPrecedes($1.key) }
+        var nextInsert = inserts.startIndex
         var after: [UInt8]? = nil
         while true {
             let page = try container.read { txn in
                 try txn.run {
                     try store.page(after: after, limit: batchSize, in: txn.transaction.pointee) { model in
-                        try descriptor.predicate?.evaluate(model) ?? true
+                        try changes[model.id] == nil && descriptor.matches(model)
                     }
                 }
             }
-            if !page.models.isEmpty { try body(page.models) }
+            var models = page.models
+            let firstInsert = nextInsert
+            while nextInsert < inserts.endIndex,
+                page.isLast || !(page.lastKey ?? []).lexicographicallyPrecedes(inserts[nextInsert].key)
+            {
+                nextInsert += 1
+            }
+            if firstInsert < nextInsert {
+                models += inserts[firstInsert..<nextInsert].map(\.1)
+                models.sort { $0.id.isOrdered(before: $1.id) }
+            }
+            if !models.isEmpty { try body(models) }
             if page.isLast { return }
             after = page.lastKey
         }
+    }
+
+    /// The key of the record of `id`.
+    private func recordKey(_ id: UUID) -> [UInt8] {
+        withKey(id) { Array($0) }
     }
 
     /// How a fetch of `descriptor` reads the store: `scan`, or which index and keys.
@@ -288,6 +348,15 @@ public final class ModelContext {
         prefetchedChildren.merge(children) { _, new in new }
     }
 
+    /// Referrers read from the store or the prefetch cache, with this context's pending changes laid over them.
+    func overlaid<Child: Model>(
+        _ stored: [UUID: [Child]],
+        parents parentIDs: [UUID],
+        references: (Child) -> [UUID]
+    ) -> [UUID: [Child]] {
+        pending.overlaid(stored, parents: parentIDs, references: references)
+    }
+
     /// The prefetched children of `parentIDs`, when every parent's list was prefetched.
     func prefetchedChildren<Child: Model>(of parentIDs: [UUID], field: String) -> [UUID: [Child]]? {
         guard !prefetchedChildren.isEmpty else { return nil }
@@ -304,18 +373,6 @@ public final class ModelContext {
             if !children.isEmpty { result[parent] = children.sorted { $0.id.isOrdered(before: $1.id) } }
         }
         return result
-    }
-
-    /// The pending changes of one entity: a model to insert, or `nil` for a delete.
-    private func pending<M: Model>(_ type: M.Type) -> [UUID: M?] {
-        var overlay: [UUID: M?] = [:]
-        for (key, change) in changes where key.entity == ObjectIdentifier(M.self) {
-            switch change {
-            case .insert(let model): overlay[key.id] = .some(model as? M)
-            case .delete: overlay[key.id] = .some(nil)
-            }
-        }
-        return overlay
     }
 }
 

@@ -87,57 +87,69 @@ extension ModelTransaction {
 }
 
 extension ModelContext {
-    /// The children of each parent through the children's to-one field, in one read transaction: one index read per
-    /// parent, then the children in key order. Children prefetched by a fetch are served from memory.
+    /// The children of each parent through the children's to-one field, with this context's pending changes laid
+    /// over the stored ones, in one read transaction: one index read per parent, then the children in key order.
+    /// Children prefetched by a fetch are served from memory.
+    ///
+    /// A pending insert is listed under the parent its field names (and no longer under the one it was stored with);
+    /// a pending delete is not listed.
     ///
     /// - Throws: ``KVStoreError/closed`` after the container closed, ``KVStoreError/schemaChanged`` when the store's
-    ///   schema moved past the container's models, or what the transaction's `children(of:through:)` throws: ``KVStoreError/invalidRelationship`` for a field without an index,
-    ///   ``KVStoreError/unknownEntity``, ``KVStoreError/corruptRecord``.
+    ///   schema moved past the container's models, or what the transaction's `children(of:through:)` throws:
+    ///   ``KVStoreError/invalidRelationship`` for a field without an index, ``KVStoreError/unknownEntity``,
+    ///   ``KVStoreError/corruptRecord``.
     public func children<Child: Model>(
         of parentIDs: [UUID],
         through reference: KeyPath<Child, UUID?> & Sendable
     ) throws -> [UUID: [Child]] {
-        if let cached: [UUID: [Child]] = prefetchedChildren(
-            of: parentIDs, field: ModelIndex<Child>.fieldName(of: reference))
-        {
-            return cached
-        }
-        return try container.read { txn in try txn.children(of: parentIDs, through: reference) }
+        let stored =
+            try prefetchedChildren(of: parentIDs, field: ModelIndex<Child>.fieldName(of: reference))
+            ?? container.read { txn in try txn.children(of: parentIDs, through: reference) }
+        return overlaid(stored, parents: parentIDs) { child in child[keyPath: reference].map { [$0] } ?? [] }
     }
 
-    /// The models whose many-to-many field holds each ID, in one read transaction.
+    /// The models whose many-to-many field holds each ID, with this context's pending changes laid over the stored
+    /// ones, in one read transaction.
     ///
     /// - Throws: ``KVStoreError/closed`` after the container closed, ``KVStoreError/schemaChanged`` when the store's
-    ///   schema moved past the container's models, or what the transaction's `children(of:through:)` throws: ``KVStoreError/invalidRelationship`` for a field without an index,
-    ///   ``KVStoreError/unknownEntity``, ``KVStoreError/corruptRecord``.
+    ///   schema moved past the container's models, or what the transaction's `children(of:through:)` throws:
+    ///   ``KVStoreError/invalidRelationship`` for a field without an index, ``KVStoreError/unknownEntity``,
+    ///   ``KVStoreError/corruptRecord``.
     public func children<Child: Model>(
         of parentIDs: [UUID],
         through reference: KeyPath<Child, [UUID]> & Sendable
     ) throws -> [UUID: [Child]] {
-        try container.read { txn in try txn.children(of: parentIDs, through: reference) }
+        let stored = try container.read { txn in try txn.children(of: parentIDs, through: reference) }
+        return overlaid(stored, parents: parentIDs) { $0[keyPath: reference] }
     }
 
-    /// The models that `sources` reference through a to-one field, in one read transaction.
+    /// The models that `sources` reference through a to-one field, as this context sees them (a pending insert in
+    /// place of the stored model, a pending delete absent), in one read transaction.
     ///
-    /// - Throws: ``KVStoreError/closed`` after the container closed, ``KVStoreError/schemaChanged`` when the store's
-    ///   schema moved past the container's models, or what the transaction's `related(_:through:as:)` throws: ``KVStoreError/unknownEntity``, ``KVStoreError/corruptRecord``.
+    /// - Throws: What ``models(for:as:)`` throws.
     public func related<Source: Model, Target: Model>(
         _ sources: [Source],
         through reference: KeyPath<Source, UUID?>,
         as type: Target.Type
     ) throws -> [UUID: Target] {
-        try container.read { txn in try txn.related(sources, through: reference, as: type) }
+        try models(byID: Set(sources.compactMap { $0[keyPath: reference] }), as: Target.self)
     }
 
-    /// The models that `sources` reference through a many-to-many field, in one read transaction.
+    /// The models that `sources` reference through a many-to-many field, as this context sees them, in one read
+    /// transaction.
     ///
-    /// - Throws: ``KVStoreError/closed`` after the container closed, ``KVStoreError/schemaChanged`` when the store's
-    ///   schema moved past the container's models, or what the transaction's `related(_:through:as:)` throws: ``KVStoreError/unknownEntity``, ``KVStoreError/corruptRecord``.
+    /// - Throws: What ``models(for:as:)`` throws.
     public func related<Source: Model, Target: Model>(
         _ sources: [Source],
         through reference: KeyPath<Source, [UUID]>,
         as type: Target.Type
     ) throws -> [UUID: Target] {
-        try container.read { txn in try txn.related(sources, through: reference, as: type) }
+        try models(byID: Set(sources.flatMap { $0[keyPath: reference] }), as: Target.self)
+    }
+
+    private func models<Target: Model>(byID ids: Set<UUID>, as type: Target.Type) throws -> [UUID: Target] {
+        var result: [UUID: Target] = [:]
+        for case .some(let model) in try models(for: Array(ids), as: Target.self) { result[model.id] = model }
+        return result
     }
 }

@@ -64,6 +64,15 @@ extension FetchDescriptor {
         return page(of: results)
     }
 
+    /// The descriptor without its offset and limit: every match, for a reader that pages after merging other models
+    /// in.
+    var unpaged: Self {
+        var descriptor = self
+        descriptor.fetchLimit = nil
+        descriptor.fetchOffset = 0
+        return descriptor
+    }
+
     /// The part of sorted `results` that the offset and limit select.
     func page(of results: [M]) -> [M] {
         let start = min(max(fetchOffset, 0), results.count)

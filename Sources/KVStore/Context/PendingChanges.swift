@@ -1,0 +1,144 @@
+import Foundation
+
+/// A context's changes that are not saved yet, and the overlay that every read through the context lays over the
+/// store: a pending insert replaces or adds its model, a pending delete hides it.
+///
+/// The overlay is written once here, for every read of ``ModelContext``: key lookups, fetches and counts, children
+/// and many-to-many referrers, related models and prefetched ones. A read first takes what the store (or the
+/// prefetch cache) holds, then calls one of the `overlaid` functions with it.
+///
+/// Delete rules are applied when the context saves, not in the overlay: a pending delete hides the deleted model, and
+/// the models that its cascade would reach stay visible until the save.
+///
+/// Tracked objects (the reference-models issue) enter the overlay the same way structs do: by recording their
+/// current values as inserts before a read.
+struct PendingChanges {
+    /// One pending change of a model.
+    enum Change {
+        /// The model is saved as it is here, replacing the stored one with its ID.
+        case insert(any Model)
+        /// The model of this type is deleted, with its delete rules.
+        case delete(any Model.Type)
+    }
+
+    /// A model type's identity, the key of the changes of one entity.
+    typealias EntityKey = ObjectIdentifier
+
+    /// The changes by entity, then by ID.
+    private var byEntity: [EntityKey: [UUID: Change]] = [:]
+    /// The entities and IDs in the order of their first change, which is the order a save writes entities in.
+    private var order: [(entity: EntityKey, id: UUID)] = []
+
+    /// Whether there is any change to save.
+    var isEmpty: Bool { order.isEmpty }
+
+    /// Records `change` of the model of type `M` with `id`, replacing an earlier change of that model.
+    mutating func record<M: Model>(_ change: Change, of type: M.Type, id: UUID) {
+        let entity = EntityKey(M.self)
+        if byEntity[entity, default: [:]].updateValue(change, forKey: id) == nil { order.append((entity, id)) }
+    }
+
+    /// Forgets every change.
+    mutating func removeAll() {
+        byEntity.removeAll()
+        order.removeAll()
+    }
+
+    /// The changes in the order a save writes them: entities in the order they were first changed, and within an
+    /// entity, models in key order (which appends time-ordered IDs at the end of the tree).
+    var inSaveOrder: [(id: UUID, change: Change)] {
+        var entityOrder: [EntityKey: Int] = [:]
+        for (entity, _) in order where entityOrder[entity] == nil { entityOrder[entity] = entityOrder.count }
+        return order.compactMap { entity, id in byEntity[entity]?[id].map { (entity, id, $0) } }
+            .sorted { lhs, rhs in
+                let (left, right) = (entityOrder[lhs.0] ?? 0, entityOrder[rhs.0] ?? 0)
+                return left != right ? left < right : lhs.1.isOrdered(before: rhs.1)
+            }
+            .map { ($0.1, $0.2) }
+    }
+
+    /// The pending state of one model: `.some(model)` for an insert, `.some(nil)` for a delete, `nil` when the
+    /// context has not changed it.
+    func state<M: Model>(of type: M.Type, id: UUID) -> M?? {
+        switch byEntity[EntityKey(M.self)]?[id] {
+        case .insert(let model): .some(model as? M)
+        case .delete: .some(nil)
+        case nil: nil
+        }
+    }
+
+    /// The pending changes of one entity: a model to insert, or `nil` for a delete, by ID.
+    func changes<M: Model>(of type: M.Type) -> [UUID: M?] {
+        guard let changes = byEntity[EntityKey(M.self)] else { return [:] }
+        return changes.mapValues { change in
+            if case .insert(let model) = change { model as? M } else { nil }
+        }
+    }
+
+    /// Whether the context changed any model of `type`.
+    func hasChanges<M: Model>(of type: M.Type) -> Bool {
+        byEntity[EntityKey(M.self)]?.isEmpty == false
+    }
+
+    // MARK: - The overlay
+
+    /// Lookups by ID, in the order of `ids`, with pending inserts in place of what the store holds and pending deletes
+    /// as `nil`.
+    /// - Parameters:
+    ///   - stored: What the store holds for each of `ids`, in the same order.
+    ///   - ids: The IDs looked up.
+    func overlaid<M: Model>(_ stored: [M?], ids: [UUID]) -> [M?] {
+        guard hasChanges(of: M.self) else { return stored }
+        var results = stored
+        for (position, id) in ids.enumerated() {
+            if let state = state(of: M.self, id: id) { results[position] = state }
+        }
+        return results
+    }
+
+    /// The models that match a fetch: the stored matches without the models the context changed, plus the pending
+    /// inserts that match, in no particular order.
+    /// - Parameters:
+    ///   - stored: Every stored model that matches, unpaged.
+    ///   - matches: Whether a pending model matches the fetch.
+    /// - Throws: What `matches` throws.
+    func overlaid<M: Model>(_ stored: [M], matching matches: (M) throws -> Bool) rethrows -> [M] {
+        let changes = changes(of: M.self)
+        guard !changes.isEmpty else { return stored }
+        var results = stored
+        results.removeAll { changes[$0.id] != nil }
+        for case .some(let model) in changes.values where try matches(model) { results.append(model) }
+        return results
+    }
+
+    /// The models that refer to each of `parentIDs` through a field, with the context's changes: a changed model
+    /// leaves the lists it was stored in, and a pending insert joins the list of each parent it refers to. Each list
+    /// is in key order; parents without referrers are absent.
+    /// - Parameters:
+    ///   - stored: The stored referrers by parent.
+    ///   - parentIDs: The parents asked for.
+    ///   - references: The IDs a referrer's field holds.
+    func overlaid<Child: Model>(
+        _ stored: [UUID: [Child]],
+        parents parentIDs: [UUID],
+        references: (Child) -> [UUID]
+    ) -> [UUID: [Child]] {
+        let changes = changes(of: Child.self)
+        guard !changes.isEmpty else { return stored }
+        let parents = Set(parentIDs)
+        var result: [UUID: [Child]] = [:]
+        for (parent, children) in stored {
+            let kept = children.filter { changes[$0.id] == nil }
+            if !kept.isEmpty { result[parent] = kept }
+        }
+        var added = Set<UUID>()
+        for case .some(let child) in changes.values {
+            for parent in Set(references(child)) where parents.contains(parent) {
+                result[parent, default: []].append(child)
+                added.insert(parent)
+            }
+        }
+        for parent in added { result[parent]?.sort { $0.id.isOrdered(before: $1.id) } }
+        return result
+    }
+}
