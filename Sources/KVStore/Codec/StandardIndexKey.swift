@@ -20,21 +20,12 @@ extension String: StandardIndexKey {}
 extension UUID: StandardIndexKey {}
 extension Date: StandardIndexKey {}
 
-/// Lets code that sees an `Optional` type only as `Any.Type` reach the wrapped type.
-private protocol OptionalType {
-    static var wrappedType: Any.Type { get }
-}
-
-extension Optional: OptionalType {
-    static var wrappedType: Any.Type { Wrapped.self }
-}
-
 /// Whether the index keys of `type` are the standard encoding of its stored values: a ``StandardIndexKey``, an
 /// optional of one, or a raw-value type over one (which encodes its raw value, in its record and in its keys, unless
 /// it gives its own ``IndexKeyEncodable`` encoding: ``SchemaLoader`` compares both on stored records).
 func hasStandardIndexKey(_ type: Any.Type) -> Bool {
     if type is any StandardIndexKey.Type { return true }
-    if let optional = type as? any OptionalType.Type { return hasStandardIndexKey(optional.wrappedType) }
+    if let optional = type as? any AnyOptional.Type { return hasStandardIndexKey(optional.wrappedType) }
     if let raw = type as? any RawRepresentable.Type { return rawValueHasStandardIndexKey(raw) }
     return false
 }

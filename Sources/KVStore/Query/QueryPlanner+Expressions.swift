@@ -60,16 +60,49 @@ extension QueryPlanner {
     ///   operator must be flipped), or `nil` when the operands are not one attribute and one constant.
     static func attributeAndConstant(_ lhs: Any, _ rhs: Any) -> (keyPath: AnyKeyPath, constant: Any, isFlipped: Bool)? {
         if let attribute = lhs as? any KeyPathOperand, let keyPath = attribute.plannerKeyPath,
-            let constant = rhs as? any ConstantOperand, let value = constant.plannerConstant
+            let value = constant(rhs)
         {
             return (keyPath, value, false)
         }
-        if let constant = lhs as? any ConstantOperand, let value = constant.plannerConstant,
-            let attribute = rhs as? any KeyPathOperand, let keyPath = attribute.plannerKeyPath
+        if let attribute = rhs as? any KeyPathOperand, let keyPath = attribute.plannerKeyPath,
+            let value = constant(lhs)
         {
             return (keyPath, value, true)
         }
         return nil
+    }
+
+    /// The value of an operand that does not depend on the predicate's input, worked out once before planning: a
+    /// literal or captured value, or any expression over them (a property or method of a captured value, optional
+    /// chaining, arithmetic, ...), boxed as typed (an optional stays an optional). `nil` when the operand reads the
+    /// input, or cannot be evaluated.
+    ///
+    /// An expression that is neither a known constant nor the input is evaluated without any bindings: one that
+    /// reads the input throws there (its variable is unbound), and so does one that fails on its own. Either way it is
+    /// no constant, and the fetch, which evaluates the whole predicate on every candidate, reports a real failure.
+    /// - Parameter operand: An operand of a comparison.
+    static func constant(_ operand: Any) -> Any? {
+        if let constant = operand as? any ConstantOperand { return constant.plannerConstant }
+        if operand is any KeyPathOperand { return nil }
+        guard let expression = operand as? any PredicateExpression else { return nil }
+        return try? evaluatedWithoutInput(expression)
+    }
+
+    /// The elements of an operand that is a constant sequence, such as `ids` in `ids.contains($0.id)` or
+    /// `project.taskIDs` in `project.taskIDs.contains($0.id)`, or `nil` when it is none.
+    /// - Parameter operand: The sequence operand of a `contains`.
+    static func constantElements(_ operand: Any) -> [Any]? {
+        if let constants = operand as? any ConstantSequenceOperand { return constants.plannerElements }
+        guard let value = constant(operand), let sequence = value as? any Sequence else { return nil }
+        return elements(of: sequence)
+    }
+
+    private static func evaluatedWithoutInput<E: PredicateExpression>(_ expression: E) throws -> Any {
+        try expression.evaluate(PredicateBindings()) as Any
+    }
+
+    private static func elements<S: Sequence>(of sequence: S) -> [Any] {
+        sequence.map { $0 }
     }
 }
 
@@ -127,6 +160,17 @@ extension PredicateExpressions.Equal: QueryPlanner.Node {
     }
 }
 
+extension PredicateExpressions.NotEqual: QueryPlanner.Node {
+    /// `attribute != nil`, either way round: every key but nil's, which sorts before every value's. Any other `!=`
+    /// excludes one value from the middle of the index and is not planned.
+    func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.KeyPathTerm] {
+        guard let match = QueryPlanner.attributeAndConstant(lhs, rhs),
+            (match.constant as? any AnyOptional)?.isNil == true
+        else { return [] }
+        return [.compare(match.keyPath, .greaterThan, match.constant)]
+    }
+}
+
 extension PredicateExpressions.Comparison: QueryPlanner.Node {
     /// `attribute < constant` and the like; `constant < attribute` is flipped to `attribute > constant`.
     func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.KeyPathTerm] {
@@ -152,14 +196,14 @@ extension PredicateExpressions.SequenceContains: QueryPlanner.Node {
     /// `$0.tags.contains(constant)` (a multi-entry index) or `constant.contains($0.field)` (several keys).
     func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.KeyPathTerm] {
         if let attribute = sequence as? any QueryPlanner.KeyPathOperand, let keyPath = attribute.plannerKeyPath,
-            let constant = element as? any QueryPlanner.ConstantOperand, let value = constant.plannerConstant
+            let value = QueryPlanner.constant(element)
         {
             return [.containsElement(keyPath, value)]
         }
-        if let constants = sequence as? any QueryPlanner.ConstantSequenceOperand,
-            let attribute = element as? any QueryPlanner.KeyPathOperand, let keyPath = attribute.plannerKeyPath
+        if let attribute = element as? any QueryPlanner.KeyPathOperand, let keyPath = attribute.plannerKeyPath,
+            let elements = QueryPlanner.constantElements(sequence)
         {
-            return [.oneOf(keyPath, constants.plannerElements)]
+            return [.oneOf(keyPath, elements)]
         }
         return []
     }

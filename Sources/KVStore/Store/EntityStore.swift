@@ -534,22 +534,11 @@ final class EntityStore<M: Model>: AnyEntityStore {
 
     private func describe(_ value: Any) -> String {
         if let text = value as? String { return "'\(text)'" }
-        if let optional = value as? any OptionalProtocol {
-            return optional.isNil ? "nil" : describe(optional.unwrapped)
+        if let optional = value as? any AnyOptional {
+            return optional.wrappedValue.map(describe) ?? "nil"
         }
         return String(describing: value)
     }
-}
-
-/// Lets a boxed `Optional` be unwrapped for messages.
-private protocol OptionalProtocol {
-    var isNil: Bool { get }
-    var unwrapped: Any { get }
-}
-
-extension Optional: OptionalProtocol {
-    var isNil: Bool { self == nil }
-    var unwrapped: Any { self.map { $0 as Any } ?? "nil" }
 }
 
 /// A ``FieldCodable`` model's own field coding, reached from code that only knows it as a `Model`.

@@ -80,7 +80,7 @@ enum PortingExample {
             predicate: #Predicate { $0.published != nil && $0.published! > since },
             sortBy: [SortDescriptor(\.title)])
         // try context.fetch(recent).map(\.title) == ["Day 26", "Day 27", "Day 28", "Day 29", "Day 30"]
-        // try context.explain(recent) == "scan"
+        // try context.explain(recent) == "index published: range (00, +inf)"
 
         var latest = FetchDescriptor<Post>(sortBy: [SortDescriptor(\.published, order: .reverse)])
         latest.fetchLimit = 3
@@ -94,7 +94,7 @@ enum PortingExample {
         // Example: end fetching example
 
         #expect(try context.fetch(recent).map(\.title) == ["Day 26", "Day 27", "Day 28", "Day 29", "Day 30"])
-        #expect(try context.explain(recent) == "scan")
+        #expect(try context.explain(recent) == "index published: range (00, +inf)")
         #expect(try context.fetch(latest).map(\.title) == ["Day 30", "Day 29", "Day 28"])
         #expect(try context.explain(latest) == "index published: ordered reverse")
         #expect(try context.fetchCount(byAda) == 30)
