@@ -25,7 +25,8 @@ import Foundation
 /// evaluates the whole predicate on every candidate, so a plan only has to leave no match out.
 ///
 /// Without a usable predicate plan, a fetch with a limit whose sort descriptors are all on the attribute of a
-/// single-attribute, non-multi-entry index reads that index in order (reversed for `.reverse`) and can stop early.
+/// single-attribute, non-multi-entry index reads that index in order (reversed for `.reverse`) and can stop early,
+/// when the index's order is exactly the sort's (see `isByteOrdered`: numbers and dates, not strings).
 ///
 /// `description` has one of these forms, keys printed as lowercase hexadecimal and the name prefixed with `unique `
 /// for a unique index:
@@ -146,15 +147,35 @@ enum QueryPlanner {
         return sortBy.allSatisfy { $0.keyPath == keyPath }
     }
 
-    /// Returns whether a sort descriptor orders values as their index keys do: by the attribute's `<`, which the
-    /// key encoding preserves. A string compared with anything but the lexical comparator (such as a localized
-    /// one) does not.
+    /// Returns whether a sort descriptor orders models exactly as an index on its attribute does: the attribute is an
+    /// integer, a floating-point number or a `Date`, or an optional of one (`nil` first either way), whose `<` the key
+    /// encoding preserves, and Foundation's stable sort and the index both break ties in ID order.
+    ///
+    /// Strings are left out: the keys hold their NFC form in UTF-8 byte order, which is `String`'s `<` for strings in
+    /// NFC, but for strings holding decomposed characters this platform's `<` orders differently, and is not even a
+    /// total order there (`"\u{E4}A"` and `"a\u{308}"` are neither less nor greater than each other, nor equal).
+    /// So are raw-value enums (their `Comparable` order is their declaration order, the keys hold raw values) and
+    /// custom key encodings. Such sorts read every match and sort it.
     /// - Parameter descriptor: A sort descriptor.
     static func isByteOrdered<Root>(_ descriptor: SortDescriptor<Root>) -> Bool {
-        guard let comparator = descriptor.stringComparator else { return true }
-        // The descriptor's `order` gives the direction; compare the comparator itself in one direction.
-        return String.StandardComparator(comparator, order: .forward) == .lexical
+        guard let keyPath = descriptor.keyPath else { return false }
+        return keyOrderIsComparableOrder(type(of: keyPath).valueType)
     }
+
+    /// Whether the index keys of values of `type` sort as the values' `<`.
+    private static func keyOrderIsComparableOrder(_ type: Any.Type) -> Bool {
+        if let optional = type as? any AnyOptional.Type { return keyOrderIsComparableOrder(optional.wrappedType) }
+        return keyOrderedTypes.contains(ObjectIdentifier(type))
+    }
+
+    /// The types whose index keys sort as their `<` does.
+    private static let keyOrderedTypes: Set<ObjectIdentifier> = [
+        ObjectIdentifier(Int.self), ObjectIdentifier(Int8.self), ObjectIdentifier(Int16.self),
+        ObjectIdentifier(Int32.self), ObjectIdentifier(Int64.self), ObjectIdentifier(UInt.self),
+        ObjectIdentifier(UInt8.self), ObjectIdentifier(UInt16.self), ObjectIdentifier(UInt32.self),
+        ObjectIdentifier(UInt64.self), ObjectIdentifier(Double.self), ObjectIdentifier(Float.self),
+        ObjectIdentifier(Date.self),
+    ]
 
     /// Returns the one-line description of a plan, in the format documented on `QueryPlanner`.
     /// - Parameters:

@@ -134,32 +134,37 @@ extension EntityStore {
                 for model in models where try !body(model) { return }
             }
         case .ordered(let name, let reverse):
-            // Cut keys that share a prefix sort by hash: their models are gathered and put in the sort's order.
-            var group: (prefix: [UInt8], models: [M])?
+            // Foundation's sort is stable and a scan reads in ID order, so models that tie on the sort come in ID
+            // order. The models of one index key do so in a forward read; a reverse read gives them backwards, and
+            // keys cut to one prefix order by hash, not value: such a run of models is gathered and put in ID order,
+            // then (for cut keys) in the sort's.
+            var run: (key: [UInt8], isCut: Bool, models: [M])?
             func flush() throws -> Bool {
-                guard var pending = group else { return true }
-                group = nil
-                pending.models.sort(using: order)
+                guard var pending = run else { return true }
+                run = nil
+                pending.models.sort { $0.id.isOrdered(before: $1.id) }
+                if pending.isCut { pending.models.sort(using: order) }
                 for model in pending.models where try !body(model) { return false }
                 return true
             }
             var goesOn = true
             try txn.scanEntries(try storedIndex(name).table, reverse: reverse) { indexKey, value in
                 guard let model = try model(for: UUID(bytes: value), in: txn, reader: reader) else { return true }
-                if IndexKey.isGrouped(indexKey) {
-                    let prefix = Array(indexKey.prefix(IndexKey.keptPrefix + 1))
-                    if group?.prefix != prefix {
-                        goesOn = try flush()
-                        guard goesOn else { return false }
-                        group = (prefix, [])
-                    }
-                    group?.models.append(model)
-                    return true
+                let isCut = IndexKey.isGrouped(indexKey)
+                if !isCut && !reverse {
+                    goesOn = try flush()
+                    guard goesOn else { return false }
+                    goesOn = try body(model)
+                    return goesOn
                 }
-                goesOn = try flush()
-                guard goesOn else { return false }
-                goesOn = try body(model)
-                return goesOn
+                let key = isCut ? Array(indexKey.prefix(IndexKey.keptPrefix + 1)) : Array(indexKey)
+                if run?.key != key {
+                    goesOn = try flush()
+                    guard goesOn else { return false }
+                    run = (key, isCut, [])
+                }
+                run?.models.append(model)
+                return true
             }
             if goesOn { _ = try flush() }
         }
