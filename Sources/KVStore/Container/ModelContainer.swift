@@ -56,6 +56,10 @@ public final class ModelContainer: Sendable {
     let writeOrder = Locked<Int>(0)
     /// The serial queue async writes run on, off the cooperative thread pool.
     let writerQueue = DispatchQueue(label: "KVStore.ModelContainer.writer")
+    /// The context of the main actor, once `mainContext` (a higher layer's) made it; ``close()`` drops it. `Locked` is
+    /// `Sendable` whatever it holds: the context is made and used only on the main actor, and `close()` only lets it
+    /// go, which runs no code of the context but its deinitializer.
+    let mainContextSlot = Locked<AnyObject?>(nil)
 
     /// Whether anything watches the container's commits.
     var isObserved: Bool {
@@ -93,6 +97,19 @@ public final class ModelContainer: Sendable {
     ) throws {
         try self.init(
             for: types, configuration: configuration, observer: observer, preparation: UnversionedOpening())
+    }
+
+    /// Opens (or creates) the store for the given model types and those their relationships reach: SwiftData's
+    /// spelling, `ModelContainer(for: Project.self, configurations: configuration)`.
+    ///
+    /// A container keeps one store, so it takes one configuration; open a container for each store a program keeps.
+    ///
+    /// - Parameters:
+    ///   - types: The model types the program uses, with the types their relationships reach added.
+    ///   - configuration: Where and how to keep the store.
+    /// - Throws: The errors of the variadic `init(for:configuration:observer:)`.
+    public convenience init(for types: any Model.Type..., configurations configuration: ModelConfiguration) throws {
+        try self.init(for: types, configuration: configuration, observer: nil)
     }
 
     /// Opens (or creates) the store for the given model types, after `preparation` brought it to the schema version
@@ -197,8 +214,8 @@ public final class ModelContainer: Sendable {
     }
 
     /// Closes the container. Later use of it or of its contexts throws ``KVStoreError/closed``; an in-memory store is
-    /// deleted. Other containers of the same store in the process keep working: they share its LMDB environment,
-    /// which closes with the last of them.
+    /// deleted, and the main context's pending changes are let go. Other containers of the same store in the process
+    /// keep working: they share its LMDB environment, which closes with the last of them.
     ///
     /// - Throws: ``KVStoreError/storage`` when this is the store's last container in the process and the call is
     ///   made inside one of its transactions.
@@ -209,6 +226,8 @@ public final class ModelContainer: Sendable {
             throw Self.mapped(error)
         }
         publisher.finishAll()
+        // The main context holds the container: letting it go here ends that cycle.
+        mainContextSlot.withLock { $0 = nil }
         if configuration.isStoredInMemoryOnly { try? FileManager.default.removeItem(atPath: path) }
         observer?.containerDidClose(self)
     }
