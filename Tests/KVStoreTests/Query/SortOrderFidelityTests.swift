@@ -27,8 +27,10 @@ struct SortedItem: Model, Equatable {
         var random = SplitMix64(seed: seed)
         let long = String(repeating: "x", count: 600)
         return (0..<300).map { index in
-            var name = (0..<Int.random(in: 0...3, using: &random)).map { _ in pieces.randomElement(using: &random)! }
-                .joined()
+            var name = (0..<Int.random(in: 0...3, using: &random)).map { _ in
+                pieces[Int.random(in: 0..<pieces.count, using: &random)]
+            }
+            .joined()
             if index % 10 == 0 { name = long + name }
             let score: Double? = Bool.random(using: &random) ? nil : Double(Int.random(in: -3...3, using: &random)) / 2
             return SortedItem(name: name, score: score, rank: Int.random(in: 0..<5, using: &random))
