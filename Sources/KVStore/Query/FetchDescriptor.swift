@@ -59,8 +59,15 @@ extension FetchDescriptor {
 
     /// `results`, models that match, in the descriptor's order (sorted here unless they come `alreadySorted`, from
     /// an ordered index read), and then the part of them its offset and limit select.
+    ///
+    /// Models that tie on the sort come in ID order, whatever order they were read in (a scan's is that order
+    /// already, which the sort passes through in one run): so a fetch's order does not depend on the index it read,
+    /// nor on the pending changes merged in, even for strings, whose `<` is not a total order on this platform.
     func sortedPage(of results: consuming [M], alreadySorted: Bool = false) -> [M] {
-        if !alreadySorted && !sortBy.isEmpty { results.sort(using: sortBy) }
+        if !alreadySorted && !sortBy.isEmpty {
+            results.sort { $0.id.isOrdered(before: $1.id) }
+            results.sort(using: sortBy)
+        }
         return page(of: results)
     }
 

@@ -31,7 +31,7 @@ extension EntityStore {
         let wanted = planned.isSorted || descriptor.sortBy.isEmpty ? descriptor.fetchLimit.map { offset + $0 } : nil
         var results: [M] = []
         if wanted == 0 { return [] }
-        try forEachCandidate(planned.plan, in: txn, reader: reader, order: descriptor.sortBy) { model in
+        try forEachCandidate(planned.plan, in: txn, reader: reader) { model in
             guard try planned.isExact || descriptor.matches(model) else { return true }
             results.append(model)
             return wanted.map { results.count < $0 } ?? true
@@ -53,14 +53,10 @@ extension EntityStore {
 
     /// Calls `body` with each candidate model of a plan, in the plan's order, until `body` returns false. A model
     /// reached through several keys of a multi-entry index is visited once.
-    ///
-    /// - Parameter order: The fetch's sort, which an ordered read of an index applies among values whose keys LMDB's
-    ///   limit cut to the same prefix.
     func forEachCandidate(
         _ plan: QueryPlan,
         in txn: borrowing Transaction,
         reader: RecordReader,
-        order: [SortDescriptor<M>] = [],
         _ body: (M) throws -> Bool
     ) throws {
         switch plan {
@@ -101,8 +97,8 @@ extension EntityStore {
                 upperKey = IndexKey.prefixGroup(of: key).upper
                 upperInclusive = true
             }
-            // Cut keys sharing a prefix sort by hash: each such run of models is put in the fetch's order.
-            var runs: [(prefix: [UInt8]?, ids: [UUID])] = []
+            // Only ranges of numbers and dates are taken as sorted (QueryPlanner.isByteOrdered), whose keys are never
+            // cut: the candidates go to `body` as the index gives them, and a sorted fetch stops when it has enough.
             var seen = Set<UUID>()
             try txn.scanEntries(table, in: KeyRange(from: lowerKey, upTo: nil)) { indexKey, value in
                 if let lowerKey, !lowerInclusive, compareBytes(indexKey, lowerKey) == 0 { return true }
@@ -112,56 +108,32 @@ extension EntityStore {
                 }
                 let id = UUID(bytes: value)
                 guard seen.insert(id).inserted else { return true }
-                let prefix = IndexKey.isGrouped(indexKey) ? Array(indexKey.prefix(IndexKey.keptPrefix + 1)) : nil
-                if let prefix, runs.last?.prefix == prefix {
-                    runs[runs.count - 1].ids.append(id)
-                } else {
-                    runs.append((prefix, [id]))
-                }
-                return true
-            }
-            for run in runs {
-                guard run.prefix != nil else {
-                    guard let model = try model(for: run.ids[0], in: txn, reader: reader) else { continue }
-                    guard try body(model) else { return }
-                    continue
-                }
-                var models: [M] = []
-                for id in run.ids {
-                    if let model = try model(for: id, in: txn, reader: reader) { models.append(model) }
-                }
-                models.sort(using: order)
-                for model in models where try !body(model) { return }
+                guard let model = try model(for: id, in: txn, reader: reader) else { return true }
+                return try body(model)
             }
         case .ordered(let name, let reverse):
-            // Foundation's sort is stable and a scan reads in ID order, so models that tie on the sort come in ID
-            // order. The models of one index key do so in a forward read; a reverse read gives them backwards, and
-            // keys cut to one prefix order by hash, not value: such a run of models is gathered and put in ID order,
-            // then (for cut keys) in the sort's.
-            var run: (key: [UInt8], isCut: Bool, models: [M])?
+            // Only keys of numbers and dates are read in order (QueryPlanner.isByteOrdered), and LMDB's limit never
+            // cuts those. Foundation's sort is stable and a scan reads in ID order, so models that tie on the sort
+            // come in ID order: the models of one key do so in a forward read, and a reverse read gives them
+            // backwards, so there they are gathered and put in ID order.
+            var run: (key: [UInt8], models: [M])?
             func flush() throws -> Bool {
-                guard var pending = run else { return true }
+                guard let pending = run else { return true }
                 run = nil
-                pending.models.sort { $0.id.isOrdered(before: $1.id) }
-                if pending.isCut { pending.models.sort(using: order) }
-                for model in pending.models where try !body(model) { return false }
+                for model in pending.models.reversed() where try !body(model) { return false }
                 return true
             }
             var goesOn = true
             try txn.scanEntries(try storedIndex(name).table, reverse: reverse) { indexKey, value in
                 guard let model = try model(for: UUID(bytes: value), in: txn, reader: reader) else { return true }
-                let isCut = IndexKey.isGrouped(indexKey)
-                if !isCut && !reverse {
-                    goesOn = try flush()
-                    guard goesOn else { return false }
+                guard reverse else {
                     goesOn = try body(model)
                     return goesOn
                 }
-                let key = isCut ? Array(indexKey.prefix(IndexKey.keptPrefix + 1)) : Array(indexKey)
-                if run?.key != key {
+                if run.map({ !$0.key.elementsEqual(indexKey) }) ?? true {
                     goesOn = try flush()
                     guard goesOn else { return false }
-                    run = (key, isCut, [])
+                    run = (Array(indexKey), [])
                 }
                 run?.models.append(model)
                 return true

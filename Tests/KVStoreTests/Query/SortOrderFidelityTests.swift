@@ -72,17 +72,27 @@ struct SortedItem: Model, Equatable {
         }
     }
 
-    /// A forward range on the sort attribute is taken as sorted, so its order must be Foundation's too.
-    @Test func sortedRangeReadsGiveFoundationsOrder() throws {
+    /// Whatever index a sorted fetch reads, its order is Foundation's sort of what a scan reads: ties (and strings
+    /// that this platform's `<` cannot order) come as a scan gives them, in ID order.
+    @Test(arguments: [1, 2, 3, 7] as [UInt64])
+    func sortedFetchesThroughAnIndexGiveTheScansOrder(seed: UInt64) throws {
         try withContainer(SortedItem.self) { container throws in
             let context = ModelContext(container)
-            try context.insert(contentsOf: Self.models(seed: 7))
+            try context.insert(contentsOf: Self.models(seed: seed))
             let scanned = try context.fetch(FetchDescriptor<SortedItem>())
-            let descriptor = FetchDescriptor<SortedItem>(
-                predicate: #Predicate { $0.name >= "a" }, sortBy: [SortDescriptor(\.name)])
-            #expect(try context.explain(descriptor).hasPrefix("index name: range"))
-            let expected = scanned.filter { $0.name >= "a" }.sorted(using: SortDescriptor(\.name))
-            #expect(try context.fetch(descriptor) == expected)
+            let cases: [(String, Predicate<SortedItem>, SortDescriptor<SortedItem>)] = [
+                ("index name: range", #Predicate { $0.name >= "a" }, SortDescriptor(\.name)),
+                ("index name: range", #Predicate { $0.name >= "a" }, SortDescriptor(\.name, order: .reverse)),
+                ("index rank: 1 key", #Predicate { $0.rank == 2 }, SortDescriptor(\.name)),
+                ("index rank: 2 keys", #Predicate { [1, 3].contains($0.rank) }, SortDescriptor(\.score)),
+                ("index score: range", #Predicate { $0.score != nil }, SortDescriptor(\.rank, order: .reverse)),
+            ]
+            for (plan, predicate, sort) in cases {
+                let descriptor = FetchDescriptor<SortedItem>(predicate: predicate, sortBy: [sort])
+                #expect(try context.explain(descriptor).hasPrefix(plan))
+                let expected = try scanned.filter { try predicate.evaluate($0) }.sorted(using: sort)
+                #expect(try context.fetch(descriptor) == expected, "\(plan), seed \(seed)")
+            }
         }
     }
 }

@@ -92,7 +92,8 @@ private func long(_ family: String, _ suffix: String) -> String {
         #expect(above.map { String($0.tag.suffix(2)) } == (11..<30).map { String(format: "%02d", $0) })
         var firstFive = FetchDescriptor<Article>(sortBy: [SortDescriptor(\.tag)])
         firstFive.fetchLimit = 5
-        #expect(try context.explain(firstFive).contains("ordered"))
+        // A string sort reads every match and sorts it (QueryPlanner.isByteOrdered says why).
+        #expect(try context.explain(firstFive) == "scan")
         #expect(try context.fetch(firstFive).map { String($0.tag.suffix(2)) } == ["00", "01", "02", "03", "04"])
         var lastThree = FetchDescriptor<Article>(sortBy: [SortDescriptor(\.tag, order: .reverse)])
         lastThree.fetchLimit = 3
