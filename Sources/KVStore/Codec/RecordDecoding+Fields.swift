@@ -63,7 +63,7 @@ extension RecordDecoding {
         if fieldCursor.container == nil {
             if fieldCursor.remaining > 0 {
                 var position = fieldCursor.next
-                if fields.id(try reader.readVarint(at: &position), isNamed: name) {
+                if fields.id(try reader.readVarint(at: &position), isNamed: name, in: .topLevel) {
                     fieldCursor.foundNext = true
                     return position
                 }
@@ -135,7 +135,7 @@ extension RecordDecoding {
         let position = fieldCursor.next
         guard position >= 0, size < buffer.count - position else { return nil }
         let id = buffer[position]
-        guard id < 0x80, fields.id(UInt64(id), isNamed: name) else { return nil }
+        guard id < 0x80, fields.id(UInt64(id), isNamed: name, in: .topLevel) else { return nil }
         return position + 1
     }
 

@@ -339,8 +339,11 @@ final class RecordDecoding: Decoder {
     /// offset of its value.
     private func valueOffsetAfterVersion() throws -> Int {
         reader = ByteReader(try RecordFormat.checkedBody(reader.buffer))
-        return 1
+        return Self.recordValueOffset
     }
+
+    /// The offset of a record's value, after its version byte.
+    static let recordValueOffset = 1
 
     /// Lets go of the record's bytes and resets the state for the next record, keeping the buffers.
     private func endRecord() {
@@ -505,8 +508,11 @@ final class RecordDecoding: Decoder {
             into: &entries, start..<end, at: position, kind: kind, reader: reader, depth: depth)
         entryCount = end
         noteEnd(ofValueAt: offset, end: position)
+        // The record's own object is its value, whatever decodes it (a single-value wrapper may), as the encoder's
+        // is the first object at the empty coding path.
         return RecordKeyedDecodingContainer(
-            decoding: self, kind: kind, start: start, count: count, path: path, depth: depth)
+            decoding: self, kind: kind, start: start, count: count, path: path, depth: depth,
+            scope: offset == Self.recordValueOffset ? .topLevel : .nested)
     }
 
     /// Fills `table[range]` with the entries of a container of `kind` at `depth` whose first entry is at `position`,

@@ -556,7 +556,8 @@ final class RecordEncoding: Encoder {
         // prediction with one string comparison instead of hashing the name.
         let isFirst = openFrames[index].count == 0
         let predicted = isFirst ? firstFieldIDs.value(for: Key.self) ?? 0 : openFrames[index].lastID &+ 1
-        let id = fields.id(UInt64(predicted), isNamed: name) ? predicted : fields.id(for: name)
+        let scope: FieldScope = frameID == rootFrameID ? .topLevel : .nested
+        let id = fields.id(UInt64(predicted), isNamed: name, in: scope) ? predicted : fields.id(for: name, in: scope)
         if isFirst { firstFieldIDs.set(id, for: Key.self) }
         openFrames[index].lastID = id
         bytes.appendVarint(UInt64(id))
@@ -579,7 +580,9 @@ final class RecordEncoding: Encoder {
         let index = openFrames.count == 1 && openFrames[0].id == frameID ? 0 : try activate(frameID)
         resolvePendingKind()
         let predicted = openFrames[index].lastID &+ 1
-        let id = fields.id(UInt64(predicted), isNamed: name) ? predicted : fields.id(for: name)
+        let id =
+            fields.id(UInt64(predicted), isNamed: name, in: .topLevel)
+            ? predicted : fields.id(for: name, in: .topLevel)
         openFrames[index].lastID = id
         openFrames[index].count += 1
         bytes.appendVarint(UInt64(id))

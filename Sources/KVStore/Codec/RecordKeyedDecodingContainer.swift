@@ -20,6 +20,9 @@ struct RecordKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     let path: RecordDecoding.ContainerPath
     /// How many containers enclose this one.
     let depth: Int
+    /// Whether the container is the record's own object or one nested in its values, which name fields apart once
+    /// a migration renamed a top-level field.
+    let scope: FieldScope
 
     /// The path of keys to this container.
     var codingPath: [any CodingKey] { decoding.path(path) }
@@ -32,7 +35,7 @@ struct RecordKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
             let entry = decoding.entries[index]
             switch kind {
             case .object:
-                if let name = decoding.fields.name(for: UInt32(truncatingIfNeeded: entry.key)),
+                if let name = decoding.fields.name(for: UInt32(truncatingIfNeeded: entry.key), in: scope),
                     entry.key <= UInt64(UInt32.max), let key = Key(stringValue: name)
                 {
                     keys.append(key)
@@ -269,7 +272,7 @@ struct RecordKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
         }
         if kind == .object {
             // A miss: hash the name once, then compare ids.
-            guard let id = decoding.fields.existingID(for: name) else { return nil }
+            guard let id = decoding.fields.existingID(for: name, in: scope) else { return nil }
             for index in 0..<count where decoding.entries[start + index].key == UInt64(id) {
                 decoding.entries[start - 1].value = index + 1
                 return decoding.entries[start + index].value
@@ -288,7 +291,7 @@ struct RecordKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     private func matches(_ entry: RecordDecoding.Entry, name: String, intValue: Int?) -> Bool {
         switch kind {
         case .object:
-            return decoding.fields.id(entry.key, isNamed: name)
+            return decoding.fields.id(entry.key, isNamed: name, in: scope)
         case .stringMap:
             let stored = decoding.reader.buffer.extracting(Int(entry.key)..<(Int(entry.key) + entry.keyLength))
             var name = name

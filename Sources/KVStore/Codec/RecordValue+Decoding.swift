@@ -68,7 +68,9 @@ extension RecordValue {
             entries.reserveCapacity(count)
             for _ in 0..<count {
                 let id = try reader.readVarint(at: &offset)
-                let name = id <= UInt64(UInt32.max) ? fields.name(for: UInt32(id)) : nil
+                // The record's own object is the one at depth 0.
+                let scope: FieldScope = depth == 0 ? .topLevel : .nested
+                let name = id <= UInt64(UInt32.max) ? fields.name(for: UInt32(id), in: scope) : nil
                 let value = try decodeValue(reader, at: &offset, fields: fields, depth: depth + 1)
                 entries.append((name ?? "#\(id)", value))
             }

@@ -52,7 +52,7 @@ extension RecordValue {
         case .object(let entries):
             bytes.appendTagged(.object, varint: UInt64(entries.count))
             for (name, value) in entries {
-                let id = Self.fieldID(for: name, in: &fields)
+                let id = Self.fieldID(for: name, in: &fields, scope: isRoot ? .topLevel : .nested)
                 bytes.appendVarint(id)
                 if isRoot, let id = UInt32(exactly: id) { fields.observe(value.kind, for: id) }
                 value.append(to: &bytes, fields: &fields, isRoot: false)
@@ -73,11 +73,11 @@ extension RecordValue {
         }
     }
 
-    /// Returns the id of an object entry's name: its interned id, the raw id
+    /// Returns the id of an object entry's name in `scope`: its interned id, the raw id
     /// of an unknown `"#<id>"`, or a newly interned one.
-    private static func fieldID(for name: String, in fields: inout FieldTable) -> UInt64 {
-        if let id = fields.existingID(for: name) { return UInt64(id) }
+    private static func fieldID(for name: String, in fields: inout FieldTable, scope: FieldScope) -> UInt64 {
+        if let id = fields.existingID(for: name, in: scope) { return UInt64(id) }
         if name.hasPrefix("#"), let id = UInt64(name.dropFirst()), id >= 1 { return id }
-        return UInt64(fields.id(for: name))
+        return UInt64(fields.id(for: name, in: scope))
     }
 }

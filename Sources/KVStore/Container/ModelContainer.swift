@@ -417,7 +417,7 @@ public final class ModelContainer: Sendable {
                     + "writes none")
         }
         let format = StoreFormat(
-            formatVersion: Catalog.formatVersion, created: Date(),
+            formatVersion: Catalog.newStoreFormatVersion, created: Date(),
             longKeyHash: configuration.collidesLongKeysForTesting ? .collidingForTests : nil)
         try environment.write { txn in
             try Catalog.write(format, key: Catalog.formatKey, in: txn, table: catalog)

@@ -193,7 +193,7 @@ struct StageRun {
     private func renamed(_ fields: FieldTable, _ facts: EntityFacts) throws -> FieldTable {
         var fields = fields
         for (new, old) in facts.renamedFields.sorted(by: { $0.key < $1.key }) {
-            guard fields.existingID(for: old) != nil else { continue }
+            guard fields.existingID(for: old, in: .topLevel) != nil else { continue }
             guard fields.rename(old, to: new) else {
                 throw KVStoreError(
                     .incompatibleSchema, entity: facts.name, field: new,

@@ -39,7 +39,9 @@ public struct Entity<M: Model>: Sendable {
     /// Fields renamed since the previous schema version, new name to old name: a lightweight ``MigrationStage``
     /// renames them in the catalog, and the stored records read under the new names without being rewritten.
     ///
-    /// Names are shared by the fields of the model and of its nested values, so a renamed name is renamed in both.
+    /// As with SwiftData's `@Attribute(originalName:)`, a rename applies to the model's own stored property: a field
+    /// of the old name in a nested struct or enum payload keeps its name. Fields of nested values cannot be renamed
+    /// this way.
     public var renamedFields: [String: String]
 
     /// The attributes whose values are kept apart from the record, in chunks.

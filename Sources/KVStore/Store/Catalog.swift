@@ -17,9 +17,23 @@ import LMDB
 ///
 /// Everything `kvtool` needs to read a store without the program's Swift types is here.
 package enum Catalog {
-    /// The format this version of KVStore writes and reads: 2, with checksums on records, external chunks and
-    /// catalog entries. Format 1 stores (without them) are upgraded in place when a container opens them.
-    package static let formatVersion = 2
+    /// The newest format this version of KVStore reads and writes: 3, whose field tables may give a top-level field
+    /// that a migration renamed a name of its own (``FieldTable/topLevelNames``).
+    ///
+    /// A store gets format ``newStoreFormatVersion`` (2) when it is created, or when a container upgrades a format 1
+    /// store (without checksums) in place, and format 3 when an entity entry that needs it is first written (the
+    /// `write` that takes an ``EntityCatalog``): programs that read format 2 at most go on opening every store no
+    /// migration renamed a field of.
+    package static let formatVersion = 3
+
+    /// The format of a new store, and of a format 1 store once upgraded: 2, with checksums on records, external
+    /// chunks and catalog entries.
+    package static let newStoreFormatVersion = 2
+
+    /// The format a store needs once a field table gives top-level fields names of their own: a program that reads
+    /// format 2 at most would read those fields under their old names, and drop the new ones when it next wrote the
+    /// table.
+    static let topLevelNamesFormatVersion = 3
 
     /// The name of the catalog table.
     package static let tableName = "catalog"
@@ -146,10 +160,36 @@ package enum Catalog {
     }
 
     /// Writes a catalog value, and advances the store's generation.
+    ///
+    /// - Throws: What encoding the value and LMDB throw.
     package static func write<T: Encodable>(
         _ value: T, key: [UInt8], in txn: borrowing Transaction, table: Table
     ) throws {
-        try txn.put(try encodeValue(value), forKey: key, in: table)
+        try put(try encodeValue(value), key: key, in: txn, table: table)
+    }
+
+    /// Writes an entity's entry, and advances the store's generation; first stamps the store with format 3 when the
+    /// entry's field table gives top-level fields names of their own and the store's format is older (see
+    /// ``topLevelNamesFormatVersion``).
+    ///
+    /// - Throws: ``KVStoreError/damaged`` for a format entry that does not decode, and what encoding the entry and
+    ///   LMDB throw.
+    package static func write(
+        _ entry: EntityCatalog, key: [UInt8], in txn: borrowing Transaction, table: Table
+    ) throws {
+        if !entry.fields.topLevelNames.isEmpty,
+            var format = try read(StoreFormat.self, key: formatKey, in: txn, table: table),
+            format.formatVersion < topLevelNamesFormatVersion
+        {
+            format.formatVersion = topLevelNamesFormatVersion
+            try put(try encodeValue(format), key: formatKey, in: txn, table: table)
+        }
+        try put(try encodeValue(entry), key: key, in: txn, table: table)
+    }
+
+    /// Puts a catalog value's bytes, and advances the store's generation.
+    private static func put(_ bytes: [UInt8], key: [UInt8], in txn: borrowing Transaction, table: Table) throws {
+        try txn.put(bytes, forKey: key, in: table)
         try advanceGeneration(in: txn, table: table)
     }
 

@@ -1,8 +1,9 @@
 import Foundation
 import LMDB
 
-/// Brings a store of an older format to the current one, in place, when a container opens it: format 1 stores get
-/// checksums on every record, external chunk and catalog entry.
+/// Brings a format 1 store to format 2, in place, when a container opens it: its records, external chunks and catalog
+/// entries get checksums. (Format 3 needs no upgrade: a store gets it when a migration renames a field, see
+/// ``Catalog/formatVersion``.)
 ///
 /// The work goes a chunk of records (or of external chunks) per write transaction, under the store's migration lock,
 /// so it needs bounded memory and other writers of this version go on meanwhile (they write checksums already). Each
@@ -21,12 +22,13 @@ struct FormatUpgrade {
     /// How many external chunks (of 256 KiB) one write transaction gives a checksum: 16 MiB read.
     static let chunksPerTransaction = 64
 
-    /// Upgrades the store from `format`, if it is older than the current one.
+    /// Upgrades the store from `format` to ``Catalog/newStoreFormatVersion``, if it is older; a later format needs no
+    /// upgrade (format 3 only adds to what a store may hold).
     ///
     /// - Returns: The store's format afterwards.
     /// - Throws: ``KVStoreError/damaged`` for a table the catalog names and the file lacks, and what LMDB throws.
     func run(from format: StoreFormat) throws -> StoreFormat {
-        guard format.formatVersion < Catalog.formatVersion else { return format }
+        guard format.formatVersion < Catalog.newStoreFormatVersion else { return format }
         let entries = try environment.read { txn in try Catalog.entities(in: txn, table: catalog).entities }
         for entry in entries {
             let records = try SchemaLoader.existingTable(
@@ -40,7 +42,7 @@ struct FormatUpgrade {
             }
         }
         var upgraded = format
-        upgraded.formatVersion = Catalog.formatVersion
+        upgraded.formatVersion = Catalog.newStoreFormatVersion
         try environment.write { [upgraded] txn in
             // Each entry's JSON gets its checksum as it is, without decoding: an entry that no longer decodes stays
             // for `kvtool check` to report.

@@ -7,6 +7,6 @@ extension StoreFormat {
     ///
     /// - Parameter created: When the store was created.
     package static func newStore(created: Date) -> StoreFormat {
-        StoreFormat(formatVersion: Catalog.formatVersion, created: created)
+        StoreFormat(formatVersion: Catalog.newStoreFormatVersion, created: created)
     }
 }

@@ -6,11 +6,13 @@ import KVStore
 /// the integrity check's messages, tell whether a field exists for a query, and sort `kvtool list --sort` in the same
 /// order-preserving encoding.
 package enum IndexEntries {
-    /// Whether every part of a field name, dotted or not, is in the entity's field table.
+    /// Whether every part of a field name, dotted or not, is in the entity's field table: the first part a field
+    /// of the record's own object, the others fields of nested values.
     package static func fieldExists(_ field: String, in fields: FieldTable) -> Bool {
-        if fields.existingID(for: field) != nil { return true }
+        if fields.existingID(for: field, in: .topLevel) != nil { return true }
         let parts = field.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count > 1 && parts.allSatisfy { fields.existingID(for: String($0)) != nil }
+        guard parts.count > 1, fields.existingID(for: String(parts[0]), in: .topLevel) != nil else { return false }
+        return parts.dropFirst().allSatisfy { fields.existingID(for: String($0), in: .nested) != nil }
     }
 
     /// Bytes that sort like a value: its index-key encoding, or for values no key holds, their JSON after every

@@ -155,8 +155,9 @@ package enum RecordJSON {
     /// The kinds the field table records for top-level fields, by name.
     package static func kinds(of fields: FieldTable) -> [String: ValueKind] {
         var kinds: [String: ValueKind] = [:]
-        for (offset, name) in fields.names.enumerated() {
-            if let kind = fields.kind(of: UInt32(offset + 1)) { kinds[name] = kind }
+        for offset in fields.names.indices {
+            let id = UInt32(offset + 1)
+            if let name = fields.name(for: id, in: .topLevel), let kind = fields.kind(of: id) { kinds[name] = kind }
         }
         return kinds
     }

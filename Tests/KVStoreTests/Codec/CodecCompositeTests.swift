@@ -355,8 +355,8 @@ import Testing
         var fields = FieldTable()
         let bytes = try encodeTestRecord(TaskV2(title: "c", done: true, due: nil, tags: ["t"]), fields: &fields)
         var truncatedTable = FieldTable()
-        _ = truncatedTable.id(for: "title")
-        _ = truncatedTable.id(for: "done")
+        _ = truncatedTable.id(for: "title", in: .topLevel)
+        _ = truncatedTable.id(for: "done", in: .topLevel)
         #expect(
             try decodeTestRecord(TaskV1.self, from: bytes, fields: truncatedTable) == TaskV1(title: "c", done: true))
     }

@@ -97,7 +97,9 @@ import Testing
         var fields = FieldTable()
         _ = try encodeTestRecord(Self.note, fields: &fields)
         let kinds = Dictionary(
-            uniqueKeysWithValues: fields.names.map { ($0, fields.kind(of: fields.existingID(for: $0) ?? 0)) })
+            uniqueKeysWithValues: fields.names.map {
+                ($0, fields.kind(of: fields.existingID(for: $0, in: .topLevel) ?? 0))
+            })
         #expect(kinds["title"] == .string)
         #expect(kinds["stars"] == .int)
         #expect(kinds["weight"] == .float)
@@ -109,7 +111,7 @@ import Testing
         #expect(kinds["tags"] == .array)
         #expect(kinds["extra"] == .stringMap)
         #expect(kinds["byCode"] == .intMap)
-        #expect(fields.existingID(for: "parent") == nil, "a nil optional is not written")
+        #expect(fields.existingID(for: "parent", in: .topLevel) == nil, "a nil optional is not written")
     }
 
     @Test(arguments: [

@@ -574,7 +574,7 @@ struct PrimitiveSample: Codable, Equatable {
     /// The sample's record, after `padding` other names in the field table.
     func record(padding: Int) throws -> (bytes: [UInt8], fields: FieldTable) {
         var fields = FieldTable()
-        for index in 0..<padding { _ = fields.id(for: "padding\(index)") }
+        for index in 0..<padding { _ = fields.id(for: "padding\(index)", in: .topLevel) }
         return (try encodeTestRecord(sample, fields: &fields), fields)
     }
 

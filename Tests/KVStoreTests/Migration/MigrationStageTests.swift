@@ -64,8 +64,8 @@ import Testing
             try Catalog.read(EntityCatalog.self, key: Catalog.entityKey("Note"), in: txn, table: container.catalogTable)
         }
         // `heading` took the id of `title`: the record was not rewritten, its field was renamed in the catalog.
-        #expect(entry?.fields.existingID(for: "heading") == 2)
-        #expect(entry?.fields.existingID(for: "title") == nil)
+        #expect(entry?.fields.existingID(for: "heading", in: .topLevel) == 2)
+        #expect(entry?.fields.existingID(for: "title", in: .topLevel) == nil)
     }
 
     @Test func aLightweightStageThatCannotReadTheRecordsChangesNothing() throws {

@@ -160,7 +160,7 @@ extension JSONEncoder {
         try container.environment.read { txn in
             let format = try Catalog.read(
                 StoreFormat.self, key: Catalog.formatKey, in: txn, table: container.catalogTable)
-            #expect(format?.formatVersion == Catalog.formatVersion)
+            #expect(format?.formatVersion == Catalog.newStoreFormatVersion)
             let records = try container.store(for: Memo.self).records
             try txn.scan(records) { _, value in
                 #expect(value.first == RecordFormat.version)

@@ -174,6 +174,6 @@ private struct NoteWithUniqueTitle: Model {
         let format = try environment.read { txn throws in
             try Catalog.read(StoreFormat.self, key: Catalog.formatKey, in: txn, table: catalog)
         }
-        #expect(format?.formatVersion == Catalog.formatVersion)
+        #expect(format?.formatVersion == Catalog.newStoreFormatVersion)
     }
 }

@@ -62,10 +62,18 @@ struct SchemaCommand: Command {
         }
     }
 
-    /// The type name of each field, in id order.
+    /// The type name of each field, in id order; a top-level field that a migration renamed comes with the name
+    /// its id keeps in nested values, whose type is unknown.
     static func fields(of entity: EntityCatalog) -> [(id: Int, name: String, type: String)] {
-        entity.fields.names.enumerated().map { offset, name in
-            (offset + 1, name, entity.fields.kind(of: UInt32(offset + 1))?.typeName ?? "unknown")
+        let fields = entity.fields
+        return fields.names.indices.flatMap { offset in
+            let id = UInt32(offset + 1)
+            let type = fields.kind(of: id)?.typeName ?? "unknown"
+            let topLevel = fields.name(for: id, in: .topLevel)
+            let nested = fields.name(for: id, in: .nested)
+            guard let topLevel else { return [(offset + 1, nested ?? fields.names[offset], type)] }
+            guard let nested, nested != topLevel else { return [(offset + 1, topLevel, type)] }
+            return [(offset + 1, topLevel, type), (offset + 1, nested, "unknown")]
         }
     }
 

@@ -116,8 +116,8 @@ struct EntityExporter {
         }
         summary.chunks = writer.chunks
         if summary.records > 0 {
-            summary.required = entity.fields.names.enumerated().compactMap { offset, name in
-                held[offset] ? name : nil
+            summary.required = held.indices.compactMap { offset in
+                held[offset] ? entity.fields.name(for: UInt32(offset + 1), in: .topLevel) : nil
             }
         }
         return Outcome(summary: summary, damage: audit.damage(isComplete: true))
@@ -135,7 +135,8 @@ struct EntityExporter {
         guard let stored = try Catalog.read(EntityCatalog.self, key: key, in: txn, table: store.catalog) else {
             throw ToolError("\(entity.name) was removed from the store during the export; the export is incomplete")
         }
-        guard stored.fields.names == entity.fields.names else {
+        guard stored.fields.names == entity.fields.names, stored.fields.topLevelNames == entity.fields.topLevelNames
+        else {
             throw ToolError(
                 "A program added fields to \(entity.name) during the export, which its header does not describe; "
                     + "export again")
@@ -150,7 +151,7 @@ struct EntityExporter {
         }
         var present = [Bool](repeating: false, count: held.count)
         for entry in entries where entry.value != .null {
-            if let id = entity.fields.existingID(for: entry.name) { present[Int(id) - 1] = true }
+            if let id = entity.fields.existingID(for: entry.name, in: .topLevel) { present[Int(id) - 1] = true }
         }
         for index in held.indices where !present[index] { held[index] = false }
     }

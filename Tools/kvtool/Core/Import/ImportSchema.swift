@@ -60,7 +60,8 @@ struct ImportEntity {
         let storedKinds = isNew ? [:] : RecordJSON.kinds(of: catalog.fields)
         readKinds = exportedKinds ?? storedKinds
         kinds = storedKinds.merging(exportedKinds ?? [:]) { stored, _ in stored }
-        knownNames = Set(catalog.fields.names).union(exported?.fields.names ?? []).union((exportedKinds ?? [:]).keys)
+        let tables = [catalog.fields] + (exported.map { [$0.fields] } ?? [])
+        knownNames = Set(tables.flatMap { $0.names + $0.topLevelNames.values }).union((exportedKinds ?? [:]).keys)
         knowsFields = !storedKinds.isEmpty || !(exportedKinds ?? [:]).isEmpty
         uniqueIndexes = catalog.indexes.enumerated().filter { $0.element.isUnique }.map { ($0.offset, $0.element) }
         external = Dictionary(catalog.external.map { ($0.name, $0.fieldID) }, uniquingKeysWith: { first, _ in first })

@@ -37,7 +37,7 @@ extension RecordCondition {
         guard IndexEntries.fieldExists(field, in: entity.fields) else {
             throw ToolError("Unknown field '\(field)': \(entity.name) has no such field")
         }
-        let kind = entity.fields.existingID(for: field).flatMap { entity.fields.kind(of: $0) }
+        let kind = entity.fields.existingID(for: field, in: .topLevel).flatMap { entity.fields.kind(of: $0) }
         if text.hasPrefix("\""), case .string(let string)? = try? JSONParser.parse(Array(text.utf8)) {
             self.init(field: field, value: .string(string), isGuessed: false)
         } else if text == "null" {
