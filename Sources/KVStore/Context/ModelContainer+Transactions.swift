@@ -29,9 +29,10 @@ extension ModelContainer {
 
     /// Runs `body` in a write transaction, committed when `body` returns and rolled back when it throws.
     ///
-    /// One write transaction runs at a time; the body may run again from the start if the store had to grow, or
-    /// when another process or container changed the store's schema since this container last looked, so it should
-    /// have no effects outside the transaction. Subscribers to ``changes`` receive what it changed once it
+    /// One write transaction runs at a time; the body may run again from the start if the store had to grow, when
+    /// another process or container changed the store's schema since this container last looked, or once the copies
+    /// of external values its saves need were streamed in (a stored value assigned to another model, see
+    /// ``ExternalData``), so it should have no effects outside the transaction. Subscribers to ``changes`` receive what it changed once it
     /// commits.
     ///
     /// - Parameter body: The reads and writes to do. It must not `await`.
