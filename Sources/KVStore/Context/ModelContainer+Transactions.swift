@@ -29,9 +29,10 @@ extension ModelContainer {
 
     /// Runs `body` in a write transaction, committed when `body` returns and rolled back when it throws.
     ///
-    /// One write transaction runs at a time; the body may run again from the start if the store had to grow, or
-    /// when another process or container changed the store's schema since this container last looked, so it should
-    /// have no effects outside the transaction. Subscribers to ``changes`` receive what it changed once it
+    /// One write transaction runs at a time; the body may run again from the start if the store had to grow, when
+    /// another process or container changed the store's schema since this container last looked, or once the copies
+    /// of external values its saves need were streamed in (a stored value assigned to another model, see
+    /// ``ExternalData``), so it should have no effects outside the transaction. Subscribers to ``changes`` receive what it changed once it
     /// commits.
     ///
     /// - Parameter body: The reads and writes to do. It must not `await`.
@@ -51,12 +52,14 @@ extension ModelContainer {
         do {
             let (result, changes) = try writeOrder.withLock { commits in
                 let deadline = ContinuousClock.now + configuration.migrationWaitTimeout
-                while true {
-                    do {
-                        return try writeOnce(body, commits: &commits)
-                    } catch is SchemaReloadNeeded {
-                        _ = try reloadSchema(waitingUntil: deadline)
-                    }
+                var copies = ExternalValueCopies()
+                do {
+                    let output = try attempts(body, copies: &copies, deadline: deadline, commits: &commits)
+                    discardUnusedCopies(copies, deadline: deadline, commits: &commits)
+                    return output
+                } catch {
+                    discardUnusedCopies(copies, deadline: deadline, commits: &commits)
+                    throw error
                 }
             }
             if let observer, let changes, let started {
@@ -68,17 +71,75 @@ extension ModelContainer {
         }
     }
 
-    /// One attempt of a write: ``SchemaReloadNeeded`` when the schema must be read again first.
+    /// Runs the write's body until it commits: again once the schema was read again, and again once the copies of
+    /// external values its saves need are staged (see ``ExternalValueCopies``).
+    private func attempts<R>(
+        _ body: (borrowing ModelTransaction) throws -> R, copies: inout ExternalValueCopies,
+        deadline: ContinuousClock.Instant, commits: inout Int
+    ) throws -> (R, ChangeSet?) {
+        while true {
+            do {
+                return try writeOnce(body, stagedCopies: copies.staged, commits: &commits)
+            } catch is SchemaReloadNeeded {
+                _ = try reloadSchema(waitingUntil: deadline)
+            } catch let needed as ExternalCopiesNeeded {
+                try copies.stage(needed.requests, directory: path) { batch in
+                    try writeBatch(batch, deadline: deadline, commits: &commits)
+                }
+            }
+        }
+    }
+
+    /// Deletes the staged copies of external values the write did not give to a model. A failure is reported to the
+    /// observer and not thrown: the write's outcome stands, and the next open of the store deletes what is left.
+    private func discardUnusedCopies(
+        _ copies: ExternalValueCopies, deadline: ContinuousClock.Instant, commits: inout Int
+    ) {
+        guard !copies.isEmpty else { return }
+        do {
+            try copies.discardUnused(
+                read: { body in try environment.read { txn in try body(txn) } },
+                write: { batch in try writeBatch(batch, deadline: deadline, commits: &commits) })
+        } catch {
+            observer?.container(self, didFail: Self.mapped(error), operation: "write", entity: nil)
+        }
+    }
+
+    /// Runs `batch` in a write transaction of its own, inside a write that holds the write order.
+    private func writeBatch(
+        _ batch: (borrowing Transaction) throws -> Void, deadline: ContinuousClock.Instant, commits: inout Int
+    ) throws {
+        while true {
+            do {
+                _ = try writeOnce({ txn in try txn.run { try batch(txn.transaction.pointee) } }, commits: &commits)
+                return
+            } catch is SchemaReloadNeeded {
+                _ = try reloadSchema(waitingUntil: deadline)
+            }
+        }
+    }
+
+    /// One attempt of a write: ``SchemaReloadNeeded`` when the schema must be read again first,
+    /// ``ExternalCopiesNeeded`` when its saves need copies of external values that are not in `stagedCopies`.
     private func writeOnce<R>(
-        _ body: (borrowing ModelTransaction) throws -> R, commits: inout Int
+        _ body: (borrowing ModelTransaction) throws -> R,
+        stagedCopies: [ExternalValueCopy.Key: ExternalValueDescriptor] = [:], commits: inout Int
     ) throws -> (R, ChangeSet?) {
         let (output, transaction, generation) = try environment.write { txn in
             try beginWrite(txn)
             let (result, changes, catalogChanged) = try withTransactionHandle(txn) { pointer in
                 let changes = isObserved ? ChangeCollector(transactionID: txn.id) : nil
-                let writes = WriteState(changes: changes)
+                let writes = WriteState(changes: changes, stagedCopies: stagedCopies)
                 let transaction = ModelTransaction(container: self, transaction: pointer, writes: writes)
-                let result = try body(transaction)
+                let result: R
+                do {
+                    result = try body(transaction)
+                } catch is ExternalCopiesNeeded {
+                    // Every copy the body asked for, though it may have caught the first request's error.
+                    throw ExternalCopiesNeeded(requests: writes.copyRequests)
+                }
+                // A body that caught the error of a copy request must not commit without the copy.
+                if !writes.copyRequests.isEmpty { throw ExternalCopiesNeeded(requests: writes.copyRequests) }
                 try transaction.verifyReferences()
                 return (result, changes?.changes, writes.catalogChanged)
             }

@@ -85,11 +85,7 @@ package struct CatalogExternalValues: Sendable {
         _ bytes: BorrowedBytes, owner: UUID, field: UInt32, value: UUID, index: Int,
         in txn: borrowing Transaction
     ) throws {
-        let key = Self.chunkKey(owner: owner, field: field, value: value, chunk: index)
-        try txn.put(bytes, forKey: key, in: chunks)
-        if let checksums = table.checksums {
-            try txn.put(ExternalValueTable.checksum(of: bytes), forKey: key, in: checksums)
-        }
+        try table.putChunk(bytes, owner: owner, field: field, value: value, index: index, in: txn)
     }
 
     /// Deletes the chunks of one value.

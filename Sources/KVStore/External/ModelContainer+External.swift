@@ -7,8 +7,19 @@ extension ModelContainer {
     ///   - keyPath: The attribute, declared in the entity's `externalStorage`.
     ///   - model: The model.
     /// - Returns: The value's bytes, all in memory.
-    /// - Throws: What ``ModelTransaction/data(for:of:)`` throws.
+    /// - Throws: What ``ModelTransaction/data(for:of:)-(WritableKeyPath<M,ExternalData>,_)`` throws.
     public func data<M: Model>(for keyPath: WritableKeyPath<M, ExternalData>, of model: M) throws -> Data {
+        try read { txn in try txn.data(for: keyPath, of: model) }
+    }
+
+    /// The bytes of an optional external value of the stored model with `model`'s ID, or `nil` when it holds none.
+    ///
+    /// - Parameters:
+    ///   - keyPath: The optional attribute, declared in the entity's `externalStorage`.
+    ///   - model: The model.
+    /// - Returns: The value's bytes, all in memory, or `nil`.
+    /// - Throws: What ``ModelTransaction/data(for:of:)-(WritableKeyPath<M,ExternalData>,_)`` throws.
+    public func data<M: Model>(for keyPath: WritableKeyPath<M, ExternalData?>, of model: M) throws -> Data? {
         try read { txn in try txn.data(for: keyPath, of: model) }
     }
 
@@ -18,12 +29,28 @@ extension ModelContainer {
     ///   - keyPath: The attribute, declared in the entity's `externalStorage`.
     ///   - model: The model.
     ///   - handle: Where to write, from its current offset.
-    /// - Throws: What ``ModelTransaction/write(_:of:to:)`` throws.
+    /// - Throws: What ``ModelTransaction/write(_:of:to:)-(WritableKeyPath<M,ExternalData>,_,_)`` throws.
     public func write<M: Model>(
         _ keyPath: WritableKeyPath<M, ExternalData>, of model: M, to handle: FileHandle
     )
         throws
     {
+        try read { txn in try txn.write(keyPath, of: model, to: handle) }
+    }
+
+    /// Writes the bytes of an optional external value to `handle`, one chunk at a time, in one read transaction;
+    /// writes nothing when it holds no value.
+    ///
+    /// - Parameters:
+    ///   - keyPath: The optional attribute, declared in the entity's `externalStorage`.
+    ///   - model: The model.
+    ///   - handle: Where to write, from its current offset.
+    /// - Returns: Whether the attribute holds a value.
+    /// - Throws: What ``ModelTransaction/write(_:of:to:)-(WritableKeyPath<M,ExternalData>,_,_)`` throws.
+    @discardableResult
+    public func write<M: Model>(
+        _ keyPath: WritableKeyPath<M, ExternalData?>, of model: M, to handle: FileHandle
+    ) throws -> Bool {
         try read { txn in try txn.write(keyPath, of: model, to: handle) }
     }
 
@@ -46,6 +73,17 @@ extension ModelContainer {
         ExternalDataChunks(container: self, keyPath: keyPath, model: model)
     }
 
+    /// The chunks of an optional external value as an async sequence, each read in a short read transaction of its
+    /// own; none when it holds no value.
+    ///
+    /// - Parameters:
+    ///   - keyPath: The optional attribute, declared in the entity's `externalStorage`.
+    ///   - model: The model.
+    /// - Returns: The chunks, in order.
+    public func chunks<M: Model>(for keyPath: WritableKeyPath<M, ExternalData?>, of model: M) -> ExternalDataChunks<M> {
+        ExternalDataChunks(container: self, keyPath: keyPath, model: model)
+    }
+
     /// Streams the bytes `handle` holds, from its current offset to its end, into an external value of the stored
     /// model with `model`'s ID, replacing its value.
     ///
@@ -65,7 +103,27 @@ extension ModelContainer {
     public func setData<M: Model>(
         for keyPath: WritableKeyPath<M, ExternalData>, of model: M, from handle: FileHandle
     ) throws -> M {
-        let writer = try StreamedValueWriter(container: self, keyPath: keyPath, owner: model.id)
+        try setExternalData(for: keyPath, of: model, from: handle)
+    }
+
+    /// Streams the bytes `handle` holds, from its current offset to its end, into an optional external value of the
+    /// stored model with `model`'s ID, replacing its value or giving it one.
+    ///
+    /// - Parameters:
+    ///   - keyPath: The optional attribute, declared in the entity's `externalStorage`.
+    ///   - model: The model, which must be stored.
+    ///   - handle: The source.
+    /// - Returns: The model as saved, with the new value.
+    /// - Throws: What ``setData(for:of:from:)-(WritableKeyPath<M,ExternalData>,_,FileHandle)`` throws.
+    @discardableResult
+    public func setData<M: Model>(
+        for keyPath: WritableKeyPath<M, ExternalData?>, of model: M, from handle: FileHandle
+    ) throws -> M {
+        try setExternalData(for: keyPath, of: model, from: handle)
+    }
+
+    private func setExternalData<M: Model>(for keyPath: AnyKeyPath, of model: M, from handle: FileHandle) throws -> M {
+        let writer = try StreamedValueWriter<M>(container: self, keyPath: keyPath, owner: model.id)
         let readSize = 4 * ExternalValueTable.chunkSize
         return try writer.run {
             while let data = try handle.read(upToCount: readSize), !data.isEmpty {
@@ -81,10 +139,28 @@ extension ModelContainer {
     ///   - model: The model, which must be stored.
     ///   - url: The file to read.
     /// - Returns: The model as saved, with the new value.
-    /// - Throws: What ``setData(for:of:from:)-(_,_,FileHandle)`` throws, or the error opening the file.
+    /// - Throws: What ``setData(for:of:from:)-(WritableKeyPath<M,ExternalData>,_,FileHandle)`` throws, or the error opening the file.
     @discardableResult
     public func setData<M: Model>(
         for keyPath: WritableKeyPath<M, ExternalData>, of model: M, contentsOf url: URL
+    ) throws -> M {
+        let handle = try FileHandle(forReadingFrom: url)
+        defer { try? handle.close() }
+        return try setData(for: keyPath, of: model, from: handle)
+    }
+
+    /// Streams the file at `url` into an optional external value of the stored model with `model`'s ID.
+    ///
+    /// - Parameters:
+    ///   - keyPath: The optional attribute, declared in the entity's `externalStorage`.
+    ///   - model: The model, which must be stored.
+    ///   - url: The file to read.
+    /// - Returns: The model as saved, with the new value.
+    /// - Throws: What ``setData(for:of:from:)-(WritableKeyPath<M,ExternalData>,_,FileHandle)`` throws, or the error
+    ///   opening the file.
+    @discardableResult
+    public func setData<M: Model>(
+        for keyPath: WritableKeyPath<M, ExternalData?>, of model: M, contentsOf url: URL
     ) throws -> M {
         let handle = try FileHandle(forReadingFrom: url)
         defer { try? handle.close() }
@@ -102,25 +178,48 @@ extension ModelContainer {
     ///   - model: The model, which must be stored.
     ///   - chunks: The source.
     /// - Returns: The model as saved, with the new value.
-    /// - Throws: What ``setData(for:of:from:)-(_,_,FileHandle)`` throws, or what the sequence throws.
+    /// - Throws: What ``setData(for:of:from:)-(WritableKeyPath<M,ExternalData>,_,FileHandle)`` throws, or what the sequence throws.
     @discardableResult
     public func setData<M: Model, Chunks: AsyncSequence>(
         for keyPath: WritableKeyPath<M, ExternalData>, of model: M, from chunks: Chunks
     ) async throws -> M where Chunks.Element == Data {
-        let writer = try StreamedValueWriter(container: self, keyPath: keyPath, owner: model.id)
+        try await setExternalData(for: keyPath, of: model, from: chunks)
+    }
+
+    /// Streams an async sequence of chunks into an optional external value of the stored model with `model`'s ID.
+    ///
+    /// - Parameters:
+    ///   - keyPath: The optional attribute, declared in the entity's `externalStorage`.
+    ///   - model: The model, which must be stored.
+    ///   - chunks: The source.
+    /// - Returns: The model as saved, with the new value.
+    /// - Throws: What ``setData(for:of:from:)-(WritableKeyPath<M,ExternalData>,_,FileHandle)`` throws, or what the
+    ///   sequence throws.
+    @discardableResult
+    public func setData<M: Model, Chunks: AsyncSequence>(
+        for keyPath: WritableKeyPath<M, ExternalData?>, of model: M, from chunks: Chunks
+    ) async throws -> M where Chunks.Element == Data {
+        try await setExternalData(for: keyPath, of: model, from: chunks)
+    }
+
+    private func setExternalData<M: Model, Chunks: AsyncSequence>(
+        for keyPath: AnyKeyPath, of model: M, from chunks: Chunks
+    ) async throws -> M where Chunks.Element == Data {
+        let writer = try StreamedValueWriter<M>(container: self, keyPath: keyPath, owner: model.id)
         return try await writer.run {
             for try await chunk in chunks { try await writer.append(chunk) }
         }
     }
 }
 
-/// The chunks of an external value, read one at a time: see ``ModelContainer/chunks(for:of:)``.
+/// The chunks of an external value, read one at a time: see
+/// ``ModelContainer/chunks(for:of:)-(WritableKeyPath<M,ExternalData>,_)``.
 public struct ExternalDataChunks<M: Model>: AsyncSequence {
     /// A chunk's bytes.
     public typealias Element = Data
 
     let container: ModelContainer
-    let keyPath: WritableKeyPath<M, ExternalData>
+    let keyPath: AnyKeyPath
     let model: M
 
     /// Makes an iterator that reads the chunks from the first.
@@ -157,6 +256,8 @@ public struct ExternalDataChunks<M: Model>: AsyncSequence {
                     descriptor = known
                 } else {
                     switch try store.valueToRead(keyPath, of: model, in: txn.transaction.pointee) {
+                    case .none:
+                        return (nil, nil)
                     case .pending(let data):
                         return (nil, data)
                     case .stored(_, let stored):

@@ -10,13 +10,64 @@ extension ModelTransaction {
     /// - Parameters:
     ///   - keyPath: The attribute, declared in the entity's `externalStorage`.
     ///   - model: The model; only its ID counts once its value is stored, so the bytes are the stored model's.
-    /// - Returns: The value's bytes, all in memory: use ``write(_:of:to:)`` for values larger than memory.
+    /// - Returns: The value's bytes, all in memory: use ``write(_:of:to:)-(WritableKeyPath<M,ExternalData>,_,_)`` for
+    ///   values larger than memory.
     /// - Throws: ``KVStoreError/modelNotFound`` when no model has the ID, ``KVStoreError/missingExternalData``
     ///   when chunks are missing, ``KVStoreError/invalidModel`` when the attribute is not external.
     public func data<M: Model>(for keyPath: WritableKeyPath<M, ExternalData>, of model: M) throws -> Data {
+        try externalData(for: keyPath, of: model) ?? Data()
+    }
+
+    /// The bytes of an optional external value of the stored model with `model`'s ID, read in this transaction, or
+    /// `nil` when it holds no value.
+    ///
+    /// - Parameters:
+    ///   - keyPath: The optional attribute, declared in the entity's `externalStorage`.
+    ///   - model: The model; only its ID counts once it is stored.
+    /// - Returns: The value's bytes, all in memory, or `nil`.
+    /// - Throws: What ``data(for:of:)-(WritableKeyPath<M,ExternalData>,_)`` throws.
+    public func data<M: Model>(for keyPath: WritableKeyPath<M, ExternalData?>, of model: M) throws -> Data? {
+        try externalData(for: keyPath, of: model)
+    }
+
+    /// Writes the bytes of an external value of the stored model with `model`'s ID to `handle`, one chunk at a time.
+    ///
+    /// - Parameters:
+    ///   - keyPath: The attribute, declared in the entity's `externalStorage`.
+    ///   - model: The model; only its ID counts once its value is stored.
+    ///   - handle: Where to write, from its current offset.
+    /// - Throws: The errors of ``data(for:of:)-(WritableKeyPath<M,ExternalData>,_)``, or the file's error.
+    public func write<M: Model>(
+        _ keyPath: WritableKeyPath<M, ExternalData>, of model: M, to handle: FileHandle
+    )
+        throws
+    {
+        _ = try writeExternal(keyPath, of: model, to: handle)
+    }
+
+    /// Writes the bytes of an optional external value of the stored model with `model`'s ID to `handle`, one chunk at
+    /// a time; writes nothing when it holds no value.
+    ///
+    /// - Parameters:
+    ///   - keyPath: The optional attribute, declared in the entity's `externalStorage`.
+    ///   - model: The model; only its ID counts once it is stored.
+    ///   - handle: Where to write, from its current offset.
+    /// - Returns: Whether the attribute holds a value.
+    /// - Throws: The errors of ``data(for:of:)-(WritableKeyPath<M,ExternalData>,_)``, or the file's error.
+    @discardableResult
+    public func write<M: Model>(
+        _ keyPath: WritableKeyPath<M, ExternalData?>, of model: M, to handle: FileHandle
+    ) throws -> Bool {
+        try writeExternal(keyPath, of: model, to: handle)
+    }
+
+    /// The bytes of the value at `keyPath`, or `nil` when an optional attribute holds none.
+    private func externalData<M: Model>(for keyPath: AnyKeyPath, of model: M) throws -> Data? {
         try run {
             let store = try container.store(for: M.self)
             switch try store.valueToRead(keyPath, of: model, in: transaction.pointee) {
+            case .none:
+                return nil
             case .pending(let data):
                 return data
             case .stored(let attribute, let descriptor):
@@ -31,21 +82,13 @@ extension ModelTransaction {
         }
     }
 
-    /// Writes the bytes of an external value of the stored model with `model`'s ID to `handle`, one chunk at a time.
-    ///
-    /// - Parameters:
-    ///   - keyPath: The attribute, declared in the entity's `externalStorage`.
-    ///   - model: The model; only its ID counts once its value is stored.
-    ///   - handle: Where to write, from its current offset.
-    /// - Throws: The errors of ``data(for:of:)``, or the file's error.
-    public func write<M: Model>(
-        _ keyPath: WritableKeyPath<M, ExternalData>, of model: M, to handle: FileHandle
-    )
-        throws
-    {
+    /// Writes the bytes of the value at `keyPath` to `handle`; returns whether there is a value.
+    private func writeExternal<M: Model>(_ keyPath: AnyKeyPath, of model: M, to handle: FileHandle) throws -> Bool {
         try run {
             let store = try container.store(for: M.self)
             switch try store.valueToRead(keyPath, of: model, in: transaction.pointee) {
+            case .none:
+                return false
             case .pending(let data):
                 try handle.write(contentsOf: data)
             case .stored(let attribute, let descriptor):
@@ -53,6 +96,7 @@ extension ModelTransaction {
                     try handle.write(contentsOf: Data($0))
                 }
             }
+            return true
         }
     }
 }

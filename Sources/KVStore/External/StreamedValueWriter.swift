@@ -8,8 +8,11 @@ import LMDB
 /// bounds the memory a value larger than memory needs. Until the last transaction, the value's chunks belong to no
 /// record: the staging table lists the value, and a later open of the store deletes it if this process died.
 final class StreamedValueWriter<M: Model> {
-    /// How many bytes one write transaction stores: as many whole chunks as fit in 16 MiB (64).
-    static var batchSize: Int { (16 << 20) / ExternalValueTable.chunkSize * ExternalValueTable.chunkSize }
+    /// How many bytes one write transaction stores: as many whole chunks as fit in 16 MiB (64), as a copy of a value
+    /// does (``ExternalValueCopies``).
+    static var batchSize: Int {
+        ExternalValueCopies.batchBytes / ExternalValueTable.chunkSize * ExternalValueTable.chunkSize
+    }
 
     let container: ModelContainer
     let store: EntityStore<M>
@@ -30,7 +33,7 @@ final class StreamedValueWriter<M: Model> {
     ///
     /// - Throws: ``KVStoreError/invalidModel`` when the attribute is not external, ``KVStoreError/modelNotFound``
     ///   when no model has the ID.
-    init(container: ModelContainer, keyPath: WritableKeyPath<M, ExternalData>, owner: UUID) throws {
+    init(container: ModelContainer, keyPath: AnyKeyPath, owner: UUID) throws {
         self.container = container
         self.owner = owner
         store = try container.store(for: M.self)
@@ -127,9 +130,9 @@ final class StreamedValueWriter<M: Model> {
                 try table.finishStaging(
                     owner: owner, field: attribute.id, value: descriptor.valueID, in: txn.transaction.pointee)
             }
-            model[keyPath: attribute.keyPath] = ExternalData(stored: descriptor)
+            attribute.set(ExternalData(stored: descriptor), in: &model)
             try txn.insert(model)
-            return model
+            return store.withOrigins(model)
         }
     }
 

@@ -153,6 +153,10 @@ final class MigrationChunk {
         // is refused before the stage starts.)
         let keptExternal = Set(New.entity.externalStorage.map(\.name))
         let droppedFields = source.entry.external.filter { !keptExternal.contains($0.name) }.map(\.fieldID)
+        // The kept fields by field id, so that an optional value the closure set to `nil` takes its chunks with it.
+        let keptFields = New.entity.externalStorage.compactMap { attribute in
+            source.entry.external.first { $0.name == attribute.name }.map { (attribute, $0.fieldID) }
+        }
         if isInPlace { source.keepExternalFields(keptExternal) }
         for (key, old) in olds {
             var inserts = MigrationInserts()
@@ -177,8 +181,11 @@ final class MigrationChunk {
             if new == nil {
                 dropped += 1
                 try sourceExternal?.deleteAll(owner: old.id, in: txn)
-            } else if isInPlace {
+            } else if let new, isInPlace {
                 for field in droppedFields { try sourceExternal?.deleteField(owner: old.id, field: field, in: txn) }
+                for (attribute, field) in keptFields where attribute.get(new) == nil {
+                    try sourceExternal?.deleteField(owner: old.id, field: field, in: txn)
+                }
             }
             if new == nil || !isInPlace { _ = try txn.delete(forKey: key, in: source.records) }
             for model in inserts.models {

@@ -95,12 +95,19 @@ public struct Entity<M: Model>: Sendable {
     }
 }
 
-/// An attribute of type ``ExternalData`` whose bytes are kept apart from the record, in chunks.
+/// An attribute of type ``ExternalData`` or `ExternalData?` whose bytes are kept apart from the record, in chunks.
 public struct ExternalAttribute<M: Model>: Sendable {
     /// The attribute's field name: its coding key.
     public let name: String
 
-    let keyPath: WritableKeyPath<M, ExternalData> & Sendable
+    /// The attribute's key path, as the reading and streaming methods are given it.
+    let keyPath: AnyKeyPath & Sendable
+    /// Whether the attribute is optional, so that it may hold no value.
+    let isOptional: Bool
+    /// Reads the attribute's value; `nil` when an optional attribute holds none.
+    let get: @Sendable (M) -> ExternalData?
+    /// Sets the attribute's value; `nil` leaves a non-optional attribute as it is.
+    let set: @Sendable (inout M, ExternalData?) -> Void
 
     /// Declares `keyPath` external.
     ///
@@ -108,7 +115,27 @@ public struct ExternalAttribute<M: Model>: Sendable {
     ///   - keyPath: The attribute, of type ``ExternalData``.
     ///   - name: The field's coding key, when it differs from the property's name.
     public static func attribute(_ keyPath: WritableKeyPath<M, ExternalData> & Sendable, name: String? = nil) -> Self {
-        ExternalAttribute(name: name ?? ModelIndex<M>.fieldName(of: keyPath), keyPath: keyPath)
+        ExternalAttribute(
+            name: name ?? ModelIndex<M>.fieldName(of: keyPath), keyPath: keyPath, isOptional: false,
+            get: { $0[keyPath: keyPath] },
+            set: { model, value in if let value { model[keyPath: keyPath] = value } })
+    }
+
+    /// Declares the optional attribute `keyPath` external: `nil` stores nothing, and saving a model whose stored value
+    /// was set to `nil` deletes its chunks.
+    ///
+    /// ```swift
+    /// var photo: ExternalData?
+    /// static let entity = Entity<Item>(externalStorage: [.attribute(\.photo)])
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - keyPath: The attribute, of type `ExternalData?`.
+    ///   - name: The field's coding key, when it differs from the property's name.
+    public static func attribute(_ keyPath: WritableKeyPath<M, ExternalData?> & Sendable, name: String? = nil) -> Self {
+        ExternalAttribute(
+            name: name ?? ModelIndex<M>.fieldName(of: keyPath), keyPath: keyPath, isOptional: true,
+            get: { $0[keyPath: keyPath] }, set: { model, value in model[keyPath: keyPath] = value })
     }
 }
 

@@ -6,8 +6,10 @@ import Foundation
 ///
 /// The record holds only a small descriptor (the value's size and where its chunks are), so records stay small and
 /// fetching a model does not read its large values. Set small content with ``init(_:)`` and save the model as usual;
-/// stream large content with ``ModelContainer/setData(for:of:from:)-(_,_,FileHandle)``. Read the bytes back with
-/// ``ModelContainer/data(for:of:)``, ``ModelContainer/write(_:of:to:)`` or ``ModelContainer/chunks(for:of:)``.
+/// stream large content with ``ModelContainer/setData(for:of:from:)-(WritableKeyPath<M,ExternalData>,_,FileHandle)``. Read the bytes back with
+/// ``ModelContainer/data(for:of:)-(WritableKeyPath<M,ExternalData>,_)``,
+/// ``ModelContainer/write(_:of:to:)-(WritableKeyPath<M,ExternalData>,_,_)`` or
+/// ``ModelContainer/chunks(for:of:)-(WritableKeyPath<M,ExternalData>,_)``.
 ///
 /// ```swift
 /// struct Photo: Model {
@@ -27,11 +29,17 @@ import Foundation
 ///
 /// Saving a model whose value was fetched and left unchanged writes no chunk. Deleting a model deletes its values in
 /// the same transaction, whatever the path of the delete (a context, a batch delete, a cascade).
+///
+/// An attribute may be optional, `var photo: ExternalData?`, declared the same way: `nil` stores nothing, and saving
+/// a model whose stored value was set to `nil` deletes its chunks. A stored value assigned to another model (or to
+/// another external attribute) is copied when that model is saved: the save streams the chunks into the new owner
+/// before it commits, and each model then owns its own.
 public struct ExternalData: Sendable, Hashable {
-    /// What the value holds: bytes to write on the next save, or the descriptor of stored chunks.
+    /// What the value holds: bytes to write on the next save, or the descriptor of stored chunks and, for a value read
+    /// from a store, whose chunks they are.
     enum Content: Sendable, Hashable {
         case pending(Data)
-        case stored(ExternalValueDescriptor)
+        case stored(ExternalValueDescriptor, origin: ExternalValueOrigin?)
     }
 
     var content: Content
@@ -44,20 +52,20 @@ public struct ExternalData: Sendable, Hashable {
     /// A value with `data` as its content, written in chunks when its model is saved.
     ///
     /// The bytes are held in memory until then; for content larger than memory, save the model with an empty value
-    /// and stream the content with ``ModelContainer/setData(for:of:from:)-(_,_,FileHandle)``.
+    /// and stream the content with ``ModelContainer/setData(for:of:from:)-(WritableKeyPath<M,ExternalData>,_,FileHandle)``.
     public init(_ data: Data) {
         content = .pending(data)
     }
 
-    init(stored descriptor: ExternalValueDescriptor) {
-        content = .stored(descriptor)
+    init(stored descriptor: ExternalValueDescriptor, origin: ExternalValueOrigin? = nil) {
+        content = .stored(descriptor, origin: origin)
     }
 
     /// The size of the value in bytes, known without reading it.
     public var byteCount: Int {
         switch content {
         case .pending(let data): data.count
-        case .stored(let descriptor): descriptor.byteCount
+        case .stored(let descriptor, _): descriptor.byteCount
         }
     }
 
@@ -69,8 +77,49 @@ public struct ExternalData: Sendable, Hashable {
 
     /// The descriptor of the stored chunks, or `nil` for a value not saved yet.
     var descriptor: ExternalValueDescriptor? {
-        if case .stored(let descriptor) = content { return descriptor }
+        if case .stored(let descriptor, _) = content { return descriptor }
         return nil
+    }
+
+    /// Whose chunks a stored value's are, when it was read from a store; `nil` for a value not saved yet, or decoded
+    /// apart from a store.
+    var origin: ExternalValueOrigin? {
+        if case .stored(_, let origin) = content { return origin }
+        return nil
+    }
+
+    /// The value with `origin` as the owner of its chunks; a value not saved yet is returned as it is.
+    func withOrigin(_ origin: ExternalValueOrigin) -> ExternalData {
+        guard case .stored(let descriptor, _) = content else { return self }
+        return ExternalData(stored: descriptor, origin: origin)
+    }
+}
+
+/// Where the chunks of a stored value are: the store, the entity, the model that owns them and its field.
+///
+/// A fetch stamps it on every stored value it reads, so that a save can tell a model's own value from one assigned
+/// from another model, which it copies.
+struct ExternalValueOrigin: Sendable, Hashable {
+    /// The entity's store in the container that read the value, as an object this layer does not name (an
+    /// `EntityStore`).
+    let store: any AnyObject & Sendable
+    /// The entity's name.
+    let entity: String
+    /// The ID of the model that owns the chunks.
+    let owner: UUID
+    /// The field's id, part of the chunks' keys.
+    let field: UInt32
+    /// The field's name, for messages.
+    let fieldName: String
+
+    static func == (lhs: ExternalValueOrigin, rhs: ExternalValueOrigin) -> Bool {
+        lhs.store === rhs.store && lhs.owner == rhs.owner && lhs.field == rhs.field && lhs.entity == rhs.entity
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(ObjectIdentifier(store))
+        hasher.combine(owner)
+        hasher.combine(field)
     }
 }
 
@@ -80,7 +129,7 @@ extension ExternalData: Codable {
     /// - Throws: `DecodingError.dataCorrupted` for a descriptor whose sizes no store writes (damaged bytes), or what
     ///   `decoder` throws for a missing or mistyped field.
     public init(from decoder: any Decoder) throws {
-        content = .stored(try ExternalValueDescriptor(from: decoder))
+        content = .stored(try ExternalValueDescriptor(from: decoder), origin: nil)
     }
 
     /// Encodes the descriptor of a stored value.

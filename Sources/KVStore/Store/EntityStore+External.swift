@@ -2,12 +2,10 @@ import Foundation
 import LMDB
 
 extension EntityStore {
-    /// The external attribute at `keyPath`.
+    /// The external attribute at `keyPath`, of type ``ExternalData`` or `ExternalData?`.
     ///
     /// - Throws: ``KVStoreError/invalidModel`` when the entity does not declare it external.
-    func externalAttribute(
-        _ keyPath: WritableKeyPath<M, ExternalData>
-    ) throws -> (StoredExternalAttribute, ExternalValueTable) {
+    func externalAttribute(_ keyPath: AnyKeyPath) throws -> (StoredExternalAttribute, ExternalValueTable) {
         guard let table = externalTable, let attribute = externalAttributes.first(where: { $0.keyPath == keyPath })
         else {
             throw KVStoreError(
@@ -17,31 +15,62 @@ extension EntityStore {
         return (attribute, table)
     }
 
-    /// Writes the external values of `model` that are not stored yet, deletes the values they replace and those of
-    /// fields the model no longer declares external, and returns the model with descriptors in their place, ready
-    /// to encode.
+    /// Where the chunks of the values of `attribute` of the model `owner` are, in this container.
+    func origin(of attribute: StoredExternalAttribute, owner: UUID) -> ExternalValueOrigin {
+        ExternalValueOrigin(store: self, entity: name, owner: owner, field: attribute.id, fieldName: attribute.name)
+    }
+
+    /// `model` with each stored external value marked as this model's own, as a fetch returns it: assigned to another
+    /// model, such a value is copied when that model is saved.
+    func withOrigins(_ model: M) -> M {
+        guard externalTable != nil else { return model }
+        var model = model
+        for attribute in externalAttributes {
+            guard let value = attribute.value(in: model), value.isStored else { continue }
+            attribute.set(value.withOrigin(origin(of: attribute, owner: model.id)), in: &model)
+        }
+        return model
+    }
+
+    /// Writes the external values of `model` that are not stored yet, copies those it was given from other models,
+    /// deletes the values they replace (and those set to `nil`) and those of fields the model no longer declares
+    /// external, and returns the model with descriptors in their place, ready to encode.
     ///
-    /// A value fetched and left unchanged is not written again.
+    /// A value fetched and left unchanged is not written again. A value of another model is copied from chunks staged
+    /// before this transaction (see ``ExternalValueCopies``): when they are not staged yet, the copy is requested in
+    /// `writes` and ``ExternalCopiesNeeded`` thrown, so that the write stages it and runs again.
     ///
-    /// - Throws: ``KVStoreError/missingExternalData`` when a stored value the model carries is not this model's (it
-    ///   was taken from another model, or replaced since it was fetched).
-    func storeExternalValues(of model: M, in txn: borrowing Transaction) throws -> M {
+    /// - Throws: ``KVStoreError/missingExternalData`` when a stored value the model carries is not this model's and
+    ///   comes from no model of this store (it was decoded apart from a store, or read from another one), or
+    ///   ``ExternalCopiesNeeded``.
+    func storeExternalValues(of model: M, in txn: borrowing Transaction, writes: WriteState?) throws -> M {
         guard let table = externalTable else { return model }
         var model = model
         let old = try self.model(for: model.id, in: txn, reader: reader)
         for attribute in externalAttributes {
-            let oldDescriptor = old?[keyPath: attribute.keyPath].descriptor
-            let descriptor: ExternalValueDescriptor
-            switch model[keyPath: attribute.keyPath].content {
+            let oldDescriptor = old.flatMap { attribute.value(in: $0)?.descriptor }
+            let descriptor: ExternalValueDescriptor?
+            switch attribute.value(in: model)?.content {
+            case nil:
+                descriptor = nil
             case .pending(let data):
-                descriptor = try table.write(data, owner: model.id, field: attribute.id, in: txn)
-                model[keyPath: attribute.keyPath] = ExternalData(stored: descriptor)
-            case .stored(let stored):
-                if stored == oldDescriptor { continue }
-                try table.verify(stored, owner: model.id, field: (attribute.id, attribute.name), in: txn)
-                descriptor = stored
+                let written = try table.write(data, owner: model.id, field: attribute.id, in: txn)
+                attribute.set(ExternalData(stored: written), in: &model)
+                descriptor = written
+            case .stored(let stored, let origin):
+                if let origin, origin != self.origin(of: attribute, owner: model.id) {
+                    let copy = try ExternalValueCopy(
+                        stored, from: origin, into: table, owner: model.id, field: (attribute.id, attribute.name))
+                    let copied = try copy.copied(in: txn, writes: writes)
+                    attribute.set(ExternalData(stored: copied), in: &model)
+                    descriptor = copied
+                } else {
+                    if stored == oldDescriptor { continue }
+                    try table.verify(stored, owner: model.id, field: (attribute.id, attribute.name), in: txn)
+                    descriptor = stored
+                }
             }
-            if let oldDescriptor, oldDescriptor.valueID != descriptor.valueID {
+            if let oldDescriptor, oldDescriptor.valueID != descriptor?.valueID {
                 try table.deleteValue(owner: model.id, field: attribute.id, value: oldDescriptor.valueID, in: txn)
             }
         }
@@ -52,18 +81,20 @@ extension EntityStore {
         return model
     }
 
-    /// The descriptor of the stored value of `attribute` of the model `id`.
+    /// The descriptor of the stored value of `attribute` of the model `id`; `nil` when an optional attribute holds
+    /// no value.
     ///
     /// - Throws: ``KVStoreError/modelNotFound`` when no model has `id`.
     func storedDescriptor(
         of attribute: StoredExternalAttribute, id: UUID, in txn: borrowing Transaction
-    ) throws -> ExternalValueDescriptor {
+    ) throws -> ExternalValueDescriptor? {
         guard let stored = try model(for: id, in: txn, reader: reader) else {
             throw KVStoreError(
                 .modelNotFound, entity: name, id: id, field: attribute.name,
                 message: "Cannot read \(name).\(attribute.name) of \(id): no \(name) has this ID")
         }
-        guard let descriptor = stored[keyPath: attribute.keyPath].descriptor else {
+        guard let value = attribute.value(in: stored) else { return nil }
+        guard let descriptor = value.descriptor else {
             // A decoded record always holds a descriptor; this guards a model type whose decoding replaces it.
             throw KVStoreError(
                 .corruptRecord, entity: name, id: id, field: attribute.name,
@@ -73,22 +104,25 @@ extension EntityStore {
     }
 
     /// The value to read for the attribute at `keyPath` of `model`: the stored model's, or, when the model is not
-    /// stored and its value not saved yet, the bytes it holds.
+    /// stored and its value not saved yet (or `nil`), the value it holds.
     ///
     /// - Throws: ``KVStoreError/invalidModel`` when the attribute is not external, ``KVStoreError/modelNotFound``
     ///   when the model is not stored and its value is a stored one (its model was deleted).
-    func valueToRead(
-        _ keyPath: WritableKeyPath<M, ExternalData>, of model: M, in txn: borrowing Transaction
-    ) throws -> ValueToRead {
+    func valueToRead(_ keyPath: AnyKeyPath, of model: M, in txn: borrowing Transaction) throws -> ValueToRead {
         let (attribute, _) = try externalAttribute(keyPath)
-        if case .pending(let data) = model[keyPath: keyPath].content, try !exists(model.id, in: txn) {
+        let value = attribute.value(in: model)
+        if value?.isStored != true, try !exists(model.id, in: txn) {
+            guard case .pending(let data) = value?.content else { return .none }
             return .pending(data)
         }
-        return .stored(attribute, try storedDescriptor(of: attribute, id: model.id, in: txn))
+        guard let descriptor = try storedDescriptor(of: attribute, id: model.id, in: txn) else { return .none }
+        return .stored(attribute, descriptor)
     }
 
     /// What ``valueToRead(_:of:in:)`` finds.
     enum ValueToRead {
+        /// An optional attribute that holds no value.
+        case none
         case pending(Data)
         case stored(StoredExternalAttribute, ExternalValueDescriptor)
     }

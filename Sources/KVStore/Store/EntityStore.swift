@@ -77,7 +77,20 @@ final class EntityStore<M: Model>: AnyEntityStore {
     struct StoredExternalAttribute: Sendable {
         let name: String
         let id: UInt32
-        let keyPath: WritableKeyPath<M, ExternalData> & Sendable
+        /// The attribute's declaration: its key path, and how to read and set it.
+        let declaration: ExternalAttribute<M>
+
+        var keyPath: AnyKeyPath & Sendable { declaration.keyPath }
+
+        /// The attribute's value in `model`; `nil` when an optional attribute holds none.
+        func value(in model: M) -> ExternalData? {
+            declaration.get(model)
+        }
+
+        /// Sets the attribute's value in `model`.
+        func set(_ value: ExternalData?, in model: inout M) {
+            declaration.set(&model, value)
+        }
     }
 
     init(
@@ -165,9 +178,13 @@ final class EntityStore<M: Model>: AnyEntityStore {
     /// Decodes a record with `decoder`, through the model's ``FieldCodable`` conformance when it has one and through
     /// `Decodable` otherwise; errors are left as they are.
     func decodeRecord(_ bytes: BorrowedBytes, fields: FieldTable, decoder: RecordDecoder) throws -> M {
-        guard codesFields else { return try decoder.decode(M.self, from: bytes, fields: fields) }
+        guard codesFields else {
+            let model = try decoder.decode(M.self, from: bytes, fields: fields)
+            return externalAttributes.isEmpty ? model : withOrigins(model)
+        }
         // Read in place: binding the coding to a constant would copy it, and retain its closures, for every record.
-        return try decoder.decodeFields(from: bytes, fields: fields, fieldCoding.read)
+        let model = try decoder.decodeFields(from: bytes, fields: fields, fieldCoding.read)
+        return externalAttributes.isEmpty ? model : withOrigins(model)
     }
 
     /// Decodes a record with `decoder`, turning any failure into ``KVStoreError/corruptRecord``.
@@ -197,14 +214,15 @@ final class EntityStore<M: Model>: AnyEntityStore {
     func save(_ model: M, in txn: borrowing Transaction, writes: WriteState?) throws {
         // A model without external values is saved as it is, not copied.
         guard externalTable != nil else { return try saveRecord(model, in: txn, changes: nil, writes: writes) }
-        try saveRecord(try storeExternalValues(of: model, in: txn), in: txn, changes: nil, writes: writes)
+        try saveRecord(
+            try storeExternalValues(of: model, in: txn, writes: writes), in: txn, changes: nil, writes: writes)
     }
 
     /// Saves `model` as ``save(_:in:writes:)`` does, without checking its references (a delete rule rewriting a
     /// referrer), and records the save in `changes`.
     func save(_ model: M, in txn: borrowing Transaction, changes: ChangeCollector?) throws {
         guard externalTable != nil else { return try saveRecord(model, in: txn, changes: changes, writes: nil) }
-        try saveRecord(try storeExternalValues(of: model, in: txn), in: txn, changes: changes, writes: nil)
+        try saveRecord(try storeExternalValues(of: model, in: txn, writes: nil), in: txn, changes: changes, writes: nil)
     }
 
     /// Saves `model`, whose external values are stored, recording the save in `changes` or in the changes of

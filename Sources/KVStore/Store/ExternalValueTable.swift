@@ -26,13 +26,28 @@ final class ExternalValueTable: Sendable {
     /// Whether every chunk must have a checksum: false only in a store written before checksums, until opening it
     /// gave its chunks theirs.
     let requiresChecksums: Bool
+    /// The environment the tables are in, which tells the tables of one store from another's; `nil` for a writer
+    /// that works from the catalog alone.
+    let environment: Environment?
 
-    init(entity: String, chunks: Table, staging: Table, checksums: Table?, requiresChecksums: Bool) {
+    init(
+        entity: String, chunks: Table, staging: Table, checksums: Table?, requiresChecksums: Bool,
+        environment: Environment? = nil
+    ) {
         self.entity = entity
         self.chunks = chunks
         self.staging = staging
         self.checksums = checksums
         self.requiresChecksums = requiresChecksums
+        self.environment = environment
+    }
+
+    /// Whether `other` holds its chunks in the same store as this table: the same container's, or another
+    /// container's of the same store in this process.
+    func isInSameStore(as other: ExternalValueTable) -> Bool {
+        if self === other { return true }
+        guard let environment, let otherEnvironment = other.environment else { return false }
+        return environment.sharesEnvironment(with: otherEnvironment)
     }
 
     /// Opens the tables of an entity's external values.
@@ -59,7 +74,7 @@ final class ExternalValueTable: Sendable {
             entity: entity,
             chunks: try table(Catalog.externalTableName(entity), mustExist: exists),
             staging: try table(Catalog.stagingTableName(entity), mustExist: exists),
-            checksums: checksums, requiresChecksums: isChecked)
+            checksums: checksums, requiresChecksums: isChecked, environment: environment)
     }
 
     /// The little-endian CRC-32C of a chunk, as its checksum entry holds it.
@@ -102,6 +117,16 @@ final class ExternalValueTable: Sendable {
             offset = end
             index += 1
         }
+    }
+
+    /// Writes `bytes` whole as chunk `index` of a value, with its checksum: a descriptor's chunk size is whatever it
+    /// says.
+    func putChunk(
+        _ bytes: BorrowedBytes, owner: UUID, field: UInt32, value: UUID, index: Int, in txn: borrowing Transaction
+    ) throws {
+        let key = Self.key(owner: owner, field: field, value: value, chunk: index)
+        try txn.put(bytes, forKey: key, in: chunks)
+        if let checksums { try txn.put(Self.checksum(of: bytes), forKey: key, in: checksums) }
     }
 
     /// Writes a value held in memory and returns its descriptor.
@@ -174,6 +199,11 @@ final class ExternalValueTable: Sendable {
         writer.appendBytes(of: UInt32(bitPattern: getpid()).bigEndian)
         writer.appendBytes(of: lockToken.bigEndian)
         try txn.put(writer, forKey: Self.key(owner: owner, field: field, value: value), in: staging)
+    }
+
+    /// Whether a streamed value is listed in the staging table: written, and not given to its record yet.
+    func isStaged(owner: UUID, field: UInt32, value: UUID, in txn: borrowing Transaction) throws -> Bool {
+        try txn.value(forKey: Self.key(owner: owner, field: field, value: value), in: staging) != nil
     }
 
     /// Removes a streamed value from the staging table, in the transaction that gives it to its record or abandons it.

@@ -71,7 +71,7 @@ struct SchemaLoader {
             // The field ids are the chunks' keys: intern them now, so that the catalog entry written below records
             // them before any value is written.
             externalAttributes = entity.externalStorage.map {
-                .init(name: $0.name, id: entry.fields.id(for: $0.name, in: .topLevel), keyPath: $0.keyPath)
+                .init(name: $0.name, id: entry.fields.id(for: $0.name, in: .topLevel), declaration: $0)
             }
             entry.external =
                 externalAttributes.map { ExternalFieldCatalog(name: $0.name, fieldID: $0.id) } + retiredExternal

@@ -9,9 +9,15 @@ final class WriteState {
     var catalogChanged = false
     /// What the transaction changes, when the container is observed.
     let changes: ChangeCollector?
+    /// The copies of external values the write staged before this transaction, by copy (see
+    /// ``ExternalValueCopies``).
+    let stagedCopies: [ExternalValueCopy.Key: ExternalValueDescriptor]
+    /// The copies of external values this transaction's saves need and did not find staged.
+    var copyRequests: [ExternalValueCopy] = []
 
-    init(changes: ChangeCollector?) {
+    init(changes: ChangeCollector?, stagedCopies: [ExternalValueCopy.Key: ExternalValueDescriptor] = [:]) {
         self.changes = changes
+        self.stagedCopies = stagedCopies
     }
 
     // MARK: Unchecked storage

@@ -49,7 +49,7 @@ enum PortingExample {
     struct Item: Model {
         var id = UUID.timeOrdered()
         var title: String
-        var photo = ExternalData()
+        var photo: ExternalData?
         var projectID: UUID?
 
         static let entity = Entity<Item>(

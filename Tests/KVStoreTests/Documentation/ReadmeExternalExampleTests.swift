@@ -13,6 +13,16 @@ struct Photo: Model {
 }
 // Example: end external models
 
+// Example: begin optional external models
+struct Item: Model {
+    var id = UUID.timeOrdered()
+    var title: String
+    var photo: ExternalData?  // SwiftData: @Attribute(.externalStorage) var photo: Data?
+
+    static let entity = Entity<Item>(externalStorage: [.attribute(\.photo)])
+}
+// Example: end optional external models
+
 /// The external storage example of README.md, as it is written there.
 @Suite struct ReadmeExternalExampleTests {
     @Test func externalExample() async throws {
@@ -65,8 +75,52 @@ struct Photo: Model {
         try container.close()
     }
 
+    @Test func optionalAndCopiedValuesExample() throws {
+        let directory = StoreDirectory()
+        let path = directory.path
+        let photoBytes = Data(repeating: 0xAB, count: 300_000)
+
+        // Example: begin optional external example
+        let container = try ModelContainer(for: Item.self, configuration: ModelConfiguration(path: path))
+        let context = ModelContext(container)
+
+        // nil stores nothing; a value is written in chunks when its model is saved.
+        let lamp = Item(title: "Lamp", photo: ExternalData(photoBytes))
+        context.insert(lamp)
+        context.insert(Item(title: "Shade"))
+        try context.save()
+
+        // A stored value assigned to another model is copied when that model is saved: streamed into chunks of its
+        // own, 16 MiB per transaction, before the save commits.
+        let stored = try context.model(for: lamp.id, as: Item.self)
+        let twin = Item(title: "Lamp, again", photo: stored?.photo)
+        context.insert(twin)
+        try context.save()
+
+        // Saving a model whose value was set to nil deletes its chunks; the copy keeps its bytes.
+        if var cleared = stored {
+            cleared.photo = nil
+            context.insert(cleared)
+            try context.save()
+        }
+        print(try context.data(for: \.photo, of: lamp) == nil)  // true
+        print(try context.data(for: \.photo, of: twin)?.count ?? 0)  // 300000
+        // Example: end optional external example
+
+        #expect(try context.data(for: \.photo, of: lamp) == nil)
+        #expect(try context.data(for: \.photo, of: twin) == photoBytes)
+        let items = try context.fetch(FetchDescriptor<Item>(sortBy: [SortDescriptor(\.title)]))
+        #expect(items.map(\.title) == ["Lamp", "Lamp, again", "Shade"])
+        #expect(items.map { $0.photo?.byteCount } == [nil, 300_000, nil])
+        try container.close()
+    }
+
     @Test func readmeShowsTheExamplesAsTested() throws {
         #expect(
-            try documentationDifferences([("external models", 0), ("external example", 8)], testedIn: #filePath) == [])
+            try documentationDifferences(
+                [
+                    ("external models", 0), ("external example", 8), ("optional external models", 0),
+                    ("optional external example", 8),
+                ], testedIn: #filePath) == [])
     }
 }

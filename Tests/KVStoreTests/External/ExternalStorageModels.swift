@@ -102,3 +102,43 @@ extension ModelContainer {
 func chunks(for count: Int) -> Int {
     (count + ExternalValueTable.chunkSize - 1) / ExternalValueTable.chunkSize
 }
+
+// Models with optional external attributes, as SwiftData's `@Attribute(.externalStorage) var photo: Data?` ports.
+
+struct ItemE: Model, Equatable {
+    var id = UUID.timeOrdered()
+    var title: String
+    var photo: ExternalData?
+    var scan: ExternalData?
+    var shelfID: UUID?
+
+    static let entity = Entity<ItemE>(
+        relationships: [.toOne("shelf", \.shelfID, to: ShelfE.self, inverse: "items")],
+        externalStorage: [.attribute(\.photo), .attribute(\.scan)])
+}
+
+struct ShelfE: Model, Equatable {
+    var id = UUID.timeOrdered()
+    var label: ExternalData?
+    static let entity = Entity<ShelfE>(
+        relationships: [.toMany("items", of: ItemE.self, inverse: \.shelfID, deleteRule: .cascade)],
+        externalStorage: [.attribute(\.label)])
+}
+
+/// Opens a store of the optional and the non-optional external storage models in a temporary directory.
+func withOptionalExternalContainer<R>(_ body: (ModelContainer) throws -> R) throws -> R {
+    try withContainer(
+        ItemE.self, ShelfE.self, PhotoE.self, AlbumE.self, FolderE.self, VaultE.self, BinE.self, body: body)
+}
+
+extension ModelContainer {
+    /// The model of type `type` with `id` as stored.
+    func stored<M: Model>(_ type: M.Type, _ id: UUID) throws -> M? {
+        try read { txn in try txn.model(for: id, as: M.self) }
+    }
+
+    /// How many commits this container made so far.
+    var commitCount: Int {
+        writeOrder.withLock { $0 }
+    }
+}

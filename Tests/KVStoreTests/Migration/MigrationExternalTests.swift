@@ -155,3 +155,75 @@ enum PicturesRenamePlan: SchemaMigrationPlan {
         #expect(check.isConsistent, "\(check.output)")
     }
 }
+
+/// Clips with a recording each.
+enum ClipsV1: VersionedSchema {
+    static let versionIdentifier = SchemaVersion(1, 0, 0)
+    static let models: [any Model.Type] = [Clip.self]
+
+    struct Clip: Model {
+        var id = UUID.timeOrdered()
+        var title: String
+        var audio = ExternalData()
+
+        static let entity = Entity<Clip>(externalStorage: [.attribute(\.audio)])
+    }
+}
+
+/// The recording becomes optional.
+enum ClipsV2: VersionedSchema {
+    static let versionIdentifier = SchemaVersion(2, 0, 0)
+    static let models: [any Model.Type] = [Clip.self]
+
+    struct Clip: Model {
+        var id: UUID
+        var title: String
+        var audio: ExternalData?
+
+        static let entity = Entity<Clip>(externalStorage: [.attribute(\.audio)])
+    }
+}
+
+/// Version 1 to 2 carries the recordings, except those of the clips titled "silence", which it sets to `nil`.
+enum ClipsPlan: SchemaMigrationPlan {
+    static let schemas: [any VersionedSchema.Type] = [ClipsV1.self, ClipsV2.self]
+    static let stages: [MigrationStage] = [
+        .custom(
+            fromVersion: ClipsV1.self, toVersion: ClipsV2.self,
+            migrations: [
+                .transform(ClipsV1.Clip.self, to: ClipsV2.Clip.self) { old in
+                    ClipsV2.Clip(id: old.id, title: old.title, audio: old.title == "silence" ? nil : old.audio)
+                }
+            ])
+    ]
+}
+
+@Suite struct MigrationOptionalExternalTests {
+    @Test func aStageCarriesValuesIntoAnOptionalAttributeAndNilDeletesThem() throws {
+        let directory = StoreDirectory()
+        let clips = ["song", "silence", "speech"].enumerated().map { number, title in
+            ClipsV1.Clip(title: title, audio: ExternalData(Data(repeating: UInt8(number), count: 300_000)))
+        }
+        try MigrationSupport.seed(directory.path, schema: ClipsV1.self, clips)
+        let container = try ModelContainer(
+            for: ClipsV2.self, migrationPlan: ClipsPlan.self,
+            configuration: MigrationSupport.configuration(directory.path))
+        let migrated = try MigrationSupport.all(ClipsV2.Clip.self, in: container)
+        #expect(migrated.map(\.title) == ["song", "silence", "speech"])
+        #expect(try container.data(for: \.audio, of: migrated[0]) == Data(repeating: 0, count: 300_000))
+        #expect(migrated[1].audio == nil)
+        #expect(try container.data(for: \.audio, of: migrated[1]) == nil)
+        #expect(try container.data(for: \.audio, of: migrated[2]) == Data(repeating: 2, count: 300_000))
+        // Two chunks for each value kept; the silenced clip's are gone.
+        #expect(try MigrationExternalTests.chunkCount(container, entity: "Clip") == 4)
+
+        // After the migration, setting a value to nil deletes it as any save does.
+        var speech = migrated[2]
+        speech.audio = nil
+        try container.write { txn in try txn.insert(speech) }
+        #expect(try MigrationExternalTests.chunkCount(container, entity: "Clip") == 2)
+        try container.close()
+        let check = MigrationSupport.check(directory.path)
+        #expect(check.isConsistent, "\(check.output)")
+    }
+}

@@ -76,3 +76,58 @@ import Testing
         #expect(lines.last?.hasPrefix(#"{"kind":"end","records":5,"chunks":20,"#) == true)
     }
 }
+
+/// A note with an optional external attachment, as SwiftData's `@Attribute(.externalStorage) var data: Data?` ports.
+struct AttachedNote: Model {
+    var id = UUID.timeOrdered()
+    var title: String
+    var attachment: ExternalData?
+
+    static let entity = Entity<AttachedNote>(externalStorage: [.attribute(\.attachment)])
+}
+
+@Suite struct OptionalExternalToolTests {
+    @Test func checkExportAndImportKeepOptionalValuesAndNil() throws {
+        let source = TemporaryStore()
+        let target = TemporaryStore()
+        let notes = [
+            AttachedNote(
+                id: fixedID(1, entity: 5), title: "with", attachment: ExternalData(Data(repeating: 7, count: 300_000))),
+            AttachedNote(id: fixedID(2, entity: 5), title: "without"),
+            AttachedNote(id: fixedID(3, entity: 5), title: "cleared", attachment: ExternalData(Data([1, 2, 3]))),
+        ]
+        do {
+            let container = try ModelContainer(
+                for: AttachedNote.self, configuration: ModelConfiguration(path: source.path, isDurable: false))
+            try container.write { txn in
+                for note in notes { try txn.insert(note) }
+            }
+            var cleared = try #require(
+                try container.read { txn in try txn.model(for: notes[2].id, as: AttachedNote.self) })
+            cleared.attachment = nil
+            try container.write { txn in try txn.insert(cleared) }
+            try container.close()
+        }
+        ImportTesting.expectClean(source.path)
+        let check = kvtool("check", source.path)
+        #expect(check.status == 0)
+
+        let file = source.sibling("notes.jsonl")
+        let exported = kvtool("export", source.path, "--output", file)
+        #expect(
+            exported.output == "Exported 3 records of 1 entity and 2 chunks of their external values to \(file).\n")
+        let imported = kvtool("import", target.path, file)
+        #expect(imported.errors == "")
+        #expect(imported.status == 0)
+        #expect(try ImportTesting.export(target.path) == ImportTesting.export(source.path))
+        ImportTesting.expectClean(target.path)
+
+        let container = try ModelContainer(for: AttachedNote.self, configuration: ModelConfiguration(path: target.path))
+        defer { try? container.close() }
+        let stored = try container.read { txn in try txn.models(for: notes.map(\.id), as: AttachedNote.self) }
+        #expect(
+            try container.data(for: \.attachment, of: try #require(stored[0])) == Data(repeating: 7, count: 300_000))
+        #expect(try #require(stored[1]).attachment == nil)
+        #expect(try #require(stored[2]).attachment == nil)
+    }
+}
