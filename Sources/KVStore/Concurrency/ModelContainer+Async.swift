@@ -18,6 +18,7 @@ extension ModelContainer {
     /// - Parameter body: The reads and writes to do; it runs synchronously inside the transaction.
     /// - Returns: What `body` returns.
     /// - Throws: What the synchronous `write(_:)` throws.
+    @discardableResult
     public func write<R: Sendable>(
         _ body: @escaping @Sendable (borrowing ModelTransaction) throws -> R
     ) async throws

@@ -42,6 +42,7 @@ extension ModelContainer {
     ///   store moved past the container's models, ``KVStoreError/migrationInProgress`` when another process's
     ///   migration did not end within ``ModelConfiguration/migrationWaitTimeout``, or what `body` throws; nothing is
     ///   written then.
+    @discardableResult
     public func write<R>(_ body: (borrowing ModelTransaction) throws -> R) throws -> R {
         try performWrite(body)
     }

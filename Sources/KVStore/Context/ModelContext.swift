@@ -133,17 +133,24 @@ public final class ModelContext {
     ///
     /// Within an entity, models are written in ID order, which appends time-ordered IDs at the end of the tree.
     ///
+    /// A model new to the store whose value a unique constraint with `onConflict: .update` finds held by another
+    /// stored model merges into it, as SwiftData's `@Attribute(.unique)` does; the result says which ID survived.
+    ///
+    /// - Returns: Which inserted models merged into stored ones (``SaveResult/storedID(of:)``).
     /// - Throws: ``KVStoreError/uniqueViolation`` and the other write errors; nothing of the save is written then,
     ///   and the changes stay pending.
-    public func save() throws {
-        guard hasChanges else { return }
+    @discardableResult
+    public func save() throws -> SaveResult {
+        guard hasChanges else { return SaveResult(mergedIDs: [:]) }
         let changes = pending.inSaveOrder
-        try container.write { txn in
+        let merged = try container.write { txn -> [UUID: UUID] in
+            var merged: [UUID: UUID] = [:]
             var deletes: [(store: any AnyEntityStore, ids: [UUID])] = []
             for (id, change) in changes {
                 switch change {
                 case .insert(let model):
-                    try txn.insert(model)
+                    let stored = try txn.insert(model)
+                    if stored != id { merged[id] = stored }
                 case .delete(let type):
                     let store = try container.store(named: entityName(of: type))
                     if let last = deletes.last, last.store === store {
@@ -155,9 +162,11 @@ public final class ModelContext {
             }
             // Deletes run after the inserts, all in one pass of the delete rules.
             if !deletes.isEmpty { try txn.delete(deletes) }
+            return merged
         }
         pending.removeAll()
         forgetPrefetched()
+        return SaveResult(mergedIDs: merged)
     }
 
     /// Forgets every pending change, and the models prefetched so far.

@@ -35,10 +35,18 @@ public struct ModelTransaction: ~Copyable {
     ///
     /// References to other models are checked when the transaction ends, so related models may be inserted in any
     /// order within it.
-    public func insert<M: Model>(_ model: M) throws {
+    ///
+    /// A model new to the store whose value a unique constraint with `onConflict: .update` finds held by another
+    /// stored model merges into that one, as SwiftData's `@Attribute(.unique)` does: the stored model keeps its ID and
+    /// takes the new values, and references to the new model's ID saved in this transaction are redirected to it.
+    ///
+    /// - Returns: The ID the model's values are stored under: `model.id`, or the ID of the stored model it merged
+    ///   into.
+    @discardableResult
+    public func insert<M: Model>(_ model: M) throws -> UUID {
         try run {
             let store = try container.store(for: M.self)
-            try store.save(model, in: transaction.pointee, writes: writes)
+            return try store.save(model, in: transaction.pointee, writes: writes)
         }
     }
 
@@ -95,6 +103,7 @@ public struct ModelTransaction: ~Copyable {
     /// distinct ID once; the first missing one in the order they were written is reported.
     func verifyReferences() throws {
         guard let writes, !writes.references.isEmpty else { return }
+        if !writes.merges.isEmpty { try redirectReferencesToMergedModels(writes) }
         var stores: [String: any AnyEntityStore] = [:]
         func store(_ name: String) throws -> any AnyEntityStore {
             if let store = stores[name] { return store }
@@ -132,6 +141,29 @@ public struct ModelTransaction: ~Copyable {
                     + "\(reference.targetID), which does not exist; nothing of this save was written")
         }
         writes.references.removeAll()
+    }
+
+    /// Points the references saved to a model that merged into a stored one (``WriteState/merges``) at the stored
+    /// one, as SwiftData's relationships follow the object that survives an upsert; those references need no check
+    /// then, as their targets are stored.
+    private func redirectReferencesToMergedModels(_ writes: WriteState) throws {
+        let merges = writes.merges
+        var referrers: [String: [String: Set<UUID>]] = [:]
+        for reference in writes.references where merges[reference.targetID] != nil {
+            // A referrer that merged itself is stored under its holder's ID.
+            referrers[reference.entity, default: [:]][reference.field, default: []].insert(
+                merges[reference.id] ?? reference.id)
+        }
+        guard !referrers.isEmpty else { return }
+        writes.references.removeAll { merges[$0.targetID] != nil }
+        for (entity, fields) in referrers {
+            let store = try container.store(named: entity)
+            for (field, ids) in fields {
+                try store.rewriteReferences(
+                    in: field, of: ids.sorted { $0.isOrdered(before: $1) }, through: { merges[$0] ?? $0 },
+                    in: transaction.pointee, changes: writes.changes)
+            }
+        }
     }
 
     /// Whether the referring model still holds the reference in its field.

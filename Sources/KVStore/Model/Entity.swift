@@ -144,7 +144,7 @@ typealias IndexKeyAppender = @Sendable (ModelAddress, Int, inout IndexKeySet) ->
 
 /// An index or unique constraint on one or more attributes of a model.
 ///
-/// Make one with ``index(_:name:)-(KeyPath<M,V>Sendable,_)``, ``unique(_:name:)`` or their compound forms. The index's
+/// Make one with ``index(_:name:)-(KeyPath<M,V>Sendable,_)``, ``unique(_:name:onConflict:)`` or their compound forms. The index's
 /// attributes are named after the key paths' properties, which must be the fields' coding keys; pass `name` when
 /// they differ.
 public struct ModelIndex<M: Model>: Sendable {
@@ -156,6 +156,11 @@ public struct ModelIndex<M: Model>: Sendable {
 
     /// Whether at most one model may have each value.
     public let isUnique: Bool
+
+    /// What saving a new model with a value another model holds does, for a unique constraint: refuse it (`.fail`),
+    /// or merge it into the stored model (`.update`, SwiftData's upsert). Always `.fail` for an index that is not
+    /// unique.
+    public let onConflict: UniqueConflictPolicy
 
     /// Whether the indexed field is an array with one index entry per element.
     public let isMultiEntry: Bool
@@ -193,13 +198,21 @@ public struct ModelIndex<M: Model>: Sendable {
     }
 
     /// A unique constraint on one attribute: saving a second model with the same value throws
-    /// ``KVStoreError/uniqueViolation`` and writes nothing of that save.
+    /// ``KVStoreError/uniqueViolation`` and writes nothing of that save, or, with `onConflict: .update`, updates the
+    /// stored model with the new one's values, as SwiftData's `@Attribute(.unique)` does.
+    ///
+    /// ```swift
+    /// static let entity = Entity<Contact>(indexes: [.unique(\.email, onConflict: .update)])
+    /// ```
     ///
     /// - Parameters:
     ///   - keyPath: The attribute whose values must be unique.
     ///   - name: The field's coding key, when it differs from the property's name.
-    public static func unique<V: IndexKeyEncodable>(_ keyPath: KeyPath<M, V> & Sendable, name: String? = nil) -> Self {
-        single(keyPath, name: name, unique: true)
+    ///   - onConflict: What saving a new model with a value another model holds does (``UniqueConflictPolicy``).
+    public static func unique<V: IndexKeyEncodable>(
+        _ keyPath: KeyPath<M, V> & Sendable, name: String? = nil, onConflict: UniqueConflictPolicy = .fail
+    ) -> Self {
+        single(keyPath, name: name, unique: true, onConflict: onConflict)
     }
 
     /// A multi-entry index on an array attribute, with one entry per element, for `$0.tags.contains(tag)` and for
@@ -212,7 +225,7 @@ public struct ModelIndex<M: Model>: Sendable {
         let field = name ?? fieldName(of: keyPath)
         let read = reader(keyPath)
         return ModelIndex(
-            name: field, fields: [field], isUnique: false, isMultiEntry: true,
+            name: field, fields: [field], isUnique: false, onConflict: .fail, isMultiEntry: true,
             isDerivable: hasStandardIndexKey(V.self), keyPaths: [keyPath],
             appendKeys: { model, position, set in
                 let elements = read(model)
@@ -242,22 +255,30 @@ public struct ModelIndex<M: Model>: Sendable {
     }
 
     /// A unique constraint on the combination of two attributes, such as a last and a first name.
+    ///
+    /// - Parameters:
+    ///   - first: The first attribute, the key's most significant part.
+    ///   - second: The second attribute.
+    ///   - onConflict: What saving a new model with a combination another model holds does
+    ///     (``UniqueConflictPolicy``).
     public static func unique<V1: IndexKeyEncodable, V2: IndexKeyEncodable>(
         _ first: KeyPath<M, V1> & Sendable,
-        _ second: KeyPath<M, V2> & Sendable
+        _ second: KeyPath<M, V2> & Sendable,
+        onConflict: UniqueConflictPolicy = .fail
     ) -> Self {
-        compound(first, second, unique: true)
+        compound(first, second, unique: true, onConflict: onConflict)
     }
 
     private static func single<V: IndexKeyEncodable>(
         _ keyPath: KeyPath<M, V> & Sendable,
         name: String?,
-        unique: Bool
+        unique: Bool,
+        onConflict: UniqueConflictPolicy = .fail
     ) -> Self {
         let field = name ?? fieldName(of: keyPath)
         let read = reader(keyPath)
         return ModelIndex(
-            name: field, fields: [field], isUnique: unique, isMultiEntry: false,
+            name: field, fields: [field], isUnique: unique, onConflict: onConflict, isMultiEntry: false,
             isDerivable: hasStandardIndexKey(V.self), keyPaths: [keyPath],
             appendKeys: { model, position, set in set.append(index: position) { read(model).appendIndexKey(to: &$0) } },
             componentEncoders: [encoder(V.self)])
@@ -266,12 +287,14 @@ public struct ModelIndex<M: Model>: Sendable {
     private static func compound<V1: IndexKeyEncodable, V2: IndexKeyEncodable>(
         _ first: KeyPath<M, V1> & Sendable,
         _ second: KeyPath<M, V2> & Sendable,
-        unique: Bool
+        unique: Bool,
+        onConflict: UniqueConflictPolicy = .fail
     ) -> Self {
         let fields = [fieldName(of: first), fieldName(of: second)]
         let (readFirst, readSecond) = (reader(first), reader(second))
         return ModelIndex(
-            name: fields.joined(separator: "+"), fields: fields, isUnique: unique, isMultiEntry: false,
+            name: fields.joined(separator: "+"), fields: fields, isUnique: unique, onConflict: onConflict,
+            isMultiEntry: false,
             isDerivable: hasStandardIndexKey(V1.self) && hasStandardIndexKey(V2.self), keyPaths: [first, second],
             appendKeys: { model, position, set in
                 set.append(index: position) {

@@ -67,13 +67,14 @@ public struct Relationship<M: Model>: Sendable {
 
     /// Where the relationship's IDs live.
     enum Storage: Sendable {
-        /// In a field of this model: `UUID?` (to-one) or `[UUID]` (many-to-many).
+        /// In a field of this model: `UUID?` (to-one) or `[UUID]` (many-to-many). `rewrite` passes each stored ID
+        /// through a function, which keeps it, replaces it, or removes it (`nil`), and returns whether any changed.
         case field(
             name: String,
             isToMany: Bool,
             index: ModelIndex<M>,
             ids: @Sendable (M) -> [UUID],
-            remove: @Sendable (inout M, Set<UUID>) -> Bool)
+            rewrite: @Sendable (inout M, (UUID) -> UUID?) -> Bool)
         /// In the target's field of this name, found through the target's index on it.
         case inverse(field: String, isToMany: Bool)
     }
@@ -100,9 +101,11 @@ public struct Relationship<M: Model>: Sendable {
             storage: .field(
                 name: ModelIndex<M>.fieldName(of: keyPath), isToMany: false, index: .index(keyPath),
                 ids: { model in model[keyPath: keyPath].map { [$0] } ?? [] },
-                remove: { model, ids in
-                    guard let id = model[keyPath: keyPath], ids.contains(id) else { return false }
-                    model[keyPath: keyPath] = nil
+                rewrite: { model, rewrittenID in
+                    guard let id = model[keyPath: keyPath] else { return false }
+                    let new = rewrittenID(id)
+                    guard new != id else { return false }
+                    model[keyPath: keyPath] = new
                     return true
                 }))
     }
@@ -129,10 +132,11 @@ public struct Relationship<M: Model>: Sendable {
             storage: .field(
                 name: ModelIndex<M>.fieldName(of: keyPath), isToMany: true, index: .index(keyPath),
                 ids: { model in model[keyPath: keyPath] },
-                remove: { model, ids in
-                    let before = model[keyPath: keyPath].count
-                    model[keyPath: keyPath].removeAll { ids.contains($0) }
-                    return model[keyPath: keyPath].count != before
+                rewrite: { model, rewrittenID in
+                    let new = model[keyPath: keyPath].compactMap(rewrittenID)
+                    guard new != model[keyPath: keyPath] else { return false }
+                    model[keyPath: keyPath] = new
+                    return true
                 }))
     }
 

@@ -18,7 +18,8 @@ import LMDB
 /// Everything `kvtool` needs to read a store without the program's Swift types is here.
 package enum Catalog {
     /// The newest format this version of KVStore reads and writes: 3, whose field tables may give a top-level field
-    /// that a migration renamed a name of its own (``FieldTable/topLevelNames``).
+    /// that a migration renamed a name of its own (``FieldTable/topLevelNames``), and whose unique indexes may merge
+    /// a new model into the stored one on conflict (``IndexCatalog/onConflict``).
     ///
     /// A store gets format ``newStoreFormatVersion`` (2) when it is created, or when a container upgrades a format 1
     /// store (without checksums) in place, and format 3 when an entity entry that needs it is first written (the
@@ -30,9 +31,9 @@ package enum Catalog {
     /// chunks and catalog entries.
     package static let newStoreFormatVersion = 2
 
-    /// The format a store needs once a field table gives top-level fields names of their own: a program that reads
-    /// format 2 at most would read those fields under their old names, and drop the new ones when it next wrote the
-    /// table.
+    /// The format a store needs once a field table gives top-level fields names of their own, or a unique index
+    /// merges on conflict: a program that reads format 2 at most would read those fields under their old names, and
+    /// drop the new ones when it next wrote the table, or refuse a save that every other writer merges.
     static let topLevelNamesFormatVersion = 3
 
     /// The name of the catalog table.
@@ -169,15 +170,15 @@ package enum Catalog {
     }
 
     /// Writes an entity's entry, and advances the store's generation; first stamps the store with format 3 when the
-    /// entry's field table gives top-level fields names of their own and the store's format is older (see
-    /// ``topLevelNamesFormatVersion``).
+    /// entry's field table gives top-level fields names of their own, or one of its unique indexes merges on
+    /// conflict, and the store's format is older (see ``topLevelNamesFormatVersion``).
     ///
     /// - Throws: ``KVStoreError/damaged`` for a format entry that does not decode, and what encoding the entry and
     ///   LMDB throw.
     package static func write(
         _ entry: EntityCatalog, key: [UInt8], in txn: borrowing Transaction, table: Table
     ) throws {
-        if !entry.fields.topLevelNames.isEmpty,
+        if !entry.fields.topLevelNames.isEmpty || entry.indexes.contains(where: { $0.onConflict != .fail }),
             var format = try read(StoreFormat.self, key: formatKey, in: txn, table: table),
             format.formatVersion < topLevelNamesFormatVersion
         {
@@ -351,6 +352,9 @@ package struct IndexCatalog: Codable, Sendable, Equatable {
     package var fields: [String]
     /// Whether at most one model may have each key.
     package var isUnique: Bool
+    /// What saving a new model with a key another model holds does, for a unique index; stored only when it is not
+    /// `.fail`, so that entries written before it existed read as `.fail`.
+    package var onConflict: UniqueConflictPolicy
     /// Whether each element of an array field has its own entry.
     package var isMultiEntry: Bool
     /// Whether the index holds an entry for every record. An index whose building was interrupted is rebuilt.
@@ -361,18 +365,20 @@ package struct IndexCatalog: Codable, Sendable, Equatable {
     package var isDerivable: Bool
 
     package init(
-        name: String, fields: [String], isUnique: Bool, isMultiEntry: Bool, isReady: Bool, isDerivable: Bool
+        name: String, fields: [String], isUnique: Bool, onConflict: UniqueConflictPolicy = .fail, isMultiEntry: Bool,
+        isReady: Bool, isDerivable: Bool
     ) {
         self.name = name
         self.fields = fields
         self.isUnique = isUnique
+        self.onConflict = onConflict
         self.isMultiEntry = isMultiEntry
         self.isReady = isReady
         self.isDerivable = isDerivable
     }
 
     private enum CodingKeys: String, CodingKey {
-        case name, fields, isUnique, isMultiEntry, isReady, isDerivable
+        case name, fields, isUnique, onConflict, isMultiEntry, isReady, isDerivable
     }
 
     package init(from decoder: any Decoder) throws {
@@ -380,14 +386,35 @@ package struct IndexCatalog: Codable, Sendable, Equatable {
         name = try container.decode(String.self, forKey: .name)
         fields = try container.decode([String].self, forKey: .fields)
         isUnique = try container.decode(Bool.self, forKey: .isUnique)
+        let policy =
+            try container.decodeIfPresent(String.self, forKey: .onConflict) ?? UniqueConflictPolicy.fail.rawValue
+        guard let onConflict = UniqueConflictPolicy(rawValue: policy) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .onConflict, in: container,
+                debugDescription:
+                    "The unique index \(name) resolves conflicts by '\(policy)', which this version does not know")
+        }
+        self.onConflict = onConflict
         isMultiEntry = try container.decode(Bool.self, forKey: .isMultiEntry)
         isReady = try container.decode(Bool.self, forKey: .isReady)
         isDerivable = try container.decodeIfPresent(Bool.self, forKey: .isDerivable) ?? false
     }
 
-    /// Whether `other` describes the same index: the same name, fields and kind, whatever its build state.
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(fields, forKey: .fields)
+        try container.encode(isUnique, forKey: .isUnique)
+        if onConflict != .fail { try container.encode(onConflict.rawValue, forKey: .onConflict) }
+        try container.encode(isMultiEntry, forKey: .isMultiEntry)
+        try container.encode(isReady, forKey: .isReady)
+        try container.encode(isDerivable, forKey: .isDerivable)
+    }
+
+    /// Whether `other` describes the same index: the same name, fields, kind and conflict policy, whatever its build
+    /// state.
     package func hasSameDefinition(as other: IndexCatalog) -> Bool {
-        name == other.name && fields == other.fields && isUnique == other.isUnique
+        name == other.name && fields == other.fields && isUnique == other.isUnique && onConflict == other.onConflict
             && isMultiEntry == other.isMultiEntry
     }
 }

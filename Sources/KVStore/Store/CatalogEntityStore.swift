@@ -100,10 +100,10 @@ final class CatalogEntityStore: AnyEntityStore {
         return related
     }
 
-    func removeReferences(
-        to ids: Set<UUID>,
-        field: String,
-        from referrers: [UUID],
+    func rewriteReferences(
+        in field: String,
+        of referrers: [UUID],
+        through rewrittenID: (UUID) -> UUID?,
         in txn: borrowing Transaction,
         changes: ChangeCollector?
     ) throws {
@@ -113,13 +113,21 @@ final class CatalogEntityStore: AnyEntityStore {
                 let position = entries.firstIndex(where: { $0.name == field })
             else { continue }
             switch entries[position].value {
-            case .uuid(let target) where ids.contains(target):
-                // A to-one set to nil is stored as an absent field, as `Codable` writes it.
-                entries.remove(at: position)
+            case .uuid(let target):
+                guard let new = rewrittenID(target) else {
+                    // A to-one set to nil is stored as an absent field, as `Codable` writes it.
+                    entries.remove(at: position)
+                    break
+                }
+                guard new != target else { continue }
+                entries[position].value = .uuid(new)
             case .array(let elements):
-                let kept = elements.filter { if case .uuid(let target) = $0 { !ids.contains(target) } else { true } }
-                guard kept.count != elements.count else { continue }
-                entries[position].value = .array(kept)
+                let rewritten = elements.compactMap { element -> RecordValue? in
+                    guard case .uuid(let target) = element else { return element }
+                    return rewrittenID(target).map(RecordValue.uuid)
+                }
+                guard rewritten != elements else { continue }
+                entries[position].value = .array(rewritten)
             default:
                 continue
             }

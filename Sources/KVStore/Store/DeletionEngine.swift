@@ -109,8 +109,9 @@ struct DeletionEngine {
             let deleted = deleting[nullification.store.name] ?? []
             let survivors = nullification.referrers.filter { !deleted.contains($0) }
             if !survivors.isEmpty {
-                try nullification.store.removeReferences(
-                    to: nullification.removing, field: nullification.field, from: survivors, in: txn,
+                let removing = nullification.removing
+                try nullification.store.rewriteReferences(
+                    in: nullification.field, of: survivors, through: { removing.contains($0) ? nil : $0 }, in: txn,
                     changes: changes)
             }
         }

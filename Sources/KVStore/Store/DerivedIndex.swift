@@ -37,8 +37,12 @@ package struct DerivedIndexChanges {
     ///     share a cut key.
     ///   - fields: The entity's field table, to read those records.
     ///   - hash: How the store completes keys that LMDB's limit cuts.
+    ///   - mergesNewModels: Whether a new model (no `old`) whose value another model holds under a unique index that
+    ///     merges on conflict is a `UniqueMerge` for the caller to carry out (a model's save), rather than a
+    ///     violation (an import of records by ID).
     /// - Throws: ``KVStoreError/schemaChanged`` for an index whose keys only a program declaring it can compute,
-    ///   ``KVStoreError/uniqueViolation`` when a unique index holds a new value for another model, and
+    ///   `UniqueMerge` when a new model's value is held by another under a unique index that merges on conflict,
+    ///   ``KVStoreError/uniqueViolation`` when a unique index holds a new value for another model otherwise, and
     ///   ``KVStoreError/encodingFailed`` when a value cannot be part of a key; nothing is written then.
     package init(
         _ indexes: [DerivedIndex],
@@ -50,6 +54,7 @@ package struct DerivedIndexChanges {
         records: Table,
         fields: FieldTable,
         hash: LongKeyHash,
+        mergesNewModels: Bool = false,
         in txn: borrowing Transaction
     ) throws {
         for index in indexes {
@@ -74,6 +79,12 @@ package struct DerivedIndexChanges {
                         }
                     }
                     guard let holder else { continue }
+                    // A new model merges into the holder, as in a program that declares the index.
+                    if mergesNewModels, index.catalog.onConflict == .update, old == nil,
+                        let merge = UniqueMerge(owner: holder, index: index.catalog.name)
+                    {
+                        throw merge
+                    }
                     let owner = holder.count == 16 ? holder.withBorrowedBytes { UUID(bytes: $0).uuidString } : "another"
                     let values = index.catalog.fields.map { field in
                         new.map { "\(RecordIndexKeys.value(of: field, in: $0))" } ?? "nil"

@@ -188,27 +188,30 @@ extension EntityStore {
         return related
     }
 
-    /// Removes `ids` from `field` of the models `referrers`, and saves them with their indexes.
-    func removeReferences(
-        to ids: Set<UUID>,
-        field: String,
-        from referrers: [UUID],
+    /// Passes the IDs that the models `referrers` hold in `field` through `rewrittenID`, and saves the models whose IDs
+    /// changed, with their indexes.
+    func rewriteReferences(
+        in field: String,
+        of referrers: [UUID],
+        through rewrittenID: (UUID) -> UUID?,
         in txn: borrowing Transaction,
         changes: ChangeCollector?
     ) throws {
-        let removals = relationshipDescriptions.compactMap {
-            relationship -> (@Sendable (inout M, Set<UUID>) -> Bool)? in
-            guard case .field(let name, _, _, _, let remove) = relationship.storage, name == field else { return nil }
-            return remove
+        let rewrites = relationshipDescriptions.compactMap {
+            relationship -> (@Sendable (inout M, (UUID) -> UUID?) -> Bool)? in
+            guard case .field(let name, _, _, _, let rewrite) = relationship.storage, name == field else { return nil }
+            return rewrite
         }
-        guard let remove = removals.first else {
+        guard let rewrite = rewrites.first else {
             throw KVStoreError(
                 .invalidRelationship, entity: name, field: field,
-                message: "\(name) declares no relationship stored in \(field), so references in it cannot be removed")
+                message: "\(name) declares no relationship stored in \(field), so references in it cannot be changed")
         }
         let reader = self.reader
         for id in referrers {
-            guard var model = try model(for: id, in: txn, reader: reader), remove(&model, ids) else { continue }
+            guard var model = try model(for: id, in: txn, reader: reader), rewrite(&model, rewrittenID) else {
+                continue
+            }
             try save(model, in: txn, changes: changes)
         }
     }

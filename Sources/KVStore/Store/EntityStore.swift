@@ -15,11 +15,12 @@ protocol AnyEntityStore: AnyObject, Sendable {
     func referrers(to ids: [UUID], field: String, in txn: borrowing Transaction) throws -> [UUID: [UUID]]
     /// The IDs the models with `ids` hold in a stored relationship.
     func storedReferences(of ids: [UUID], relationship name: String, in txn: borrowing Transaction) throws -> [UUID]
-    /// Removes `ids` from `field` of the models `referrers`.
-    func removeReferences(
-        to ids: Set<UUID>,
-        field: String,
-        from referrers: [UUID],
+    /// Passes the IDs that the models `referrers` hold in `field` through `rewrittenID`, which keeps, replaces or
+    /// removes (`nil`) each, and saves the models whose IDs changed.
+    func rewriteReferences(
+        in field: String,
+        of referrers: [UUID],
+        through rewrittenID: (UUID) -> UUID?,
         in txn: borrowing Transaction,
         changes: ChangeCollector?
     ) throws
@@ -211,11 +212,80 @@ final class EntityStore<M: Model>: AnyEntityStore {
     /// - Parameter writes: What the write transaction collects: the save is recorded in its changes when the
     ///   container is observed, and the references the model holds through relationships that must resolve go into
     ///   its list, checked at the end of the write.
-    func save(_ model: M, in txn: borrowing Transaction, writes: WriteState?) throws {
+    ///
+    /// - Returns: The ID the model's values are stored under: its own, or, when a unique constraint that merges on
+    ///   conflict (``UniqueConflictPolicy/update``) found its value held by another stored model, that model's.
+    @discardableResult
+    func save(_ model: M, in txn: borrowing Transaction, writes: WriteState?) throws -> UUID {
+        do {
+            try saveWithExternalValues(model, in: txn, writes: writes)
+            return model.id
+        } catch let merge as UniqueMerge {
+            // Nothing of the new model's record was written; the external values stored for it go.
+            try externalTable?.deleteAll(owner: model.id, in: txn)
+            let merged = try reidentified(model, as: merge.holder, index: merge.index)
+            do {
+                try saveWithExternalValues(merged, in: txn, writes: writes)
+            } catch let error as KVStoreError where error == .uniqueViolation {
+                // The holder is stored, so another conflict is a second stored model holding one of its values.
+                throw KVStoreError(
+                    .uniqueViolation, entity: name, id: model.id, field: error.field,
+                    message: "\(name) \(model.id) would merge into \(name) \(merge.holder), which holds its "
+                        + "\(merge.index), but two stored models hold its unique values (\(error.message))",
+                    cause: error)
+            }
+            writes?.merges[model.id] = merge.holder
+            return merge.holder
+        }
+    }
+
+    private func saveWithExternalValues(_ model: M, in txn: borrowing Transaction, writes: WriteState?) throws {
         // A model without external values is saved as it is, not copied.
         guard externalTable != nil else { return try saveRecord(model, in: txn, changes: nil, writes: writes) }
         try saveRecord(
             try storeExternalValues(of: model, in: txn, writes: writes), in: txn, changes: nil, writes: writes)
+    }
+
+    /// `model` with the ID `id`: its record with the `id` field set to `id`, decoded again, to merge it into the
+    /// stored model of that ID.
+    ///
+    /// - Throws: ``KVStoreError/uniqueViolation`` when the model keeps its ID elsewhere than in an `id` field, so that
+    ///   it cannot be merged; what encoding and decoding the model throw.
+    private func reidentified(_ model: M, as id: UUID, index: String) throws -> M {
+        // External values not saved yet do not encode: they stand aside, and go back on the merged model.
+        var encodable = model
+        let placeholder = ExternalData(stored: ExternalValueDescriptor(valueID: id, byteCount: 0, chunkSize: 1))
+        let externalValues = externalAttributes.map { $0.value(in: model) }
+        for (attribute, value) in zip(externalAttributes, externalValues) where value != nil {
+            attribute.set(placeholder, in: &encodable)
+        }
+        var fields = self.fields
+        var encoder = RecordEncoder()
+        var bytes: [UInt8] = []
+        if codesFields {
+            try encoder.encodeFields(fields: &fields, into: &bytes) { try fieldCoding.write(encodable, $0) }
+        } else {
+            try encoder.encode(encodable, fields: &fields, into: &bytes)
+        }
+        let record = try bytes.withBorrowedBytes { try RecordValue.decode(from: $0, fields: fields) }
+        if case .object(var entries) = record, let position = entries.firstIndex(where: { $0.name == "id" }) {
+            switch entries[position].value {
+            case .uuid: entries[position].value = .uuid(id)
+            case .string: entries[position].value = .string(id.uuidString)
+            default: break
+            }
+            let rebuilt = RecordValue.object(entries).encode(fields: &fields)
+            var merged = try rebuilt.withBorrowedBytes {
+                try decodeRecord($0, fields: fields, decoder: RecordDecoder())
+            }
+            for (attribute, value) in zip(externalAttributes, externalValues) { attribute.set(value, in: &merged) }
+            if merged.id == id { return merged }
+        }
+        throw KVStoreError(
+            .uniqueViolation, entity: name, id: model.id, field: index,
+            message: "\(name) \(model.id) has the \(index) of \(name) \(id), whose unique index merges on conflict, "
+                + "but its ID is not stored in a field named id, so it cannot take that model's place; nothing of this "
+                + "save was written")
     }
 
     /// Saves `model` as ``save(_:in:writes:)`` does, without checking its references (a delete rule rewriting a
@@ -316,7 +386,14 @@ final class EntityStore<M: Model>: AnyEntityStore {
             if let conflict = try updateIndexEntries(
                 old: keys.old, new: keys.new, key: key, fields: state.fields, in: txn)
             {
-                throw uniqueViolation(indexes[conflict.index].description, model: model, owner: conflict.owner)
+                let index = indexes[conflict.index].description
+                // A new model merges into the holder; a stored one never takes another's value.
+                if index.onConflict == .update, !replaced,
+                    let merge = UniqueMerge(owner: conflict.owner, index: index.name)
+                {
+                    throw merge
+                }
+                throw uniqueViolation(index, model: model, owner: conflict.owner)
             }
             try txn.put(record, forKey: key, in: records)
             return replaced
@@ -343,7 +420,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
         let new = try record.map { try $0.withBorrowedBytes { try recordValue($0, id: id, fields: fields) } }
         return try DerivedIndexChanges(
             derived, entity: name, id: id, old: old, new: new, key: key, records: records, fields: fields,
-            hash: longKeyHash, in: txn)
+            hash: longKeyHash, mergesNewModels: true, in: txn)
     }
 
     /// A record as a value tree, for the derived indexes.

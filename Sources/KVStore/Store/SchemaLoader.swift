@@ -113,8 +113,8 @@ struct SchemaLoader {
         _ index: ModelIndex<M>, of entity: String, in entry: inout EntityCatalog, drops: inout [Table]
     ) throws -> (Table, isBuilt: Bool) {
         var declared = IndexCatalog(
-            name: index.name, fields: index.fields, isUnique: index.isUnique, isMultiEntry: index.isMultiEntry,
-            isReady: false, isDerivable: index.isDerivable)
+            name: index.name, fields: index.fields, isUnique: index.isUnique, onConflict: index.onConflict,
+            isMultiEntry: index.isMultiEntry, isReady: false, isDerivable: index.isDerivable)
         let name = Catalog.indexTableName(entity, index.name)
         let options = Catalog.indexTableOptions(unique: index.isUnique)
         if entry.removedIndexes.contains(index.name) {
@@ -144,6 +144,15 @@ struct SchemaLoader {
                 message: "The index \(index.name) of \(entity) is stored as \(Self.describe(known)) but declared as "
                     + "\(Self.describe(declared)); other programs of the store maintain it as stored. Give the changed "
                     + "index another name, or change it in a migration stage")
+        }
+        // A migration that changes only the conflict policy keeps the index's entries as they are.
+        var samePolicy = known
+        samePolicy.onConflict = declared.onConflict
+        if samePolicy.hasSameDefinition(as: declared) {
+            entry.indexes[position].onConflict = declared.onConflict
+            entry.indexes[position].isDerivable = index.isDerivable
+            let table = try Self.existingTable(name, options: options, entity: entity, environment: environment)
+            return (table, known.isReady)
         }
         // A migration redefines the index: its old table goes, and a new one is built.
         if let old = try Self.presentTable(
@@ -254,7 +263,8 @@ struct SchemaLoader {
     /// `unique on (email)`, for messages.
     private static func describe(_ index: IndexCatalog) -> String {
         let kind = index.isUnique ? "unique" : index.isMultiEntry ? "multi-entry" : "an index"
-        return "\(kind) on (\(index.fields.joined(separator: ", ")))"
+        let policy = index.isUnique ? ", onConflict: .\(index.onConflict.rawValue)" : ""
+        return "\(kind) on (\(index.fields.joined(separator: ", ")))\(policy)"
     }
 
     /// Deletes the chunks of streamed writes that a process killed or failed part-way left behind, so that they

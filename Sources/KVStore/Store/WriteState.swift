@@ -14,6 +14,9 @@ final class WriteState {
     let stagedCopies: [ExternalValueCopy.Key: ExternalValueDescriptor]
     /// The copies of external values this transaction's saves need and did not find staged.
     var copyRequests: [ExternalValueCopy] = []
+    /// The new models merged into stored ones by a unique constraint with ``UniqueConflictPolicy/update``: the new
+    /// model's ID to the stored model's. References to the new IDs are redirected before the commit.
+    var merges: [UUID: UUID] = [:]
 
     init(changes: ChangeCollector?, stagedCopies: [ExternalValueCopy.Key: ExternalValueDescriptor] = [:]) {
         self.changes = changes

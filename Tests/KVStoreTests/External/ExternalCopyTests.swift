@@ -144,7 +144,7 @@ import Testing
             let copy = PhotoE(title: "Copy", image: source.image)
             let attempts = try container.write { txn in
                 // The first run's insert throws for the copy to be staged; the body must not commit without it.
-                try? txn.insert(copy)
+                _ = try? txn.insert(copy)
                 return try txn.model(for: copy.id, as: PhotoE.self) != nil
             }
             #expect(attempts)
