@@ -23,42 +23,6 @@ enum EntityDeclarationsExample {
     // Example: end entity declarations
 }
 
-/// The models of the article "Porting from SwiftData".
-enum PortingExample {
-    // Example: begin porting models
-    // SwiftData:
-    // @Model final class Project {
-    //     @Attribute(.unique) var name: String
-    //     @Relationship(deleteRule: .cascade, inverse: \Item.project) var items: [Item] = []
-    // }
-    // @Model final class Item {
-    //     var title: String
-    //     @Attribute(.externalStorage) var photo: Data?
-    //     var project: Project?
-    // }
-
-    struct Project: Model {
-        var id = UUID.timeOrdered()
-        var name: String
-
-        static let entity = Entity<Project>(
-            indexes: [.unique(\.name)],
-            relationships: [.toMany("items", of: Item.self, inverse: \.projectID, deleteRule: .cascade)])
-    }
-
-    struct Item: Model {
-        var id = UUID.timeOrdered()
-        var title: String
-        var photo: ExternalData?
-        var projectID: UUID?
-
-        static let entity = Entity<Item>(
-            relationships: [.toOne("project", \.projectID, to: Project.self, inverse: "items")],
-            externalStorage: [.attribute(\.photo)])
-    }
-    // Example: end porting models
-}
-
 /// The examples of the DocC articles that the README does not show, run as written there.
 @Suite struct DocumentationExampleTests {
     @Test func fetchingExample() throws {
@@ -102,37 +66,6 @@ enum PortingExample {
         try container.close()
     }
 
-    @Test func portingExamples() throws {
-        typealias Project = PortingExample.Project
-        typealias Item = PortingExample.Item
-        let container = try ModelContainer(
-            for: Project.self, Item.self, configuration: ModelConfiguration(isStoredInMemoryOnly: true))
-        let context = ModelContext(container)
-        let garden = Project(name: "Garden")
-        context.insert(garden)
-        let item = Item(title: "Tulips", projectID: garden.id)
-        context.insert(item)
-        try context.save()
-        let itemID = item.id
-
-        // Example: begin porting update
-        if var item = try context.model(for: itemID, as: Item.self) {
-            item.title = "Renamed"
-            context.insert(item)
-            try context.save()
-        }
-        // Example: end porting update
-
-        #expect(try ModelContext(container).model(for: itemID, as: Item.self)?.title == "Renamed")
-        context.insert(Project(name: "Garden"))
-        #expect(throws: KVStoreError.self) { try context.save() }
-        context.rollback()
-        context.delete(garden)
-        try context.save()
-        #expect(try context.fetchCount(FetchDescriptor<Item>()) == 0)
-        try container.close()
-    }
-
     @Test func entityDeclarations() throws {
         typealias Task = EntityDeclarationsExample.Task
         let container = try ModelContainer(
@@ -155,7 +88,7 @@ enum PortingExample {
         #expect(
             try documentationDifferences(
                 [
-                    ("entity declarations", 4), ("porting models", 4), ("fetching example", 8), ("porting update", 8),
+                    ("entity declarations", 4), ("fetching example", 8),
                 ], testedIn: #filePath) == [])
     }
 
