@@ -185,6 +185,18 @@ enum PortingBatchFetchExample {
 }
 
 /// The pattern "chunked insert".
+enum PortingUpsertExample {
+    // Example: begin porting upsert models
+    struct Contact: Model {
+        var id = UUID.timeOrdered()
+        var email: String
+        var name: String
+
+        static let entity = Entity<Contact>(indexes: [.unique(\.email, onConflict: .update)])
+    }
+    // Example: end porting upsert models
+}
+
 enum PortingChunkedInsertExample {
     // Example: begin porting chunked insert models
     struct Reading: Model {
@@ -405,6 +417,31 @@ enum PortingNotesExample {
         #expect(total == all.reduce(0) { $0 + $1.amount })
         #expect(total == 9_000)
         try container.close()
+    }
+
+    @Test func uniqueUpsert() throws {
+        typealias Contact = PortingUpsertExample.Contact
+        let container = try ModelContainer(
+            for: Contact.self, configuration: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        let first = Contact(email: "ada@example.com", name: "Ada")
+        context.insert(first)
+        try context.save()
+        let rows = [(email: "ada@example.com", name: "Ada Lovelace"), (email: "grace@example.com", name: "Grace")]
+
+        // Example: begin porting upsert
+        for row in rows {
+            context.insert(Contact(email: row.email, name: row.name))
+        }
+        let result = try context.save()
+        let contacts = try context.fetch(FetchDescriptor<Contact>(sortBy: [SortDescriptor(\.email)]))
+        // Ada's contact kept its ID and took the new name: result.storedID(of:) maps the inserted ID to it.
+        // Example: end porting upsert
+
+        #expect(contacts.map(\.name) == ["Ada Lovelace", "Grace"])
+        #expect(contacts[0].id == first.id)
+        #expect(result.mergedIDs.count == 1)
+        #expect(result.mergedIDs.values.first == first.id)
     }
 
     @Test func chunkedInsert() throws {
