@@ -42,7 +42,7 @@ struct PlannerIndex<Root>: PlannableIndex {
     /// The index's name in the catalog, such as `projectID` or `lastName+firstName`.
     var name: String
     /// The key paths of the indexed attributes, in key order. A compound index has several.
-    var keyPaths: [PartialKeyPath<Root>]
+    let keyPaths: [PartialKeyPath<Root>]
     /// Whether every key holds at most one record.
     var isUnique: Bool
     /// Whether the indexed attribute is an array with one index entry per element (`array.contains(value)` and
@@ -57,10 +57,9 @@ struct PlannerIndex<Root>: PlannableIndex {
     /// Whether the index is the record key (``QueryPlan/recordKey``), whose attribute is the model's `id`.
     var isRecordKey = false
 
-    /// The key paths, as the planner compares them with the predicate's.
-    var attributes: [AnyKeyPath] {
-        keyPaths
-    }
+    /// The key paths, as the planner compares them with the predicate's; kept beside ``keyPaths``, since turning
+    /// one array into the other costs a cast of every element.
+    let attributes: [AnyKeyPath]
 
     /// The record key, for the planner: a unique index on `id`, whose keys are the IDs' 16 bytes.
     static var recordKey: PlannerIndex {
@@ -72,11 +71,10 @@ struct PlannerIndex<Root>: PlannableIndex {
     }
 
     /// Whether a term's attribute is the index's attribute `attribute`. For the record key it is when the term's key
-    /// path is the model's `id` itself: a key path made in generic code (`\M.id`, through `Identifiable`) never
-    /// equals the one `#Predicate` makes on the concrete type, so the key path's printed form is compared.
+    /// path is the model's `id` itself (``RecordKeyPaths``).
     func matches(_ term: AnyKeyPath, _ attribute: AnyKeyPath) -> Bool {
         guard isRecordKey else { return term == attribute }
-        return term is KeyPath<Root, UUID> && String(describing: term) == "\\\(Root.self).id"
+        return RecordKeyPaths.isID(term, of: Root.self)
     }
 
     /// An index whose attributes all encode with `encodeComponent`.
@@ -102,11 +100,17 @@ struct PlannerIndex<Root>: PlannableIndex {
     ) {
         self.name = name
         self.keyPaths = keyPaths
+        self.attributes = keyPaths
         self.isUnique = isUnique
         self.isMultiEntry = isMultiEntry
         self.encodeComponents = encodeComponents
     }
 }
+
+// An entity store keeps its planner indexes for every fetch. Key paths are immutable objects (a pattern and, for the
+// key paths an entity declares, which ModelIndex keeps as `PartialKeyPath & Sendable`, no captured state), and the
+// other members are values and `@Sendable` closures.
+extension PlannerIndex: @unchecked Sendable {}
 
 /// How a fetch reads candidate records. The fetch always evaluates the whole predicate on every candidate, so a plan
 /// only has to guarantee that no matching record is left out.

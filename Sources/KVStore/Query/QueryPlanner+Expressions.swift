@@ -18,6 +18,9 @@ extension QueryPlanner {
         var plannerKeyPath: AnyKeyPath? { get }
     }
 
+    /// The predicate's input itself, whose key path is the identity.
+    protocol InputOperand {}
+
     /// An operand whose value is known while planning: a captured value, a literal or `nil`.
     protocol ConstantOperand {
         /// The value, boxed as the attribute's encoder expects it (an optional stays an optional, so a `nil`
@@ -106,14 +109,20 @@ extension QueryPlanner {
     }
 }
 
+extension PredicateExpressions.Variable: QueryPlanner.InputOperand {}
+
 extension PredicateExpressions.Variable: QueryPlanner.KeyPathOperand {
     /// The identity key path: the variable is the predicate's input itself.
     var plannerKeyPath: AnyKeyPath? { \Output.self }
 }
 
 extension PredicateExpressions.KeyPath: QueryPlanner.KeyPathOperand where Root: QueryPlanner.KeyPathOperand {
-    /// The root's key path followed by this one, so `$0.address.city` reads as `\Input.address.city`.
-    var plannerKeyPath: AnyKeyPath? { root.plannerKeyPath?.appending(path: keyPath) }
+    /// The root's key path followed by this one, so `$0.address.city` reads as `\Input.address.city`; on the input
+    /// itself, this key path as it is (appending it to `\Input.self` would make a new key path for every plan).
+    var plannerKeyPath: AnyKeyPath? {
+        if Root.self is any QueryPlanner.InputOperand.Type { return keyPath }
+        return root.plannerKeyPath?.appending(path: keyPath)
+    }
 }
 
 extension PredicateExpressions.KeyPath: QueryPlanner.Node

@@ -5,7 +5,7 @@ extension EntityStore {
     /// The planner's view of the entity's indexes, the record key first (``QueryPlan/recordKey``): a unique index on
     /// `id` whose keys are the IDs' bytes, so that equality and `contains` on `id` read the records directly, and
     /// win a tie with any other index.
-    var plannerIndexes: [PlannerIndex<M>] {
+    static func plannerIndexes(of indexes: [StoredIndex]) -> [PlannerIndex<M>] {
         [PlannerIndex<M>.recordKey]
             + indexes.map { index in
                 PlannerIndex(

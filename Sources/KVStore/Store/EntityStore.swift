@@ -38,6 +38,9 @@ final class EntityStore<M: Model>: AnyEntityStore {
     let name: String
     let records: Table
     let indexes: [StoredIndex]
+    /// The record key and the indexes as the query planner sees them, made once: making them for every fetch cost
+    /// more than a key lookup.
+    let plannerIndexes: [PlannerIndex<M>]
     let relationshipDescriptions: [Relationship<M>]
     /// The relationships without their model types, in the order of `relationshipDescriptions`; computed once,
     /// since naming a target entity asks the runtime for generic metadata.
@@ -111,6 +114,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
         self.name = name
         self.records = records
         self.indexes = indexes
+        self.plannerIndexes = Self.plannerIndexes(of: indexes)
         self.relationshipDescriptions = relationships
         self.relationships = Self.describe(relationships)
         self.referenceIndexes = Self.referenceIndexes(self.relationships, indexes: indexes)
