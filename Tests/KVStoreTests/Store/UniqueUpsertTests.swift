@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 import Testing
 
 @testable import KVStore
@@ -241,11 +242,30 @@ struct ContactThatFails: Model {
             try context.fetch(FetchDescriptor<ContactWithoutConstraint>()).map(\.name) == ["From the script"])
         try script.close()
 
+        // The policy is in the catalog, and the store is format 3: programs that know no policy do not open it.
+        let (format, entry) = try Self.catalog(at: directory.path)
+        #expect(format == 3)
+        #expect(entry.indexes.first { $0.name == "email" }?.onConflict == .update)
+
         // A program declaring the default policy would refuse what the others merge: it is refused at open.
         let error = #expect(throws: KVStoreError.incompatibleSchema) {
             try ModelContainer(for: ContactThatFails.self, configuration: configuration)
         }
         #expect(error?.message.contains("onConflict: .update") == true)
         #expect(try integrityErrors(at: directory.path) == [])
+    }
+
+    /// The store's format and the catalog entry of `Contact`, read with the binding.
+    static func catalog(at path: String) throws -> (format: Int, entry: EntityCatalog) {
+        let environment = try Environment.open(path: path)
+        defer { try? environment.close() }
+        let catalog = try environment.openTable(named: Catalog.tableName)
+        return try environment.read { txn in
+            let format = try #require(
+                try Catalog.read(StoreFormat.self, key: Catalog.formatKey, in: txn, table: catalog))
+            let entry = try #require(
+                try Catalog.read(EntityCatalog.self, key: Catalog.entityKey("Contact"), in: txn, table: catalog))
+            return (format.formatVersion, entry)
+        }
     }
 }
