@@ -14,7 +14,8 @@ import Synchronization
 //   error <kind> <text>   a KVStore error ended the work (exit status 3)
 //
 // Usage: SharingHelper <command> <path> [arguments]
-//   write <path> <v1|plain|unique|removing> <count> <prefix>   save <count> notes, one save each
+//   write <path> <v1|plain|unique|removing|upsert> <count> <prefix>   save <count> notes, one save each; an upsert
+//                                                           reports the ID its values are stored under
 //   migrate <path>                                          migrate to NotesV2 with NotesPlan
 //   stream <path>                                           stream a value in, then wait to be killed
 
@@ -52,6 +53,7 @@ do {
         switch schema {
         case "v1": container = try ModelContainer(for: NotesV1.self, configuration: sharingConfiguration(path))
         case "unique": container = try ModelContainer(for: UniqueNote.self, configuration: sharingConfiguration(path))
+        case "upsert": container = try ModelContainer(for: UpsertNote.self, configuration: sharingConfiguration(path))
         case "removing":
             container = try ModelContainer(for: TitleRemovingNote.self, configuration: sharingConfiguration(path))
         default: container = try ModelContainer(for: PlainNote.self, configuration: sharingConfiguration(path))
@@ -66,15 +68,16 @@ do {
             let id = UUID.timeOrdered()
             let title = "\(prefix) \(index % 50)"
             do {
-                try container.write { txn in
+                let stored = try container.write { txn in
                     switch schema {
                     case "v1": try txn.insert(NotesV1.Note(id: id, title: title, body: body ?? "one two three"))
                     case "unique": try txn.insert(UniqueNote(id: id, title: title, body: "unique"))
                     case "removing": try txn.insert(TitleRemovingNote(id: id, title: title, body: "removing"))
+                    case "upsert": try txn.insert(UpsertNote(id: id, title: title, body: "\(prefix) \(index)"))
                     default: try txn.insert(PlainNote(id: id, title: title, body: "plain"))
                     }
                 }
-                report("saved \(id)")
+                report("saved \(stored)")
             } catch KVStoreError.uniqueViolation {
                 report("rejected \(title)")
             }

@@ -129,3 +129,18 @@ package func sharingConfiguration(_ path: String, waitTimeout: Duration = .secon
     configuration.migrationWaitTimeout = waitTimeout
     return configuration
 }
+
+/// A note whose title is unique and merges on conflict: a second note of a title updates the stored one.
+package struct UpsertNote: Model, Equatable {
+    package var id = UUID.timeOrdered()
+    package var title: String
+    package var body: String
+
+    package init(id: UUID = UUID.timeOrdered(), title: String, body: String) {
+        self.id = id
+        self.title = title
+        self.body = body
+    }
+
+    package static let entity = Entity<UpsertNote>(indexes: [.unique(\.title, onConflict: .update)])
+}

@@ -179,6 +179,31 @@ import Testing
         #expect(try integrityErrors(at: directory.path) == [])
     }
 
+    /// Two processes insert notes of the same 50 titles under new IDs: each title ends as one note, the first one
+    /// saved, updated by every later save of its title in either process, and every save acknowledged names it.
+    @Test(arguments: 0..<3)
+    func uniqueUpsertsMergeAcrossProcesses(round: Int) throws {
+        let directory = StoreDirectory()
+        try ModelContainer(for: UpsertNote.self, configuration: sharingConfiguration(directory.path)).close()
+        let first = try ChildProcess(["write", directory.path, "upsert", "200", "shared"])
+        let second = try ChildProcess(["write", directory.path, "upsert", "200", "shared"])
+        #expect(first.waitForExit() == "exit 0", "\(first.lines.filter { !$0.hasPrefix("saved") })")
+        #expect(second.waitForExit() == "exit 0", "\(second.lines.filter { !$0.hasPrefix("saved") })")
+        let container = try ModelContainer(for: UpsertNote.self, configuration: sharingConfiguration(directory.path))
+        defer { try? container.close() }
+        let notes = try ModelContext(container).fetch(FetchDescriptor<UpsertNote>())
+        #expect(notes.count == 50)
+        #expect(Set(notes.map(\.title)).count == 50)
+        #expect(first.acknowledged.count == 200 && second.acknowledged.count == 200)
+        #expect(Set(first.acknowledged + second.acknowledged) == Set(notes.map(\.id)))
+        // Each note holds the body of the last save of its title: the 4th of 4 in one of the processes.
+        for note in notes {
+            let index = Int(note.title.split(separator: " ").last ?? "") ?? -1
+            #expect(note.body.hasSuffix(" \(150 + index)"), "\(note.title): \(note.body)")
+        }
+        #expect(try integrityErrors(at: directory.path) == [])
+    }
+
     @Test func aKilledStreamedWritersChunksAreDeletedEvenWhenItsProcessIDNamesALiveProcess() throws {
         let directory = StoreDirectory()
         let streamer = try ChildProcess(["stream", directory.path])
