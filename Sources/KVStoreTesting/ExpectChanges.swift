@@ -6,7 +6,7 @@ import Testing
 /// the models inserted, updated and deleted, and those the delete rules cascaded to or nullified.
 ///
 /// `body` gets a new `ModelContext` on `container`; the context is saved when `body` returns, so `body` may leave
-/// the save to it or save itself. The changes compared are the ``KVStore/ChangeSet/changes`` of every commit the
+/// the save to it or save itself. The changes compared are the `ChangeSet.changes` of every commit the
 /// container makes while `body` runs, one commit after the other: the save's, and those of any other writer of the
 /// container meanwhile. When they differ from `expected`, a Swift Testing issue is recorded at the call, listing
 /// both with the differing lines marked (`-` expected, `+` actual); the test goes on.
@@ -53,8 +53,8 @@ public func expectChanges<R>(
 }
 
 /// Runs one unit of work that suspends, such as a call to a `ModelActor`, on a fresh context of `container`, and
-/// expects it to change exactly `expected`, in order, as the synchronous `expectChanges(in:_:sourceLocation:when:)`
-/// does.
+/// expects it to change exactly `expected`, in order, as the synchronous
+/// ``expectChanges(in:_:sourceLocation:when:)-2abrd`` does.
 ///
 /// - Parameters:
 ///   - container: The container the work writes to; it need not be observed.

@@ -70,7 +70,7 @@ public final class RecordingObserver: ModelContainerObserver {
         .sorted { $0.transactionID < $1.transactionID }
     }
 
-    /// Every model's change in the commits recorded so far, in commit order: the ``KVStore/ChangeSet/changes`` of
+    /// Every model's change in the commits recorded so far, in commit order: the `ChangeSet.changes` of
     /// ``commits`` one after the other.
     public var changes: [ChangeSet.Change] {
         commits.flatMap(\.changes)

@@ -1,6 +1,7 @@
 import Foundation
 import KVStore
 import KVStoreTesting
+import TestSupport
 import Testing
 
 /// The text of the comments of an issue.
@@ -29,6 +30,10 @@ private func message(of issue: Issue) -> String {
             context.delete(project)
         }
         // Example: end expect changes
+    }
+
+    @Test func theDocumentationShowsTheExampleAsTested() throws {
+        #expect(try documentationDifferences([("expect changes", 8)], testedIn: #filePath) == [])
     }
 
     @Test func insertsUpdatesAndNullifiesPass() throws {

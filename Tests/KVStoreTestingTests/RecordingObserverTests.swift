@@ -1,6 +1,7 @@
 import Foundation
 import KVStore
 import KVStoreTesting
+import TestSupport
 import Testing
 
 /// `RecordingObserver`: every commit and failure of a container, for assertions.
@@ -38,6 +39,28 @@ import Testing
         #expect(failure.entity == "Project")
         #expect(failure.storeError?.kind == KVStoreError.uniqueViolation.kind)
         #expect(recorder.events[2].description.hasPrefix("failed write: "))
+    }
+
+    @Test func recordingExample() throws {
+        // Example: begin recording observer
+        let recorder = RecordingObserver()
+        let container = try ModelContainer.testing(Project.self, observer: recorder) { context in
+            context.insert(Project(name: "Launch"))
+        }
+        recorder.removeAll()  // forgets the fixtures' commit
+
+        let context = ModelContext(container)
+        context.insert(Project(name: "Launch"))
+        #expect(throws: KVStoreError.uniqueViolation) { try context.save() }
+
+        #expect(recorder.commits.isEmpty)
+        #expect(recorder.failures.map(\.entity) == ["Project"])
+        // Example: end recording observer
+        try container.close()
+    }
+
+    @Test func theDocumentationShowsTheExampleAsTested() throws {
+        #expect(try documentationDifferences([("recording observer", 8)], testedIn: #filePath) == [])
     }
 
     @Test func removeAllForgetsTheFixtures() throws {

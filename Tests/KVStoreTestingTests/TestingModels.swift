@@ -1,5 +1,7 @@
 import Foundation
 import KVStore
+import TestSupport
+import Testing
 
 // The models of the KVStoreTesting article: a project cascades to its tasks; deleting a tag removes it from them.
 
@@ -34,3 +36,10 @@ struct Tag: Model {
     ])
 }
 // Example: end testing models
+
+/// The article shows the models as declared here.
+@Suite struct TestingModelsDocumentationTests {
+    @Test func theDocumentationShowsTheModelsAsDeclared() throws {
+        #expect(try documentationDifferences([("testing models", 0)], testedIn: #filePath) == [])
+    }
+}
