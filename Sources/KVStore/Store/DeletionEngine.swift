@@ -125,12 +125,20 @@ struct DeletionEngine {
         // The referrers are rewritten before the deletes, but logged after them, where the delete that causes
         // each rewrite stands.
         let firstNullification = changes?.entryCount ?? 0
+        // The causes stay set only while the rules run, even when a write fails and the caller goes on.
+        defer {
+            changes?.nullifying = [:]
+            changes?.cascading = [:]
+        }
         for nullification in nullifications {
             let deleted = deleting[nullification.store.name] ?? []
             // In key order, so that writes append and the change log comes out the same on every run.
             let survivors = nullification.referrers.filter { !deleted.contains($0) }.sorted { $0.isOrdered(before: $1) }
             if !survivors.isEmpty {
-                changes?.nullifying[nullification.store.name, default: [:]].merge(nullification.causes) { old, _ in old
+                if let changes {
+                    changes.nullifying[nullification.store.name, default: [:]].merge(nullification.causes) { first, _ in
+                        first
+                    }
                 }
                 try nullification.store.removeReferences(
                     to: nullification.removing, field: nullification.field, from: survivors, in: txn,
@@ -140,7 +148,6 @@ struct DeletionEngine {
         let firstDelete = changes?.entryCount ?? 0
         changes?.nullifying = [:]
         changes?.cascading = cascades
-        defer { changes?.cascading = [:] }
         for (store, ids) in order {
             try store.deleteModels(ids, in: txn, changes: changes)
         }
