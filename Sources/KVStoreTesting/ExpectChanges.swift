@@ -54,11 +54,13 @@ public func expectChanges<R>(
 
 /// Runs one unit of work that suspends, such as a call to a `ModelActor`, on a fresh context of `container`, and
 /// expects it to change exactly `expected`, in order, as the synchronous
-/// ``expectChanges(in:_:sourceLocation:when:)-2abrd`` does.
+/// ``expectChanges(in:_:sourceLocation:when:)`` does. It runs on the caller's actor (a `@MainActor` test's
+/// too), where `body` runs and the context lives.
 ///
 /// - Parameters:
 ///   - container: The container the work writes to; it need not be observed.
 ///   - expected: The changes the work must make, in commit order.
+///   - isolation: The caller's actor, by default.
 ///   - sourceLocation: Where to report a difference: the call, by default.
 ///   - body: The unit of work.
 /// - Returns: What `body` returns.
@@ -67,6 +69,7 @@ public func expectChanges<R>(
 public func expectChanges<R>(
     in container: ModelContainer,
     _ expected: [ChangeSet.Change],
+    isolation: isolated (any Actor)? = #isolation,
     sourceLocation: SourceLocation = #_sourceLocation,
     when body: (ModelContext) async throws -> R
 ) async throws -> R {

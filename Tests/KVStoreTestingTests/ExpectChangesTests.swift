@@ -169,6 +169,19 @@ private func message(of issue: Issue) -> String {
         try expectChanges(in: container, [.inserted(Project.self, next.id)]) { $0.insert(next) }
     }
 
+    @MainActor @Test func aMainActorTestExpectsWorkThatSuspends() async throws {
+        let container = try ModelContainer.testing(Project.self)
+        defer { try? container.close() }
+        let project = Project(name: "Launch")
+        var seen: [String] = []  // main-actor state the body changes
+        try await expectChanges(in: container, [.inserted(Project.self, project.id)]) { context in
+            try await container.write { txn in try txn.insert(project) }
+            seen.append(project.name)
+            _ = try context.fetch(FetchDescriptor<Project>())
+        }
+        #expect(seen == ["Launch"])
+    }
+
     @Test func workThatSuspendsIsExpectedToo() async throws {
         let container = try ModelContainer.testing(Project.self)
         defer { try? container.close() }

@@ -54,10 +54,11 @@ extension ModelContainer {
     }
 
     /// Runs `body` and returns, with what it returns, the change sets of the commits this container made while it ran,
-    /// as the synchronous `recordingChanges(_:)` does.
+    /// as the synchronous `recordingChanges(_:)` does. It runs on the caller's actor, so `body` need not be `Sendable`.
     ///
     /// - Throws: What `body` throws.
     package func recordingChanges<R>(
+        isolation: isolated (any Actor)? = #isolation,
         _ body: () async throws -> R
     ) async rethrows -> (result: R, changes: [ChangeSet]) {
         let recording = publisher.startRecording()
