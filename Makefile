@@ -93,15 +93,16 @@ crashtest: deps
 	.build/debug/crashtest run --iterations $(CRASHTEST_ITERATIONS) $(CRASHTESTFLAGS)
 	.build/debug/crashtest mixed --iterations $(CRASHTEST_MIXED_ITERATIONS) $(CRASHTESTFLAGS)
 
-## docs: the DocC archives of KVStore and LMDB (.build/docs/<module>.doccarchive), from the catalogs in
+## docs: the DocC archives of KVStore, KVStoreTesting and LMDB (.build/docs/<module>.doccarchive), from the catalogs in
 ## Sources/<module>/<module>.docc and the modules' symbol graphs, without a package plugin: a build that emits the
 ## symbol graphs of public symbols, then `docc convert` per module. Warnings (a broken link, a link to a symbol that is
-## not public) are errors.
+## not public) are errors. Building KVStoreTesting builds KVStore and LMDB, whose graphs the same flags emit.
 DOCS_BUILD := $(CURDIR)/.build/docs
-DOCS_MODULES := KVStore LMDB
+DOCS_MODULES := KVStore KVStoreTesting LMDB
 docs: deps
-	$(SWIFT) build $(SWIFTFLAGS) --scratch-path $(DOCS_BUILD)/build --target KVStore \
-		-Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc $(DOCS_BUILD)/symbol-graphs
+	$(SWIFT) build $(SWIFTFLAGS) --scratch-path $(DOCS_BUILD)/build --target KVStoreTesting \
+		-Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc $(DOCS_BUILD)/symbol-graphs \
+		-Xswiftc -emit-extension-block-symbols
 	@for module in $(DOCS_MODULES); do \
 		rm -rf $(DOCS_BUILD)/$$module-symbols && mkdir -p $(DOCS_BUILD)/$$module-symbols && \
 		cp $(DOCS_BUILD)/symbol-graphs/$$module.symbols.json $(DOCS_BUILD)/symbol-graphs/$$module@*.symbols.json \

@@ -12,6 +12,10 @@ let package = Package(
         .library(name: "LMDB", targets: ["LMDB"]),
         // Checking a store from its path alone, as `kvtool check` does, from a program or a test.
         .library(name: "KVStoreInspection", targets: ["KVStoreInspection"]),
+        // For the test targets of programs that use KVStore: in-memory containers with fixtures, expectations on the
+        // changes of a unit of work, an observer that records. It imports Swift Testing, so a target that depends on
+        // it links Swift Testing through it: only test targets should.
+        .library(name: "KVStoreTesting", targets: ["KVStoreTesting"]),
         .executable(name: "kvtool", targets: ["kvtool"]),
         // For the fuzz targets of Tools/fuzz, a package of its own that depends on this one; not for applications.
         .library(name: "KVToolCore", targets: ["KVToolCore"]),
@@ -45,6 +49,9 @@ let package = Package(
         // and page checks, the integrity check (public API), record queries over the library's planner, records as
         // JSON. kvtool, crashtest and the tests use it.
         .target(name: "KVStoreInspection", dependencies: ["KVStore", "LMDB"]),
+        // The test helpers of the KVStoreTesting product, on Swift Testing (`Issue.record`), which the toolchain
+        // ships; LMDB gives it the package's `Locked`.
+        .target(name: "KVStoreTesting", dependencies: ["KVStore", "LMDB"]),
         // The inspector's command line, a library so that its tests run it in-process: it parses options, calls
         // KVStoreInspection (and, for import and export, the library) and prints.
         .target(
@@ -79,6 +86,9 @@ let package = Package(
             name: "KVStoreTests",
             dependencies: ["KVStore", "KVStoreInspection", "SharingModels", "SharingHelper", "TestSupport"]),
         .testTarget(name: "KVStoreInspectionTests", dependencies: ["KVStoreInspection", "KVStore", "LMDB"]),
+        // The helpers as a program's tests use them, failing ones included (`withKnownIssue`); TestSupport checks
+        // that the documentation shows the examples they run.
+        .testTarget(name: "KVStoreTestingTests", dependencies: ["KVStoreTesting", "KVStore", "TestSupport"]),
         // Depends on the executables so that they are built for the smoke and help tests that run them.
         .testTarget(
             name: "KVToolTests",

@@ -20,13 +20,16 @@ final class ChangePublisher: Sendable {
         /// The last transaction this process published or knows about.
         var lastTransactionID = 0
         var isPolling = false
+        /// The change sets published since each open recording started, in commit order.
+        var recordings: [UUID: [ChangeSet]] = [:]
     }
 
     private let state = Locked(State())
-    /// The number of subscribers, read on every write to decide whether to collect changes at all.
+    /// The number of subscribers and open recordings, read on every write to decide whether to collect changes at
+    /// all.
     private let count = Atomic(0)
 
-    /// Whether anyone listens.
+    /// Whether anyone listens or records.
     var hasSubscribers: Bool {
         count.load(ordering: .relaxed) > 0
     }
@@ -59,10 +62,35 @@ final class ChangePublisher: Sendable {
         return (stream, startPolling)
     }
 
-    /// Delivers a committed change set to every subscriber it concerns.
+    /// Starts keeping every change set published from now on, until ``finishRecording(_:)``: the container collects
+    /// changes meanwhile, as it does for a subscriber.
+    ///
+    /// - Returns: The recording's ID.
+    func startRecording() -> UUID {
+        let id = UUID()
+        state.withLock { state in
+            state.recordings[id] = []
+            count.add(1, ordering: .relaxed)
+        }
+        return id
+    }
+
+    /// Ends the recording `id`.
+    ///
+    /// - Returns: The change sets published since it started, in commit order.
+    func finishRecording(_ id: UUID) -> [ChangeSet] {
+        state.withLock { state in
+            guard let recorded = state.recordings.removeValue(forKey: id) else { return [] }
+            count.subtract(1, ordering: .relaxed)
+            return recorded
+        }
+    }
+
+    /// Delivers a committed change set to every subscriber it concerns, and to every recording.
     func publish(_ changes: ChangeSet) {
         state.withLock { state in
             state.lastTransactionID = max(state.lastTransactionID, changes.transactionID)
+            for id in state.recordings.keys { state.recordings[id]?.append(changes) }
             for (id, subscriber) in state.subscribers {
                 if let entities = subscriber.entities, !changes.isExternal, entities.isDisjoint(with: changes.entities)
                 {
@@ -92,9 +120,10 @@ final class ChangePublisher: Sendable {
     func finishAll() {
         let continuations = state.withLock { state in
             defer { state.subscribers.removeAll() }
+            // Open recordings stay open: their owners finish them.
+            count.store(state.recordings.count, ordering: .relaxed)
             return state.subscribers.values.map(\.continuation)
         }
-        count.store(0, ordering: .relaxed)
         for continuation in continuations { continuation.finish() }
     }
 }

@@ -37,6 +37,40 @@ extension ModelContainer {
         return stream
     }
 
+    /// Runs `body` and returns, with what it returns, the change sets of the commits this container made while it ran,
+    /// in commit order (those of other tasks and threads too). Changes are collected meanwhile even when nothing
+    /// else observes the container. For KVStoreTesting's expectations.
+    ///
+    /// - Throws: What `body` throws.
+    package func recordingChanges<R>(_ body: () throws -> R) rethrows -> (result: R, changes: [ChangeSet]) {
+        let recording = publisher.startRecording()
+        do {
+            let result = try body()
+            return (result, publisher.finishRecording(recording))
+        } catch {
+            _ = publisher.finishRecording(recording)
+            throw error
+        }
+    }
+
+    /// Runs `body` and returns, with what it returns, the change sets of the commits this container made while it ran,
+    /// as the synchronous `recordingChanges(_:)` does. It runs on the caller's actor, so `body` need not be `Sendable`.
+    ///
+    /// - Throws: What `body` throws.
+    package func recordingChanges<R>(
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: () async throws -> R
+    ) async rethrows -> (result: R, changes: [ChangeSet]) {
+        let recording = publisher.startRecording()
+        do {
+            let result = try await body()
+            return (result, publisher.finishRecording(recording))
+        } catch {
+            _ = publisher.finishRecording(recording)
+            throw error
+        }
+    }
+
     /// Polls the store's last transaction ID while anyone subscribes, and publishes commits this process did not
     /// make.
     private func pollExternalChanges() {

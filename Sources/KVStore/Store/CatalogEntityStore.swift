@@ -144,7 +144,8 @@ final class CatalogEntityStore: AnyEntityStore {
     }
 
     func deleteModels(_ ids: [UUID], in txn: borrowing Transaction, changes: ChangeCollector?) throws {
-        for id in ids {
+        // In key order, as a declared entity's store deletes, which the change log's order relies on.
+        for id in ids.sorted(by: { $0.isOrdered(before: $1) }) {
             guard let old = try record(id, in: txn) else { continue }
             try withKey(id) { key in
                 try DerivedIndexChanges(

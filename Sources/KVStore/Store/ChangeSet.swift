@@ -1,8 +1,16 @@
 import Foundation
 
-/// What one committed write transaction changed: the IDs inserted, updated and deleted, by entity.
+/// What one committed write transaction changed: the IDs inserted, updated and deleted, by entity, and each model's
+/// change in the order the transaction made it.
 ///
-/// Change sets arrive through ``ModelContainer/changes(for:bufferSize:)`` after the commit, in commit order.
+/// Change sets arrive through ``ModelContainer/changes(for:bufferSize:)`` after the commit, in commit order, and
+/// through ``ModelContainerObserver/container(_:didCommit:duration:)``.
+///
+/// ```swift
+/// for await changeSet in container.changes(for: [Task.self]) {
+///     for change in changeSet.changes { print(change) }  // "deleted Task 0193… (cascade from Project 0193…)"
+/// }
+/// ```
 public struct ChangeSet: Sendable, Hashable {
     /// The ID of the committed transaction; it grows with every commit to the store.
     public let transactionID: Int
@@ -17,6 +25,19 @@ public struct ChangeSet: Sendable, Hashable {
     /// The IDs of the models deleted, by entity name, including those reached by `cascade` rules.
     public internal(set) var deleted: [String: Set<UUID>]
 
+    /// Every model the transaction changed, in the order it changed them, with why a delete rule changed it: the
+    /// same models as ``inserted``, ``updated`` and ``deleted``.
+    ///
+    /// A model has one entry, where it first changed: saved twice, it stays `inserted` or `updated`; saved then
+    /// deleted, its entry moves to the delete, and a model inserted and deleted in the same transaction has none.
+    /// A delete comes before what its rules reach, in the order the rules reach them (models of one entity reached
+    /// together come in ID order), cascaded deletes before the referrers a `nullify` rule rewrites. A model deleted
+    /// and saved again under its ID has two entries, `deleted` then `inserted`, as it is in both sets.
+    ///
+    /// `ModelContext/save()` writes its inserts and updates first, entity by entity in the order the context first
+    /// touched them and in ID order within an entity, then its deletes, with their rules, in the same order.
+    public internal(set) var changes: [Change]
+
     /// Whether another process committed this transaction. Its content is unknown then: the sets are empty and every
     /// entity may have changed.
     public let isExternal: Bool
@@ -29,6 +50,7 @@ public struct ChangeSet: Sendable, Hashable {
         self.inserted = [:]
         self.updated = [:]
         self.deleted = [:]
+        self.changes = []
         self.isExternal = isExternal
         self.missed = 0
     }
@@ -46,34 +68,5 @@ public struct ChangeSet: Sendable, Hashable {
     /// Whether the transaction changed nothing this process can see.
     public var isEmpty: Bool {
         !isExternal && inserted.isEmpty && updated.isEmpty && deleted.isEmpty
-    }
-}
-
-/// Collects what a write transaction changes, when someone observes the container.
-final class ChangeCollector {
-    private(set) var changes: ChangeSet
-
-    init(transactionID: Int) {
-        changes = ChangeSet(transactionID: transactionID)
-    }
-
-    func saved(_ id: UUID, in entity: String, replacing: Bool) {
-        if changes.inserted[entity]?.contains(id) == true { return }
-        if replacing {
-            changes.updated[entity, default: []].insert(id)
-        } else {
-            changes.inserted[entity, default: []].insert(id)
-        }
-    }
-
-    func deleted(_ id: UUID, in entity: String) {
-        // A model inserted and deleted in one transaction leaves no trace.
-        if changes.inserted[entity]?.remove(id) != nil {
-            if changes.inserted[entity]?.isEmpty == true { changes.inserted[entity] = nil }
-            return
-        }
-        changes.updated[entity]?.remove(id)
-        if changes.updated[entity]?.isEmpty == true { changes.updated[entity] = nil }
-        changes.deleted[entity, default: []].insert(id)
     }
 }

@@ -20,6 +20,8 @@ struct DeletionEngine {
         let field: String
         let referrers: [UUID]
         let removing: Set<UUID>
+        /// The deleted model each referrer is nullified for, when changes are collected.
+        let causes: [UUID: ChangeSet.ModelID]
     }
 
     /// A `deny` to check once the whole delete is known: the related models must all be deleted too.
@@ -44,16 +46,22 @@ struct DeletionEngine {
         var visited: [String: Set<UUID>] = [:]
         var deleting: [String: Set<UUID>] = [:]
         var order: [(store: any AnyEntityStore, ids: [UUID])] = []
-        var queue = requests
+        // Each batch carries, when changes are collected, the deleted model whose cascade reached each of its IDs.
+        var queue: [(store: any AnyEntityStore, ids: [UUID], causes: [UUID: ChangeSet.ModelID])] = requests.map {
+            ($0.store, $0.ids, [:])
+        }
         var nullifications: [Nullification] = []
         var denials: [Denial] = []
+        // Why each model reached by a rule is deleted, for the change log; a model reached twice keeps the first.
+        var cascades: [String: [UUID: ChangeSet.ModelID]] = [:]
         while !queue.isEmpty {
-            let (store, candidates) = queue.removeFirst()
+            let (store, candidates, causes) = queue.removeFirst()
             var fresh: [UUID] = []
             for id in candidates where visited[store.name, default: []].insert(id).inserted {
                 if try store.exists(id, in: txn) {
                     fresh.append(id)
                     deleting[store.name, default: []].insert(id)
+                    if let cause = causes[id] { cascades[store.name, default: [:]][id] = cause }
                 }
             }
             guard !fresh.isEmpty else { continue }
@@ -69,13 +77,21 @@ struct DeletionEngine {
                 if let inverseField = relationship.inverseField {
                     referrersByParent = try target.referrers(to: fresh, field: inverseField, in: txn)
                     related = referrersByParent.values.flatMap { $0 }
+                } else if changes != nil {
+                    // The change log names the parent of each model a rule reaches: read the references per parent.
+                    for parent in fresh {
+                        referrersByParent[parent] = try store.storedReferences(
+                            of: [parent], relationship: relationship.name, in: txn)
+                    }
+                    related = referrersByParent.values.flatMap { $0 }
                 } else {
                     related = try store.storedReferences(of: fresh, relationship: relationship.name, in: txn)
                 }
                 guard !related.isEmpty else { continue }
+                let causes = changes == nil ? [:] : Self.causes(referrersByParent, parentEntity: store.name)
                 switch relationship.deleteRule {
                 case .cascade:
-                    queue.append((target, related))
+                    queue.append((target, related, causes))
                 case .deny:
                     denials.append(
                         Denial(entity: store.name, relationship: relationship.name, target: target, blocking: related))
@@ -84,7 +100,8 @@ struct DeletionEngine {
                     if let inverseField = relationship.inverseField {
                         nullifications.append(
                             Nullification(
-                                store: target, field: inverseField, referrers: related, removing: Set(fresh)))
+                                store: target, field: inverseField, referrers: related, removing: Set(fresh),
+                                causes: causes))
                     }
                 case .noAction:
                     break
@@ -105,20 +122,49 @@ struct DeletionEngine {
                         + "nothing of this save was written")
             }
         }
+        // The referrers are rewritten before the deletes, but logged after them, where the delete that causes
+        // each rewrite stands.
+        let firstNullification = changes?.entryCount ?? 0
+        // The causes stay set only while the rules run, even when a write fails and the caller goes on.
+        defer {
+            changes?.nullifying = [:]
+            changes?.cascading = [:]
+        }
         for nullification in nullifications {
             let deleted = deleting[nullification.store.name] ?? []
-            let survivors = nullification.referrers.filter { !deleted.contains($0) }
+            // In key order, so that writes append and the change log comes out the same on every run.
+            let survivors = nullification.referrers.filter { !deleted.contains($0) }.sorted { $0.isOrdered(before: $1) }
             if !survivors.isEmpty {
+                if let changes {
+                    changes.nullifying[nullification.store.name, default: [:]].merge(nullification.causes) { first, _ in
+                        first
+                    }
+                }
                 let removing = nullification.removing
                 try nullification.store.rewriteReferences(
                     in: nullification.field, of: survivors, through: { removing.contains($0) ? nil : $0 }, in: txn,
                     changes: changes)
             }
         }
+        let firstDelete = changes?.entryCount ?? 0
+        changes?.nullifying = [:]
+        changes?.cascading = cascades
         for (store, ids) in order {
             try store.deleteModels(ids, in: txn, changes: changes)
         }
+        changes?.moveToEnd(firstNullification..<firstDelete)
         return deleting
+    }
+
+    /// The parent each related model is reached from, the first in key order where there are several.
+    private static func causes(_ referrersByParent: [UUID: [UUID]], parentEntity: String) -> [UUID: ChangeSet.ModelID] {
+        var causes: [UUID: ChangeSet.ModelID] = [:]
+        for parent in referrersByParent.keys.sorted(by: { $0.isOrdered(before: $1) }) {
+            for child in referrersByParent[parent] ?? [] where causes[child] == nil {
+                causes[child] = ChangeSet.ModelID(entity: parentEntity, id: parent)
+            }
+        }
+        return causes
     }
 }
 

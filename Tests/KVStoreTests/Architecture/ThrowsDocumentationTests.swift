@@ -202,12 +202,12 @@ enum ThrowingDeclarationScanner {
     }
 }
 
-/// Every public throwing API of KVStore and of the binding says what it throws, in a `- Throws:` line.
+/// Every public throwing API of KVStore, KVStoreTesting and the binding says what it throws, in a `- Throws:` line.
 @Suite struct ThrowsDocumentationTests {
     @Test func everyPublicThrowingAPISaysWhatItThrows() throws {
         let root = packageRoot(of: #filePath)
         var declarations: [ThrowingDeclaration] = []
-        for module in ["KVStore", "LMDB"] {
+        for module in ["KVStore", "KVStoreTesting", "LMDB"] {
             let directory = root.appendingPathComponent("Sources/\(module)")
             let files = try #require(FileManager.default.enumerator(atPath: directory.path))
             for case let file as String in files where file.hasSuffix(".swift") {
@@ -220,6 +220,7 @@ enum ThrowingDeclarationScanner {
         let signatures = declarations.map(\.signature)
         #expect(signatures.contains { $0.contains("func openTable(") })
         #expect(signatures.contains { $0.contains("func save()") })
+        #expect(signatures.contains { $0.contains("func testing(") })
         #expect(signatures.contains { $0.hasPrefix("init(fields: borrowing FieldReader) throws") })
         let silent = declarations.filter { !$0.saysWhatItThrows }
         #expect(silent.isEmpty, "No '- Throws:' line:\n\(silent.map(\.description).joined(separator: "\n"))")
