@@ -60,9 +60,12 @@ struct SchemaLoader {
         entry.relationships = merged(entry.relationships, entity.relationships)
         var externalTable: ExternalValueTable?
         var externalAttributes: [EntityStore<M>.StoredExternalAttribute] = []
-        // External fields the model no longer declares keep their values until their model is saved or deleted.
+        // External fields the model no longer declares keep their values until their model is saved or deleted. A
+        // field a migration renamed keeps its id, and is the declared attribute of its new name, not a retired one.
+        let declaredExternalIDs = Set(
+            entity.externalStorage.compactMap { entry.fields.existingID(for: $0.name, in: .topLevel) })
         let retiredExternal = entry.external.filter { field in
-            !entity.externalStorage.contains { $0.name == field.name }
+            !entity.externalStorage.contains { $0.name == field.name } && !declaredExternalIDs.contains(field.fieldID)
         }
         if !entity.externalStorage.isEmpty || !retiredExternal.isEmpty {
             externalTable = try ExternalValueTable.open(
