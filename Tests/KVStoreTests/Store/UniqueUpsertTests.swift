@@ -268,4 +268,24 @@ struct ContactThatFails: Model {
             return (format.formatVersion, entry)
         }
     }
+
+    /// The catalog's conflict policy is written only when it is not `.fail`, reads back, and an unknown one (a
+    /// newer program's) is refused as data that does not decode, never taken for `.fail`.
+    @Test func theCatalogKeepsThePolicyAndRefusesOneItDoesNotKnow() throws {
+        let merging = IndexCatalog(
+            name: "email", fields: ["email"], isUnique: true, onConflict: .update, isMultiEntry: false, isReady: true,
+            isDerivable: true)
+        let failing = IndexCatalog(
+            name: "email", fields: ["email"], isUnique: true, isMultiEntry: false, isReady: true, isDerivable: true)
+        for index in [merging, failing] {
+            let json = try JSONEncoder().encode(index)
+            #expect(String(decoding: json, as: UTF8.self).contains("onConflict") == (index.onConflict != .fail))
+            #expect(try Catalog.decoder.decode(IndexCatalog.self, from: json) == index)
+        }
+        #expect(!merging.hasSameDefinition(as: failing))
+        let unknown = Data(
+            #"{"name":"email","fields":["email"],"isUnique":true,"onConflict":"replaceAll","isMultiEntry":false,"isReady":true}"#
+                .utf8)
+        #expect(throws: DecodingError.self) { try Catalog.decoder.decode(IndexCatalog.self, from: unknown) }
+    }
 }
