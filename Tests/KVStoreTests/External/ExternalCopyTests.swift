@@ -109,8 +109,10 @@ import Testing
             context.insert(second)
             try context.save()
             #expect(try container.chunkCount(of: PhotoE.self) == 6)
+            // A closure, not the key path `\.image.descriptor?.valueID`: projecting that key path trips the address
+            // sanitizer inside the Swift 6.3.1 runtime (memcpy-param-overlap in KeyPath._projectReadOnly).
             let ids = try [first.id, second.id].map { try #require(try container.stored(PhotoE.self, $0)) }
-                .compactMap(\.image.descriptor?.valueID)
+                .compactMap { $0.image.descriptor?.valueID }
             #expect(Set(ids + [try #require(source.image.descriptor?.valueID)]).count == 3)
 
             context.delete(first)
