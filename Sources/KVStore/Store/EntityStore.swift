@@ -66,6 +66,9 @@ final class EntityStore<M: Model>: AnyEntityStore {
     let externalTable: ExternalValueTable?
     /// The external attributes with their field ids.
     let externalAttributes: [StoredExternalAttribute]
+    /// Whether ``externalAttributes`` is not empty, kept apart for every decode: asking the array, whose element type
+    /// depends on the model, costs about a thousand instructions of metadata lookups in this unspecialized code.
+    let hasExternalAttributes: Bool
     /// External fields of earlier versions of the model: their values stay until their model is saved, which deletes
     /// them, or deleted.
     let retiredExternalFields: [ExternalFieldCatalog]
@@ -127,6 +130,7 @@ final class EntityStore<M: Model>: AnyEntityStore {
         self.fieldCoding = fieldCoding ?? FieldCoding.unavailable()
         self.externalTable = externalTable
         self.externalAttributes = externalAttributes
+        self.hasExternalAttributes = !externalAttributes.isEmpty
         self.retiredExternalFields = retiredExternalFields
         self.longKeyHash = longKeyHash
         self.state = Locked(
@@ -184,12 +188,14 @@ final class EntityStore<M: Model>: AnyEntityStore {
     /// `Decodable` otherwise; errors are left as they are.
     func decodeRecord(_ bytes: BorrowedBytes, fields: FieldTable, decoder: RecordDecoder) throws -> M {
         guard codesFields else {
-            let model = try decoder.decode(M.self, from: bytes, fields: fields)
-            return externalAttributes.isEmpty ? model : withOrigins(model)
+            guard hasExternalAttributes else { return try decoder.decode(M.self, from: bytes, fields: fields) }
+            return withOrigins(try decoder.decode(M.self, from: bytes, fields: fields))
         }
         // Read in place: binding the coding to a constant would copy it, and retain its closures, for every record.
-        let model = try decoder.decodeFields(from: bytes, fields: fields, fieldCoding.read)
-        return externalAttributes.isEmpty ? model : withOrigins(model)
+        guard hasExternalAttributes else {
+            return try decoder.decodeFields(from: bytes, fields: fields, fieldCoding.read)
+        }
+        return withOrigins(try decoder.decodeFields(from: bytes, fields: fields, fieldCoding.read))
     }
 
     /// Decodes a record with `decoder`, turning any failure into ``KVStoreError/corruptRecord``.
