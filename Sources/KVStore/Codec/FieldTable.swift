@@ -41,16 +41,15 @@ package struct FieldTable: Sendable, Equatable {
     /// ``topLevelNames`` overrides it.
     package private(set) var names: [String] = []
     /// The new names of the top-level fields that migrations renamed, by id; empty for a table never renamed.
-    package private(set) var topLevelNames: [UInt32: String] = [:]
+    package var topLevelNames: [UInt32: String] { scopes?.topLevelNames ?? [:] }
     /// The kind first observed for each id; nil until a top-level value other than null was stored.
     private var kinds: [ValueKind?] = []
-    /// The id of each name in nested values: the first id with that name in ``names``.
+    /// The id of each name in nested values, and at the top level of a table never renamed: the first id with that
+    /// name in ``names``.
     private var ids: [String: UInt32] = [:]
-    /// The id of each name at the top level: the same as ``ids`` while ``topLevelNames`` is empty.
-    private var topLevelIDs: [String: UInt32] = [:]
-    /// The name of each id in each scope, nil where it names no field, once ``topLevelNames`` is not empty (empty
-    /// before): the codecs compare names by id for every field, and this keeps hashing out of that.
-    private var scopedNames: (topLevel: [String?], nested: [String?]) = ([], [])
+    /// The names by scope of a table a migration renamed; `nil` for one never renamed, whose every name is the same
+    /// in both scopes. One optional reference, since every reader of the entity copies the table.
+    private var scopes: RenameScopes?
     /// How many changes (new names, newly known kinds) the table had since it
     /// was created or decoded; not persisted.
     package private(set) var revision = 0 {
@@ -81,10 +80,13 @@ package struct FieldTable: Sendable, Equatable {
         let id = UInt32(names.count)
         // The name is new in `scope`; in the other scope it may already name another id, which keeps it.
         if ids[name] == nil { ids[name] = id }
-        if topLevelIDs[name] == nil { topLevelIDs[name] = id }
-        if !topLevelNames.isEmpty {
-            scopedNames.topLevel.append(topLevelIDs[name] == id ? name : nil)
-            scopedNames.nested.append(ids[name] == id ? name : nil)
+        if let scopes {
+            var topLevelIDs = scopes.topLevelIDs
+            if topLevelIDs[name] == nil { topLevelIDs[name] = id }
+            self.scopes = RenameScopes(
+                topLevelNames: scopes.topLevelNames, topLevelIDs: topLevelIDs,
+                topLevel: scopes.topLevel + [topLevelIDs[name] == id ? name : nil],
+                nested: scopes.nested + [ids[name] == id ? name : nil])
         }
         revision += 1
         return id
@@ -102,10 +104,8 @@ package struct FieldTable: Sendable, Equatable {
     /// Returns the id of `name` in `scope`, or nil if it names none there.
     @inline(__always)
     package func existingID(for name: String, in scope: FieldScope) -> UInt32? {
-        switch scope {
-        case .topLevel: topLevelIDs[name]
-        case .nested: ids[name]
-        }
+        guard scope == .topLevel, let scopes else { return ids[name] }
+        return scopes.topLevelIDs[name]
     }
 
     /// Gives the top-level field `old` the name `new`, keeping its id, so that stored records read it under the new
@@ -114,56 +114,59 @@ package struct FieldTable: Sendable, Equatable {
     /// - Returns: Whether the field was renamed: `false` when `old` names no top-level field or `new` already names
     ///   one (a field of a nested value counts, since the table cannot tell where a name is used).
     package mutating func rename(_ old: String, to new: String) -> Bool {
-        guard let id = topLevelIDs[old], topLevelIDs[new] == nil else { return false }
+        guard let id = existingID(for: old, in: .topLevel), existingID(for: new, in: .topLevel) == nil else {
+            return false
+        }
+        var topLevelNames = self.topLevelNames
         topLevelNames[id] = names[Int(id) - 1] == new ? nil : new
-        resolveScopes()
+        resolveScopes(topLevelNames)
         revision += 1
         return true
     }
 
-    /// Rebuilds the name-to-id maps and the names by scope from ``names`` and ``topLevelNames``.
+    /// Rebuilds the name-to-id maps and the names by scope from ``names`` and `topLevelNames`.
     ///
-    /// In nested values a name is its first id's. At the top level, the names ``topLevelNames`` gives come first;
+    /// In nested values a name is its first id's. At the top level, the names `topLevelNames` gives come first;
     /// then each other id has its name in ``names`` unless a top-level name or an earlier id has it.
-    private mutating func resolveScopes() {
+    private mutating func resolveScopes(_ topLevelNames: [UInt32: String]) {
         ids = [:]
         for (offset, name) in names.enumerated() where ids[name] == nil { ids[name] = UInt32(offset + 1) }
-        topLevelIDs = [:]
+        guard !topLevelNames.isEmpty else {
+            scopes = nil
+            return
+        }
+        var topLevelIDs: [String: UInt32] = [:]
         for (id, name) in topLevelNames { topLevelIDs[name] = id }
         for (offset, name) in names.enumerated()
         where topLevelNames[UInt32(offset + 1)] == nil && topLevelIDs[name] == nil {
             topLevelIDs[name] = UInt32(offset + 1)
         }
-        guard !topLevelNames.isEmpty else {
-            scopedNames = ([], [])
-            return
-        }
-        scopedNames = (
-            names.indices.map { offset in
+        scopes = RenameScopes(
+            topLevelNames: topLevelNames, topLevelIDs: topLevelIDs,
+            topLevel: names.indices.map { offset in
                 let id = UInt32(offset + 1)
                 let name = topLevelNames[id] ?? names[offset]
                 return topLevelIDs[name] == id ? name : nil
             },
-            names.indices.map { offset in ids[names[offset]] == UInt32(offset + 1) ? names[offset] : nil }
-        )
+            nested: names.indices.map { offset in ids[names[offset]] == UInt32(offset + 1) ? names[offset] : nil })
     }
 
     /// Returns the name of `id` in `scope`, or nil for an id that names no field there.
     package func name(for id: UInt32, in scope: FieldScope) -> String? {
         guard id >= 1, Int(id) <= names.count else { return nil }
         // A table never renamed names each id alike in both scopes.
-        guard !topLevelNames.isEmpty else { return names[Int(id) - 1] }
-        if scope == .topLevel { return scopedNames.topLevel[Int(id) - 1] }
-        return scopedNames.nested[Int(id) - 1]
+        guard let scopes else { return names[Int(id) - 1] }
+        if scope == .topLevel { return scopes.topLevel[Int(id) - 1] }
+        return scopes.nested[Int(id) - 1]
     }
 
     /// Returns whether `id` names `name` in `scope`; a fast check that avoids hashing the name.
     @inline(__always)
     func id(_ id: UInt64, isNamed name: String, in scope: FieldScope) -> Bool {
         guard id >= 1, id <= UInt64(names.count) else { return false }
-        guard !topLevelNames.isEmpty else { return names[Int(id) - 1] == name }
-        if scope == .topLevel { return scopedNames.topLevel[Int(id) - 1] == name }
-        return scopedNames.nested[Int(id) - 1] == name
+        guard let scopes else { return names[Int(id) - 1] == name }
+        if scope == .topLevel { return scopes.topLevel[Int(id) - 1] == name }
+        return scopes.nested[Int(id) - 1] == name
     }
 
     /// The kind of value first stored in the top-level field `id`, or nil if
@@ -245,8 +248,7 @@ extension FieldTable: Codable {
         self.init()
         self.names = names
         self.kinds = names.indices.map { $0 < kinds.count ? kinds[$0] : nil }
-        self.topLevelNames = topLevelNames
-        resolveScopes()
+        resolveScopes(topLevelNames)
         revision = 0
     }
 
@@ -259,5 +261,26 @@ extension FieldTable: Codable {
             let persisted = Dictionary(uniqueKeysWithValues: topLevelNames.map { (String($0.key), $0.value) })
             try container.encode(persisted, forKey: .topLevelNames)
         }
+    }
+}
+
+/// The names by scope of a table that a migration renamed (see ``FieldScope``). Immutable: a change to the table makes
+/// a new one, which a table never renamed never pays for.
+private final class RenameScopes: Sendable {
+    /// The new names of the renamed top-level fields, by id.
+    let topLevelNames: [UInt32: String]
+    /// The id of each name at the top level.
+    let topLevelIDs: [String: UInt32]
+    /// The top-level name of each id, by position, nil where it names no top-level field: the codecs compare names by
+    /// id for every field, and this keeps hashing out of that.
+    let topLevel: [String?]
+    /// The nested name of each id, by position, nil where it names no nested field.
+    let nested: [String?]
+
+    init(topLevelNames: [UInt32: String], topLevelIDs: [String: UInt32], topLevel: [String?], nested: [String?]) {
+        self.topLevelNames = topLevelNames
+        self.topLevelIDs = topLevelIDs
+        self.topLevel = topLevel
+        self.nested = nested
     }
 }
