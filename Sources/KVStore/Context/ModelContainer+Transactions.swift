@@ -54,14 +54,9 @@ extension ModelContainer {
             let (result, changes) = try writeOrder.withLock { commits in
                 let deadline = ContinuousClock.now + configuration.migrationWaitTimeout
                 var copies = ExternalValueCopies()
-                do {
-                    let output = try attempts(body, copies: &copies, deadline: deadline, commits: &commits)
-                    discardUnusedCopies(copies, deadline: deadline, commits: &commits)
-                    return output
-                } catch {
-                    discardUnusedCopies(copies, deadline: deadline, commits: &commits)
-                    throw error
-                }
+                // Whether the write commits or throws, the copies it staged and did not use go.
+                defer { discardUnusedCopies(copies, deadline: deadline, commits: &commits) }
+                return try attempts(body, copies: &copies, deadline: deadline, commits: &commits)
             }
             if let observer, let changes, let started {
                 observer.container(self, didCommit: changes, duration: ContinuousClock.now - started)
