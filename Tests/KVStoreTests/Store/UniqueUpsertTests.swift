@@ -223,6 +223,33 @@ struct ContactThatFails: Model {
         #expect(try integrityErrors(at: directory.path) == [])
     }
 
+    /// A merging model whose external value is another stored model's: the value is copied to the surviving model,
+    /// and the model it came from keeps its own bytes.
+    @Test func aMergedModelCarryingAnotherModelsValueGetsACopy() throws {
+        let directory = StoreDirectory()
+        let container = try ModelContainer(
+            for: UpsertContact.self, configuration: ModelConfiguration(path: directory.path, isDurable: false))
+        let context = ModelContext(container)
+        let ada = UpsertContact(
+            email: "ada@example.com", name: "Ada", photo: ExternalData(Data(repeating: 1, count: 10)))
+        let grace = UpsertContact(
+            email: "grace@example.com", name: "Grace", photo: ExternalData(Data(repeating: 2, count: 300_000)))
+        context.insert(ada)
+        context.insert(grace)
+        try context.save()
+        let storedGrace = try #require(try context.model(for: grace.id, as: UpsertContact.self))
+        let incoming = UpsertContact(email: "ada@example.com", name: "Ada, again", photo: storedGrace.photo)
+        context.insert(incoming)
+        #expect(try context.save().storedID(of: incoming.id) == ada.id)
+        let fresh = ModelContext(container)
+        let merged = try #require(try fresh.model(for: ada.id, as: UpsertContact.self))
+        #expect(merged.name == "Ada, again")
+        #expect(try fresh.data(for: \.photo, of: merged) == Data(repeating: 2, count: 300_000))
+        #expect(try fresh.data(for: \.photo, of: storedGrace) == Data(repeating: 2, count: 300_000))
+        try container.close()
+        #expect(try integrityErrors(at: directory.path) == [])
+    }
+
     @Test func everyWriterMergesAndAProgramWithAnotherPolicyIsRefused() throws {
         let directory = StoreDirectory()
         let configuration = ModelConfiguration(path: directory.path, isDurable: false)
