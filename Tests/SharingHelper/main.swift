@@ -14,8 +14,9 @@ import Synchronization
 //   error <kind> <text>   a KVStore error ended the work (exit status 3)
 //
 // Usage: SharingHelper <command> <path> [arguments]
-//   write <path> <v1|plain|unique|removing|upsert> <count> <prefix>   save <count> notes, one save each; an upsert
-//                                                           reports the ID its values are stored under
+//   write <path> <v1|plain|unique|removing|upsert|tagged> <count> <prefix>   save <count> notes, one save each; an
+//                                                           upsert reports the ID its values are stored under; a
+//                                                           tagged note interns a new field name in every save
 //   migrate <path>                                          migrate to NotesV2 with NotesPlan
 //   stream <path>                                           stream a value in, then wait to be killed
 
@@ -54,6 +55,7 @@ do {
         case "v1": container = try ModelContainer(for: NotesV1.self, configuration: sharingConfiguration(path))
         case "unique": container = try ModelContainer(for: UniqueNote.self, configuration: sharingConfiguration(path))
         case "upsert": container = try ModelContainer(for: UpsertNote.self, configuration: sharingConfiguration(path))
+        case "tagged": container = try ModelContainer(for: TaggedNote.self, configuration: sharingConfiguration(path))
         case "removing":
             container = try ModelContainer(for: TitleRemovingNote.self, configuration: sharingConfiguration(path))
         default: container = try ModelContainer(for: PlainNote.self, configuration: sharingConfiguration(path))
@@ -74,6 +76,7 @@ do {
                     case "unique": try txn.insert(UniqueNote(id: id, title: title, body: "unique"))
                     case "removing": try txn.insert(TitleRemovingNote(id: id, title: title, body: "removing"))
                     case "upsert": try txn.insert(UpsertNote(id: id, title: title, body: "\(prefix) \(index)"))
+                    case "tagged": try txn.insert(TaggedNote(id: id, title: title, tags: ["\(prefix)-\(index)": index]))
                     default: try txn.insert(PlainNote(id: id, title: title, body: "plain"))
                     }
                 }

@@ -144,3 +144,47 @@ package struct UpsertNote: Model, Equatable {
 
     package static let entity = Entity<UpsertNote>(indexes: [.unique(\.title, onConflict: .update)])
 }
+
+/// A note with tags whose names are field names: a save with a tag no save had before interns a new name in the
+/// catalog, so a writer of new tags changes the catalog on every save.
+package struct TaggedNote: Model, Equatable {
+    package var id = UUID.timeOrdered()
+    package var title: String
+    package var tags: Tags
+
+    package init(id: UUID = UUID.timeOrdered(), title: String, tags: [String: Int]) {
+        self.id = id
+        self.title = title
+        self.tags = Tags(values: tags)
+    }
+
+    package static let entity = Entity<TaggedNote>(indexes: [.index(\.title)])
+
+    /// Values coded under their names as keys, which the record encoder interns as field names (a dictionary's keys
+    /// it does not).
+    package struct Tags: Codable, Equatable, Sendable {
+        package var values: [String: Int]
+
+        struct Key: CodingKey {
+            let stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+
+        init(values: [String: Int]) { self.values = values }
+
+        package init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: Key.self)
+            values = [:]
+            for key in container.allKeys { values[key.stringValue] = try container.decode(Int.self, forKey: key) }
+        }
+
+        package func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Key.self)
+            for (name, value) in values.sorted(by: { $0.key < $1.key }) {
+                try container.encode(value, forKey: Key(stringValue: name))
+            }
+        }
+    }
+}

@@ -187,6 +187,13 @@ public final class ModelContainer: Sendable {
                     try Catalog.entities(in: txn, table: catalog).entities
                 )
             }
+            // Writers in other processes may have interned field names since the stores read the catalog: the
+            // stores take this snapshot's tables, which the schema following below starts from.
+            for store in stores.values {
+                if let entry = entries.first(where: { $0.name == store.name }) {
+                    store.refreshFields(from: entry.fields, isWriting: false)
+                }
+            }
             let catalogStores = try Self.catalogStores(
                 entries, declared: storesByName, environment: environment, longKeyHash: longKeyHash,
                 hasChecksums: hasChecksums)

@@ -59,7 +59,6 @@ struct SchemaLoader {
         let derived = try undeclaredIndexes(of: entity, in: &entry, drops: &drops)
         entry.relationships = merged(entry.relationships, entity.relationships)
         var externalTable: ExternalValueTable?
-        var externalAttributes: [EntityStore<M>.StoredExternalAttribute] = []
         // External fields the model no longer declares keep their values until their model is saved or deleted. A
         // field a migration renamed keeps its id, and is the declared attribute of its new name, not a retired one.
         let declaredExternalIDs = Set(
@@ -71,20 +70,24 @@ struct SchemaLoader {
             externalTable = try ExternalValueTable.open(
                 entity: entity.name, environment: environment, exists: !(stored?.external.isEmpty ?? true),
                 isChecked: hasChecksums)
-            // The field ids are the chunks' keys: intern them now, so that the catalog entry written below records
-            // them before any value is written.
-            externalAttributes = entity.externalStorage.map {
-                .init(name: $0.name, id: entry.fields.id(for: $0.name, in: .topLevel), declaration: $0)
-            }
-            entry.external =
-                externalAttributes.map { ExternalFieldCatalog(name: $0.name, fieldID: $0.id) } + retiredExternal
+            Self.internExternalFields(of: entity, retired: retiredExternal, in: &entry)
         }
-        let store = EntityStore<M>(
-            name: entity.name, records: records, indexes: indexes, relationships: entity.relationships,
-            catalogTable: catalog, entry: entry, derivedIndexes: derived, longKeyHash: longKeyHash,
-            usesFieldCodable: usesFieldCodable,
-            externalTable: externalTable, externalAttributes: externalAttributes, retiredExternalFields: retiredExternal
-        )
+        func makeStore(_ entry: EntityCatalog) -> EntityStore<M> {
+            // The field ids are the chunks' keys: the entry interned them, and records them before any value is
+            // written.
+            let externalAttributes = entity.externalStorage.map { declaration in
+                EntityStore<M>.StoredExternalAttribute(
+                    name: declaration.name, id: entry.fields.existingID(for: declaration.name, in: .topLevel) ?? 0,
+                    declaration: declaration)
+            }
+            return EntityStore<M>(
+                name: entity.name, records: records, indexes: indexes, relationships: entity.relationships,
+                catalogTable: catalog, entry: entry, derivedIndexes: derived, longKeyHash: longKeyHash,
+                usesFieldCodable: usesFieldCodable,
+                externalTable: externalTable, externalAttributes: externalAttributes,
+                retiredExternalFields: retiredExternal)
+        }
+        var store = makeStore(entry)
         try checkCompatibility(store)
         if isReadOnly {
             guard unbuilt.isEmpty, drops.isEmpty else {
@@ -96,14 +99,66 @@ struct SchemaLoader {
         }
         if let externalTable { try deleteAbandonedValues(externalTable) }
         if stored != entry || !unbuilt.isEmpty {
-            try environment.write { txn in
+            let written = try environment.write { txn -> EntityCatalog in
+                let current = try Catalog.read(
+                    EntityCatalog.self, key: Catalog.entityKey(entity.name), in: txn, table: catalog)
+                let written =
+                    current == stored
+                    ? entry
+                    : try Self.rebased(entry, from: stored, onto: current, entity: entity, retired: retiredExternal)
                 for index in unbuilt { try txn.empty(index.table) }
-                try Catalog.write(store.catalogEntry, key: Catalog.entityKey(store.name), in: txn, table: catalog)
+                try Catalog.write(written, key: Catalog.entityKey(entity.name), in: txn, table: catalog)
+                return written
             }
+            if written != entry { store = makeStore(written) }
         }
         for table in drops { try environment.dropTable(table) }
         try build(unbuilt, of: store)
         return store
+    }
+
+    /// Interns the names of the entity's external fields in the entry's field table, and lists them, with the
+    /// retired ones, as the entry's external fields.
+    private static func internExternalFields<M: Model>(
+        of entity: Entity<M>, retired: [ExternalFieldCatalog], in entry: inout EntityCatalog
+    ) {
+        entry.external =
+            entity.externalStorage.map {
+                ExternalFieldCatalog(name: $0.name, fieldID: entry.fields.id(for: $0.name, in: .topLevel))
+            } + retired
+    }
+
+    /// The entry this open planned from `stored`, moved onto `current`, the entry as the open's write transaction
+    /// reads it, when a writer in another process interned field names since the open read `stored`.
+    ///
+    /// Writers intern names without the migration lock, which this open holds, so the field table is the one part of
+    /// the entry that can change meanwhile: its names only grow, and the kinds of their values fill in. The planned
+    /// entry takes the current table, with the external fields' names interned in it again.
+    ///
+    /// - Throws: ``KVStoreError/schemaChanged`` when more than the field table changed, or the table lost names: a
+    ///   program that changes the schema without the migration lock is at work.
+    private static func rebased<M: Model>(
+        _ planned: EntityCatalog, from stored: EntityCatalog?, onto current: EntityCatalog?, entity: Entity<M>,
+        retired: [ExternalFieldCatalog]
+    ) throws -> EntityCatalog {
+        guard let stored, let current, current.fields.names.starts(with: stored.fields.names) else {
+            throw concurrentSchemaChange(entity.name)
+        }
+        var unchanged = current
+        unchanged.fields = stored.fields
+        guard unchanged == stored else { throw concurrentSchemaChange(entity.name) }
+        var rebased = planned
+        rebased.fields = current.fields
+        if !planned.external.isEmpty { internExternalFields(of: entity, retired: retired, in: &rebased) }
+        return rebased
+    }
+
+    private static func concurrentSchemaChange(_ entity: String) -> KVStoreError {
+        KVStoreError(
+            .schemaChanged, entity: entity,
+            message: "The catalog entry of \(entity) changed while this program opened the store, beyond the field "
+                + "names writers add: another program changed the schema without taking the store's migration lock; "
+                + "open the store again")
     }
 
     /// Adds a declared index to the entry, or checks it against the one stored under its name, and opens its table.
@@ -368,15 +423,21 @@ struct SchemaLoader {
 
     /// Decodes the first and the last stored records with the model type, so that a model that no longer reads the
     /// store fails at open, with the entity and field named, rather than at the first fetch.
+    ///
+    /// The records are read with the field table of the same snapshot: a writer in another process may have interned
+    /// names since the open read the catalog.
     private func checkCompatibility<M: Model>(_ store: EntityStore<M>) throws {
         let reader = store.reader
         try environment.read { txn in
+            let snapshot = try Catalog.read(
+                EntityCatalog.self, key: Catalog.entityKey(store.name), in: txn, table: catalog)
+            let fields = snapshot?.fields ?? reader.fields
             try txn.withCursor(on: store.records) { cursor in
                 for move in [true, false] {
                     guard try move ? cursor.first() : cursor.last() else { return }
                     try cursor.withCurrentEntry { key, value in
                         do {
-                            _ = try store.decodeRecord(value, fields: reader.fields, decoder: reader.decoder)
+                            _ = try store.decodeRecord(value, fields: fields, decoder: reader.decoder)
                         } catch let error as DecodingError {
                             throw Self.incompatibility(error, entity: store.name, id: UUID(bytes: key))
                         } catch {

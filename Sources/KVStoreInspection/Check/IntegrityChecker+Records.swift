@@ -22,6 +22,15 @@ extension IntegrityChecker {
                 problem(.error, "\(name) \(id): the record does not decode: \(error)", entity: name, id: id)
                 return
             }
+            let unnamed = Self.unnamedFieldIDs(in: record, fields: checked.entity.fields)
+            if !unnamed.isEmpty {
+                problem(
+                    .error,
+                    "\(name) \(id): the record holds values under field ids that the catalog's field table does not "
+                        + "name (\(unnamed.map(String.init).joined(separator: ", "))): they do not read; the catalog "
+                        + "lost names that a writer interned",
+                    entity: name, id: id)
+            }
             switch RecordIndexKeys.value(of: "id", in: record) {
             case .uuid(id): break
             case .null: problem(.error, "\(name) \(id): the record has no id field", entity: name, id: id)
@@ -37,6 +46,31 @@ extension IntegrityChecker {
                 try checkReference(reference, of: record, id: id, entity: name, txn: txn)
             }
         }
+    }
+
+    /// The field ids of `record`, at any depth, that `fields` does not name (``RecordValue`` shows them as `#<id>`),
+    /// in the order met, each once.
+    static func unnamedFieldIDs(in record: RecordValue, fields: FieldTable) -> [UInt32] {
+        var unnamed: [UInt32] = []
+        func visit(_ value: RecordValue, depth: Int) {
+            switch value {
+            case .object(let entries):
+                for entry in entries {
+                    if entry.name.hasPrefix("#"), let id = UInt32(entry.name.dropFirst()),
+                        fields.name(for: id, in: depth == 0 ? .topLevel : .nested) == nil, !unnamed.contains(id)
+                    {
+                        unnamed.append(id)
+                    }
+                    visit(entry.value, depth: depth + 1)
+                }
+            case .array(let elements): for element in elements { visit(element, depth: depth + 1) }
+            case .stringMap(let entries): for entry in entries { visit(entry.value, depth: depth + 1) }
+            case .intMap(let entries): for entry in entries { visit(entry.value, depth: depth + 1) }
+            default: break
+            }
+        }
+        visit(record, depth: 0)
+        return unnamed
     }
 
     /// Checks that a record has each of its entries in an index, and that a unique value is its own.

@@ -58,6 +58,35 @@ import Testing
         #expect(report.summary.errorCount == 1)
     }
 
+    @Test func aRecordWithAFieldTheCatalogDoesNotNameIsAnError() throws {
+        let store = TemporaryStore()
+        try store.write()
+        // The catalog loses the last name interned, pages, as a stale catalog write would lose it.
+        try store.withEnvironment { environment in
+            let catalog = try environment.openTable(named: Catalog.tableName)
+            try environment.write { txn in
+                var entry = try #require(
+                    try Catalog.read(EntityCatalog.self, key: Catalog.entityKey("Book"), in: txn, table: catalog))
+                #expect(entry.fields.names == ["id", "title", "shelf", "pages"])
+                var fields = FieldTable()
+                for name in entry.fields.names.dropLast() {
+                    let id = fields.id(for: name, in: .topLevel)
+                    if let kind = entry.fields.kind(of: id) { fields.observe(kind, for: id) }
+                }
+                entry.fields = fields
+                try Catalog.write(entry, key: Catalog.entityKey("Book"), in: txn, table: catalog)
+            }
+        }
+        let report = try StoreInspection.check(path: store.path)
+        #expect(report.errors.map(\.id) == sampleBooks.map(\.id))
+        for (problem, book) in zip(report.errors, sampleBooks) {
+            #expect(
+                problem.message
+                    == "Book \(book.id): the record holds values under field ids that the catalog's field table does "
+                    + "not name (4): they do not read; the catalog lost names that a writer interned")
+        }
+    }
+
     @Test func theStreamingCheckDeliversTheSameProblemsInTheSameOrder() throws {
         let store = TemporaryStore()
         try store.write()

@@ -1,6 +1,7 @@
 import Foundation
 import LMDB
 import SharingModels
+import Synchronization
 import Testing
 
 @testable import KVStore
@@ -231,5 +232,84 @@ import Testing
         #expect(try container.environment.read { txn in try txn.count(of: table.staging) } == 0)
         #expect(try container.environment.read { txn in try txn.count(of: table.chunks) } == 0)
         #expect(try integrityErrors(at: directory.path) == [])
+    }
+
+    /// An open that reads the catalog, then checks the stored records while a writer in another process interns
+    /// new field names and ends, reads every record the writer saved with its values; one that also records an
+    /// index in the catalog keeps the names the writer interned meanwhile.
+    @Test(arguments: [false, true])
+    func anOpenBesideAWriterOfNewFieldNamesReadsAndKeepsThem(declaringAnIndex: Bool) throws {
+        let directory = StoreDirectory()
+        try ModelContainer(for: TaggedNote.self, configuration: sharingConfiguration(directory.path)).close()
+        let writer = try ChildProcess(["write", directory.path, "tagged", "100", "w"])
+        #expect(writer.waitForLine { $0.hasPrefix("saved ") })
+        // The open's check of the first record waits for the writer to end.
+        WaitingTaggedNote.whileDecoding.withLock { $0 = { _ = writer.waitForExit() } }
+        let container = try ModelContainer(
+            for: declaringAnIndex ? IndexedWaitingTaggedNote.self as any Model.Type : WaitingTaggedNote.self,
+            configuration: sharingConfiguration(directory.path))
+        #expect(WaitingTaggedNote.whileDecoding.withLock { $0 } == nil)
+        #expect(writer.waitForExit() == "exit 0", "\(writer.lines.filter { !$0.hasPrefix("saved") })")
+        #expect(writer.acknowledged.count == 100)
+        let read =
+            declaringAnIndex
+            ? try ModelContext(container).fetch(FetchDescriptor<IndexedWaitingTaggedNote>()).map { ($0.id, $0.tags) }
+            : try ModelContext(container).fetch(FetchDescriptor<WaitingTaggedNote>()).map { ($0.id, $0.tags) }
+        try container.close()
+        let reopened = try ModelContainer(for: TaggedNote.self, configuration: sharingConfiguration(directory.path))
+        defer { try? reopened.close() }
+        let stored = try ModelContext(reopened).fetch(FetchDescriptor<TaggedNote>()).map { ($0.id, $0.tags) }
+        for notes in [read, stored] {
+            #expect(Set(notes.map(\.0)) == Set(writer.acknowledged))
+            // Save number i holds the one tag "w-i", of value i.
+            for (id, tags) in notes {
+                let tag = tags.values.first
+                #expect(tags.values.count == 1 && tag?.key == "w-\(tag?.value ?? -1)", "\(id): \(tags)")
+            }
+        }
+        #expect(try integrityErrors(at: directory.path) == [])
+    }
+}
+
+/// ``TaggedNote``, whose first decoding runs ``whileDecoding`` first: a test holds an open between its read of the
+/// catalog and its check of the records.
+private struct WaitingTaggedNote: Model {
+    var id: UUID
+    var title: String
+    var tags: TaggedNote.Tags
+
+    static let whileDecoding = Mutex<(@Sendable () -> Void)?>(nil)
+    static let entity = Entity<WaitingTaggedNote>(name: "TaggedNote", indexes: [.index(\.title)])
+
+    private enum CodingKeys: String, CodingKey {
+        case id
+        case title
+        case tags
+    }
+
+    init(from decoder: any Decoder) throws {
+        Self.whileDecoding.withLock { wait in
+            wait?()
+            wait = nil
+        }
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(UUID.self, forKey: .id)
+        title = try container.decode(String.self, forKey: .title)
+        tags = try container.decode(TaggedNote.Tags.self, forKey: .tags)
+    }
+}
+
+/// ``WaitingTaggedNote`` with a second index, which its open records in the catalog.
+private struct IndexedWaitingTaggedNote: Model {
+    var id: UUID
+    var title: String
+    var tags: TaggedNote.Tags
+
+    static let entity = Entity<IndexedWaitingTaggedNote>(
+        name: "TaggedNote", indexes: [.index(\.title), .index(\.title, \.id)])
+
+    init(from decoder: any Decoder) throws {
+        let waiting = try WaitingTaggedNote(from: decoder)
+        (id, title, tags) = (waiting.id, waiting.title, waiting.tags)
     }
 }
