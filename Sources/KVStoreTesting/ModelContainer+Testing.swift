@@ -26,7 +26,7 @@ extension ModelContainer {
     ///   store cannot be created, what `seed` throws, or what `ModelContext.save()` throws on the fixtures
     ///   (`KVStoreError.uniqueViolation`, `KVStoreError.missingReference`).
     public static func testing(
-        _ types: any Model.Type...,
+        _ types: any StoredModel.Type...,
         observer: (any ModelContainerObserver)? = nil,
         seed: (ModelContext) throws -> Void = { _ in }
     ) throws -> ModelContainer {

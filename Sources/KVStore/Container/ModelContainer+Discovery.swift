@@ -2,11 +2,11 @@ extension ModelContainer {
     /// `types` and every model type their relationships reach, directly or through others, each once: the given
     /// types first, in their order, then the discovered ones in the order they were found. A container opened for
     /// `Project.self` holds the `Task` its relationships name too, as SwiftData's does.
-    static func withRelatedTypes(_ types: [any Model.Type]) -> [any Model.Type] {
-        var found: [any Model.Type] = []
+    static func withRelatedTypes(_ types: [any StoredModel.Type]) -> [any StoredModel.Type] {
+        var found: [any StoredModel.Type] = []
         var seen = Set<ObjectIdentifier>()
         var next = 0
-        func add(_ type: any Model.Type) {
+        func add(_ type: any StoredModel.Type) {
             if seen.insert(ObjectIdentifier(type)).inserted { found.append(type) }
         }
         types.forEach(add)
@@ -19,9 +19,9 @@ extension ModelContainer {
 
 }
 
-extension Model {
+extension StoredModel {
     /// The model types the relationships of the entity name.
-    static var relationshipTargets: [any Model.Type] {
+    static var relationshipTargets: [any StoredModel.Type] {
         entity.relationships.map(\.target)
     }
 }

@@ -76,7 +76,7 @@ public final class ModelContainer: Sendable {
     /// - Throws: ``KVStoreError/incompatibleSchema``, ``KVStoreError/newerFormat``, ``KVStoreError/invalidModel`` for
     ///   an invalid entity description, or ``KVStoreError/storage`` when the store cannot be opened.
     public convenience init(
-        for types: any Model.Type...,
+        for types: any StoredModel.Type...,
         configuration: ModelConfiguration = ModelConfiguration(),
         observer: (any ModelContainerObserver)? = nil
     ) throws {
@@ -91,7 +91,7 @@ public final class ModelContainer: Sendable {
     ///   - observer: Hooks for logging and metrics.
     /// - Throws: The errors of the variadic initializer.
     public convenience init(
-        for types: [any Model.Type],
+        for types: [any StoredModel.Type],
         configuration: ModelConfiguration = ModelConfiguration(),
         observer: (any ModelContainerObserver)? = nil
     ) throws {
@@ -108,14 +108,14 @@ public final class ModelContainer: Sendable {
     ///   - types: The model types the program uses, with the types their relationships reach added.
     ///   - configuration: Where and how to keep the store.
     /// - Throws: The errors of the variadic `init(for:configuration:observer:)`.
-    public convenience init(for types: any Model.Type..., configurations configuration: ModelConfiguration) throws {
+    public convenience init(for types: any StoredModel.Type..., configurations configuration: ModelConfiguration) throws {
         try self.init(for: types, configuration: configuration, observer: nil)
     }
 
     /// Opens (or creates) the store for the given model types, after `preparation` brought it to the schema version
     /// the opener asks for.
     init(
-        for types: [any Model.Type],
+        for types: [any StoredModel.Type],
         configuration: ModelConfiguration,
         observer: (any ModelContainerObserver)?,
         preparation: any SchemaPreparation
@@ -249,8 +249,8 @@ public final class ModelContainer: Sendable {
     /// transaction begins, so it is kept small instead of set to a generous constant: a read transaction costs about
     /// 0.25 ns more per slot (294 ns with 128, 546 ns with 1,024, measured with the C API). Fewer than 128 gains
     /// nothing measurable.
-    static func tableSlots(for types: [any Model.Type]) -> Int {
-        func tables<M: Model>(_ type: M.Type) -> Int {
+    static func tableSlots(for types: [any StoredModel.Type]) -> Int {
+        func tables<M: StoredModel>(_ type: M.Type) -> Int {
             1 + M.entity.indexes.count + (M.entity.externalStorage.isEmpty ? 0 : 3)
         }
         let needed = types.reduce(1) { $0 + tables($1) }
@@ -263,7 +263,7 @@ public final class ModelContainer: Sendable {
     }
 
     /// The store of an entity, or ``KVStoreError/unknownEntity``.
-    func store<M: Model>(for type: M.Type) throws -> EntityStore<M> {
+    func store<M: StoredModel>(for type: M.Type) throws -> EntityStore<M> {
         // The store under a type's identifier was made for that type, so the unchecked cast holds; a checked one
         // would ask the runtime for `EntityStore<M>`'s metadata on every insert and fetch.
         let id = ObjectIdentifier(type)

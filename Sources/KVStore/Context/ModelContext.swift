@@ -27,7 +27,7 @@ public final class ModelContext {
     }
 
     /// Models read ahead by a fetch's `relationshipsToPrefetch`, until the next save or rollback.
-    private var prefetched: [ChangeKey: any Model] = [:]
+    private var prefetched: [ChangeKey: any StoredModel] = [:]
     /// Children lists read ahead, by child entity, field and parent.
     private var prefetchedChildren: [ChildrenKey: [UUID]] = [:]
 
@@ -51,7 +51,7 @@ public final class ModelContext {
     }
 
     /// Registers `model` to be saved: inserted, or replacing the stored model with the same ID.
-    public func insert<M: Model>(_ model: M) {
+    public func insert<M: StoredModel>(_ model: M) {
         pending.record(.insert(model), of: M.self, id: model.id)
     }
 
@@ -74,7 +74,7 @@ public final class ModelContext {
     ///   - model: The model to change.
     ///   - change: Changes the model; it must keep the model's ID.
     /// - Throws: ``KVStoreError/invalidModel`` when `change` changes the model's ID, or what `change` throws.
-    public func modify<M: Model>(_ model: inout M, _ change: (inout M) throws -> Void) throws {
+    public func modify<M: StoredModel>(_ model: inout M, _ change: (inout M) throws -> Void) throws {
         model = try changed(model, by: change)
         insert(model)
     }
@@ -96,7 +96,7 @@ public final class ModelContext {
     ///   model of `type` with `id` (or it is pending deletion), ``KVStoreError/invalidModel`` when `change` changes
     ///   the model's ID, what `change` throws, or what ``model(for:as:)`` throws.
     @discardableResult
-    public func modify<M: Model>(_ type: M.Type, id: UUID, _ change: (inout M) throws -> Void) throws -> M {
+    public func modify<M: StoredModel>(_ type: M.Type, id: UUID, _ change: (inout M) throws -> Void) throws -> M {
         guard let model = try model(for: id, as: M.self) else {
             throw KVStoreError(
                 .modelNotFound, entity: M.entity.name, id: id,
@@ -108,7 +108,7 @@ public final class ModelContext {
     }
 
     /// `model` as `change` leaves it, checked to keep its ID.
-    private func changed<M: Model>(_ model: M, by change: (inout M) throws -> Void) throws -> M {
+    private func changed<M: StoredModel>(_ model: M, by change: (inout M) throws -> Void) throws -> M {
         var copy = model
         try change(&copy)
         guard copy.id == model.id else {
@@ -120,12 +120,12 @@ public final class ModelContext {
     }
 
     /// Registers `model` to be deleted.
-    public func delete<M: Model>(_ model: M) {
+    public func delete<M: StoredModel>(_ model: M) {
         delete(M.self, id: model.id)
     }
 
     /// Registers the model of type `type` with `id` to be deleted.
-    public func delete<M: Model>(_ type: M.Type, id: UUID) {
+    public func delete<M: StoredModel>(_ type: M.Type, id: UUID) {
         pending.record(.delete(M.self), of: M.self, id: id)
     }
 
@@ -186,7 +186,7 @@ public final class ModelContext {
     ///
     /// - Throws: ``KVStoreError/corruptRecord`` when the stored bytes do not decode, ``KVStoreError/closed`` after
     ///   the container closed, or what `ModelContainer.read(_:)` and ``ModelTransaction/model(for:as:)`` throw.
-    public func model<M: Model>(for id: UUID, as type: M.Type = M.self) throws -> M? {
+    public func model<M: StoredModel>(for id: UUID, as type: M.Type = M.self) throws -> M? {
         if let state = pending.state(of: M.self, id: id) { return state }
         if let model = prefetched[ChangeKey(entity: ObjectIdentifier(M.self), id: id)] as? M { return model }
         return try container.read { txn in try txn.model(for: id, as: M.self) }
@@ -199,7 +199,7 @@ public final class ModelContext {
     ///   schema moved past the container's models, ``KVStoreError/corruptRecord`` when a stored record does not decode,
     ///   ``KVStoreError/unknownEntity`` when `M` is not part of the container, or ``KVStoreError/damaged`` or
     ///   ``KVStoreError/storage`` when the store cannot be read.
-    public func models<M: Model>(for ids: [UUID], as type: M.Type = M.self) throws -> [M?] {
+    public func models<M: StoredModel>(for ids: [UUID], as type: M.Type = M.self) throws -> [M?] {
         let entity = ObjectIdentifier(M.self)
         let stored: [M?]
         if !prefetched.isEmpty, ids.allSatisfy({ prefetched[ChangeKey(entity: entity, id: $0)] != nil }) {
@@ -217,7 +217,7 @@ public final class ModelContext {
     ///   ``KVStoreError/unknownEntity`` when `M` is not part of the container, ``KVStoreError/invalidModel`` for a
     ///   relationship to prefetch that `M` does not declare, what the predicate throws as it evaluates a model, or
     ///   ``KVStoreError/damaged`` or ``KVStoreError/storage`` when the store cannot be read.
-    public func fetch<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> [M] {
+    public func fetch<M: StoredModel>(_ descriptor: FetchDescriptor<M>) throws -> [M] {
         let results = try fetchWithPendingChanges(descriptor)
         if !descriptor.relationshipsToPrefetch.isEmpty {
             try prefetch(descriptor.relationshipsToPrefetch, of: results)
@@ -225,7 +225,7 @@ public final class ModelContext {
         return results
     }
 
-    private func fetchWithPendingChanges<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> [M] {
+    private func fetchWithPendingChanges<M: StoredModel>(_ descriptor: FetchDescriptor<M>) throws -> [M] {
         guard pending.hasChanges(of: M.self) else { return try container.read { txn in try txn.fetch(descriptor) } }
         // Pending changes may enter or leave the page, so fetch everything that matches, then page.
         let stored = try container.read { txn in try txn.fetch(descriptor.unpaged) }
@@ -235,7 +235,7 @@ public final class ModelContext {
     /// The number of models that match `descriptor`'s predicate.
     ///
     /// - Throws: What ``fetch(_:)`` throws.
-    public func fetchCount<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> Int {
+    public func fetchCount<M: StoredModel>(_ descriptor: FetchDescriptor<M>) throws -> Int {
         let changes = pending.changes(of: M.self)
         guard !changes.isEmpty else { return try container.read { txn in try txn.fetchCount(descriptor) } }
         // The stored count, less the changed models that match as stored, plus the pending inserts that match.
@@ -252,7 +252,7 @@ public final class ModelContext {
     /// The IDs of the models that match `descriptor`, in its order.
     ///
     /// - Throws: What ``fetch(_:)`` throws.
-    public func fetchIdentifiers<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> [UUID] {
+    public func fetchIdentifiers<M: StoredModel>(_ descriptor: FetchDescriptor<M>) throws -> [UUID] {
         try fetch(descriptor).map(\.id)
     }
 
@@ -264,7 +264,7 @@ public final class ModelContext {
     ///
     /// - Throws: ``KVStoreError/invalidModel`` when the descriptor sorts or pages, what `body` or the predicate
     ///   throws, or what ``fetch(_:)`` throws.
-    public func enumerate<M: Model>(
+    public func enumerate<M: StoredModel>(
         _ descriptor: FetchDescriptor<M>,
         batchSize: Int = 1000,
         _ body: ([M]) throws -> Void
@@ -318,16 +318,16 @@ public final class ModelContext {
     /// How a fetch of `descriptor` reads the store: `scan`, or which index and keys.
     ///
     /// - Throws: ``KVStoreError/unknownEntity`` when `M` is not part of the container.
-    public func explain<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> String {
+    public func explain<M: StoredModel>(_ descriptor: FetchDescriptor<M>) throws -> String {
         try container.store(for: M.self).plan(descriptor).description
     }
 
     /// Reads the models related to `models` through the named relationships, in one read transaction, and keeps them.
-    private func prefetch<M: Model>(_ names: [String], of models: [M]) throws {
+    private func prefetch<M: StoredModel>(_ names: [String], of models: [M]) throws {
         let store = try container.store(for: M.self)
         let ids = models.map(\.id)
-        let (found, children) = try container.read { txn -> ([any Model], [ChildrenKey: [UUID]]) in
-            var found: [any Model] = []
+        let (found, children) = try container.read { txn -> ([any StoredModel], [ChildrenKey: [UUID]]) in
+            var found: [any StoredModel] = []
             var children: [ChildrenKey: [UUID]] = [:]
             for name in names {
                 guard let relationship = store.relationshipDescriptions.first(where: { $0.name == name }) else {
@@ -358,7 +358,7 @@ public final class ModelContext {
     }
 
     /// Referrers read from the store or the prefetch cache, with this context's pending changes laid over them.
-    func overlaid<Child: Model>(
+    func overlaid<Child: StoredModel>(
         _ stored: [UUID: [Child]],
         parents parentIDs: [UUID],
         references: (Child) -> [UUID]
@@ -367,7 +367,7 @@ public final class ModelContext {
     }
 
     /// The prefetched children of `parentIDs`, when every parent's list was prefetched.
-    func prefetchedChildren<Child: Model>(of parentIDs: [UUID], field: String) -> [UUID: [Child]]? {
+    func prefetchedChildren<Child: StoredModel>(of parentIDs: [UUID], field: String) -> [UUID: [Child]]? {
         guard !prefetchedChildren.isEmpty else { return nil }
         let entity = Child.entity.name
         var result: [UUID: [Child]] = [:]

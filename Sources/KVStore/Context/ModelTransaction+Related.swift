@@ -18,7 +18,7 @@ extension ModelTransaction {
     /// - Throws: ``KVStoreError/invalidRelationship`` when `reference` is not indexed, ``KVStoreError/unknownEntity``
     ///   when `Child` is not part of the container, ``KVStoreError/corruptRecord`` when a child's record does not
     ///   decode, or ``KVStoreError/damaged`` or ``KVStoreError/storage`` when the store cannot be read.
-    public func children<Child: Model>(
+    public func children<Child: StoredModel>(
         of parentIDs: [UUID],
         through reference: KeyPath<Child, UUID?> & Sendable
     ) throws -> [UUID: [Child]] {
@@ -34,7 +34,7 @@ extension ModelTransaction {
     /// - Throws: ``KVStoreError/invalidRelationship`` when `reference` is not indexed, ``KVStoreError/unknownEntity``
     ///   when `Child` is not part of the container, ``KVStoreError/corruptRecord`` when a child's record does not
     ///   decode, or ``KVStoreError/damaged`` or ``KVStoreError/storage`` when the store cannot be read.
-    public func children<Child: Model>(
+    public func children<Child: StoredModel>(
         of parentIDs: [UUID],
         through reference: KeyPath<Child, [UUID]> & Sendable
     ) throws -> [UUID: [Child]] {
@@ -50,7 +50,7 @@ extension ModelTransaction {
     /// - Returns: The related models by ID; dangling IDs are absent.
     /// - Throws: ``KVStoreError/unknownEntity`` when `Target` is not part of the container,
     ///   ``KVStoreError/corruptRecord`` when a related record does not decode, or ``KVStoreError/damaged`` or ``KVStoreError/storage`` when the store cannot be read.
-    public func related<Source: Model, Target: Model>(
+    public func related<Source: StoredModel, Target: StoredModel>(
         _ sources: [Source],
         through reference: KeyPath<Source, UUID?>,
         as type: Target.Type
@@ -67,7 +67,7 @@ extension ModelTransaction {
     /// - Returns: The related models by ID; dangling IDs are absent.
     /// - Throws: ``KVStoreError/unknownEntity`` when `Target` is not part of the container,
     ///   ``KVStoreError/corruptRecord`` when a related record does not decode, or ``KVStoreError/damaged`` or ``KVStoreError/storage`` when the store cannot be read.
-    public func related<Source: Model, Target: Model>(
+    public func related<Source: StoredModel, Target: StoredModel>(
         _ sources: [Source],
         through reference: KeyPath<Source, [UUID]>,
         as type: Target.Type
@@ -75,11 +75,11 @@ extension ModelTransaction {
         try models(byID: Set(sources.flatMap { $0[keyPath: reference] }), as: Target.self)
     }
 
-    private func children<Child: Model>(of parentIDs: [UUID], field: String) throws -> [UUID: [Child]] {
+    private func children<Child: StoredModel>(of parentIDs: [UUID], field: String) throws -> [UUID: [Child]] {
         try run { try container.store(for: Child.self).children(of: parentIDs, field: field, in: transaction.pointee) }
     }
 
-    private func models<Target: Model>(byID ids: Set<UUID>, as type: Target.Type) throws -> [UUID: Target] {
+    private func models<Target: StoredModel>(byID ids: Set<UUID>, as type: Target.Type) throws -> [UUID: Target] {
         var result: [UUID: Target] = [:]
         for case .some(let model) in try models(for: Array(ids), as: Target.self) { result[model.id] = model }
         return result
@@ -98,7 +98,7 @@ extension ModelContext {
     ///   schema moved past the container's models, or what the transaction's `children(of:through:)` throws:
     ///   ``KVStoreError/invalidRelationship`` for a field without an index, ``KVStoreError/unknownEntity``,
     ///   ``KVStoreError/corruptRecord``.
-    public func children<Child: Model>(
+    public func children<Child: StoredModel>(
         of parentIDs: [UUID],
         through reference: KeyPath<Child, UUID?> & Sendable
     ) throws -> [UUID: [Child]] {
@@ -115,7 +115,7 @@ extension ModelContext {
     ///   schema moved past the container's models, or what the transaction's `children(of:through:)` throws:
     ///   ``KVStoreError/invalidRelationship`` for a field without an index, ``KVStoreError/unknownEntity``,
     ///   ``KVStoreError/corruptRecord``.
-    public func children<Child: Model>(
+    public func children<Child: StoredModel>(
         of parentIDs: [UUID],
         through reference: KeyPath<Child, [UUID]> & Sendable
     ) throws -> [UUID: [Child]] {
@@ -127,7 +127,7 @@ extension ModelContext {
     /// place of the stored model, a pending delete absent), in one read transaction.
     ///
     /// - Throws: What ``models(for:as:)`` throws.
-    public func related<Source: Model, Target: Model>(
+    public func related<Source: StoredModel, Target: StoredModel>(
         _ sources: [Source],
         through reference: KeyPath<Source, UUID?>,
         as type: Target.Type
@@ -139,7 +139,7 @@ extension ModelContext {
     /// transaction.
     ///
     /// - Throws: What ``models(for:as:)`` throws.
-    public func related<Source: Model, Target: Model>(
+    public func related<Source: StoredModel, Target: StoredModel>(
         _ sources: [Source],
         through reference: KeyPath<Source, [UUID]>,
         as type: Target.Type
@@ -147,7 +147,7 @@ extension ModelContext {
         try models(byID: Set(sources.flatMap { $0[keyPath: reference] }), as: Target.self)
     }
 
-    private func models<Target: Model>(byID ids: Set<UUID>, as type: Target.Type) throws -> [UUID: Target] {
+    private func models<Target: StoredModel>(byID ids: Set<UUID>, as type: Target.Type) throws -> [UUID: Target] {
         var result: [UUID: Target] = [:]
         for case .some(let model) in try models(for: Array(ids), as: Target.self) { result[model.id] = model }
         return result

@@ -43,7 +43,7 @@ public struct ModelTransaction: ~Copyable {
     /// - Returns: The ID the model's values are stored under: `model.id`, or the ID of the stored model it merged
     ///   into.
     @discardableResult
-    public func insert<M: Model>(_ model: M) throws -> UUID {
+    public func insert<M: StoredModel>(_ model: M) throws -> UUID {
         try run {
             let store = try container.store(for: M.self)
             return try store.save(model, in: transaction.pointee, writes: writes)
@@ -59,7 +59,7 @@ public struct ModelTransaction: ~Copyable {
     ///   record does not decode, ``KVStoreError/readOnly`` in a read transaction, or ``KVStoreError/damaged`` or
     ///   ``KVStoreError/storage`` when the store cannot be written.
     @discardableResult
-    public func delete<M: Model>(_ type: M.Type, id: UUID) throws -> M? {
+    public func delete<M: StoredModel>(_ type: M.Type, id: UUID) throws -> M? {
         try run {
             let store = try container.store(for: M.self)
             let model = try store.model(for: id, in: transaction.pointee, reader: store.reader)
@@ -78,7 +78,7 @@ public struct ModelTransaction: ~Copyable {
     ///   ``KVStoreError/unknownEntity`` when `M` is not part of the container, ``KVStoreError/readOnly`` in a read
     ///   transaction, or ``KVStoreError/damaged`` or ``KVStoreError/storage`` when the store cannot be written.
     @discardableResult
-    public func delete<M: Model>(_ type: M.Type, ids: [UUID]) throws -> Int {
+    public func delete<M: StoredModel>(_ type: M.Type, ids: [UUID]) throws -> Int {
         try run {
             writes?.hasDeletes = true
             let store = try container.store(for: M.self)
@@ -179,7 +179,7 @@ public struct ModelTransaction: ~Copyable {
     ///
     /// - Throws: ``KVStoreError/corruptRecord`` when the stored bytes do not decode, ``KVStoreError/unknownEntity`` when
     ///   `M` is not part of the container, or ``KVStoreError/damaged`` or ``KVStoreError/storage`` when the store cannot be read.
-    public func model<M: Model>(for id: UUID, as type: M.Type = M.self) throws -> M? {
+    public func model<M: StoredModel>(for id: UUID, as type: M.Type = M.self) throws -> M? {
         try run {
             let store = try container.store(for: M.self)
             return try store.model(for: id, in: transaction.pointee, reader: store.reader)
@@ -192,7 +192,7 @@ public struct ModelTransaction: ~Copyable {
     ///
     /// - Throws: ``KVStoreError/corruptRecord`` when a stored record does not decode, ``KVStoreError/unknownEntity``
     ///   when `M` is not part of the container, or ``KVStoreError/damaged`` or ``KVStoreError/storage`` when the store cannot be read.
-    public func models<M: Model>(for ids: [UUID], as type: M.Type = M.self) throws -> [M?] {
+    public func models<M: StoredModel>(for ids: [UUID], as type: M.Type = M.self) throws -> [M?] {
         try run { try container.store(for: M.self).models(for: ids, in: transaction.pointee) }
     }
 
@@ -201,7 +201,7 @@ public struct ModelTransaction: ~Copyable {
     /// - Throws: ``KVStoreError/corruptRecord`` when a stored record does not decode, ``KVStoreError/unknownEntity``
     ///   when `M` is not part of the container, what the predicate throws as it evaluates a model, or
     ///   ``KVStoreError/damaged`` or ``KVStoreError/storage`` when the store cannot be read.
-    public func fetch<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> [M] {
+    public func fetch<M: StoredModel>(_ descriptor: FetchDescriptor<M>) throws -> [M] {
         try run { try container.store(for: M.self).fetch(descriptor, in: transaction.pointee) }
     }
 
@@ -210,14 +210,14 @@ public struct ModelTransaction: ~Copyable {
     /// - Throws: ``KVStoreError/corruptRecord`` when a stored record does not decode, ``KVStoreError/unknownEntity``
     ///   when `M` is not part of the container, what the predicate throws as it evaluates a model, or
     ///   ``KVStoreError/damaged`` or ``KVStoreError/storage`` when the store cannot be read.
-    public func fetchCount<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> Int {
+    public func fetchCount<M: StoredModel>(_ descriptor: FetchDescriptor<M>) throws -> Int {
         try run { try container.store(for: M.self).count(descriptor, in: transaction.pointee) }
     }
 
     /// The IDs of the models that match `descriptor`, in its order.
     ///
     /// - Throws: What ``fetch(_:)`` throws.
-    public func fetchIdentifiers<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> [UUID] {
+    public func fetchIdentifiers<M: StoredModel>(_ descriptor: FetchDescriptor<M>) throws -> [UUID] {
         try fetch(descriptor).map(\.id)
     }
 

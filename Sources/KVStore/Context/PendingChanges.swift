@@ -16,9 +16,9 @@ struct PendingChanges {
     /// One pending change of a model.
     enum Change {
         /// The model is saved as it is here, replacing the stored one with its ID.
-        case insert(any Model)
+        case insert(any StoredModel)
         /// The model of this type is deleted, with its delete rules.
-        case delete(any Model.Type)
+        case delete(any StoredModel.Type)
     }
 
     /// A model type's identity, the key of the changes of one entity.
@@ -33,7 +33,7 @@ struct PendingChanges {
     var isEmpty: Bool { order.isEmpty }
 
     /// Records `change` of the model of type `M` with `id`, replacing an earlier change of that model.
-    mutating func record<M: Model>(_ change: Change, of type: M.Type, id: UUID) {
+    mutating func record<M: StoredModel>(_ change: Change, of type: M.Type, id: UUID) {
         let entity = EntityKey(M.self)
         if byEntity[entity, default: [:]].updateValue(change, forKey: id) == nil { order.append((entity, id)) }
     }
@@ -59,7 +59,7 @@ struct PendingChanges {
 
     /// The pending state of one model: `.some(model)` for an insert, `.some(nil)` for a delete, `nil` when the
     /// context has not changed it.
-    func state<M: Model>(of type: M.Type, id: UUID) -> M?? {
+    func state<M: StoredModel>(of type: M.Type, id: UUID) -> M?? {
         switch byEntity[EntityKey(M.self)]?[id] {
         case .insert(let model): .some(model as? M)
         case .delete: .some(nil)
@@ -68,7 +68,7 @@ struct PendingChanges {
     }
 
     /// The pending changes of one entity: a model to insert, or `nil` for a delete, by ID.
-    func changes<M: Model>(of type: M.Type) -> [UUID: M?] {
+    func changes<M: StoredModel>(of type: M.Type) -> [UUID: M?] {
         guard let changes = byEntity[EntityKey(M.self)] else { return [:] }
         return changes.mapValues { change in
             if case .insert(let model) = change { model as? M } else { nil }
@@ -76,7 +76,7 @@ struct PendingChanges {
     }
 
     /// Whether the context changed any model of `type`.
-    func hasChanges<M: Model>(of type: M.Type) -> Bool {
+    func hasChanges<M: StoredModel>(of type: M.Type) -> Bool {
         byEntity[EntityKey(M.self)]?.isEmpty == false
     }
 
@@ -87,7 +87,7 @@ struct PendingChanges {
     /// - Parameters:
     ///   - stored: What the store holds for each of `ids`, in the same order.
     ///   - ids: The IDs looked up.
-    func overlaid<M: Model>(_ stored: [M?], ids: [UUID]) -> [M?] {
+    func overlaid<M: StoredModel>(_ stored: [M?], ids: [UUID]) -> [M?] {
         guard hasChanges(of: M.self) else { return stored }
         var results = stored
         for (position, id) in ids.enumerated() {
@@ -102,7 +102,7 @@ struct PendingChanges {
     ///   - stored: Every stored model that matches, unpaged.
     ///   - matches: Whether a pending model matches the fetch.
     /// - Throws: What `matches` throws.
-    func overlaid<M: Model>(_ stored: [M], matching matches: (M) throws -> Bool) rethrows -> [M] {
+    func overlaid<M: StoredModel>(_ stored: [M], matching matches: (M) throws -> Bool) rethrows -> [M] {
         let changes = changes(of: M.self)
         guard !changes.isEmpty else { return stored }
         var results = stored
@@ -118,7 +118,7 @@ struct PendingChanges {
     ///   - stored: The stored referrers by parent.
     ///   - parentIDs: The parents asked for.
     ///   - references: The IDs a referrer's field holds.
-    func overlaid<Child: Model>(
+    func overlaid<Child: StoredModel>(
         _ stored: [UUID: [Child]],
         parents parentIDs: [UUID],
         references: (Child) -> [UUID]

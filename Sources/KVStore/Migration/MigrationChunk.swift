@@ -22,7 +22,7 @@ final class MigrationEntityWriter {
     }
 
     /// Encodes `model` and writes it under its ID.
-    func put<M: Model>(_ model: M, in txn: borrowing Transaction) throws {
+    func put<M: StoredModel>(_ model: M, in txn: borrowing Transaction) throws {
         do {
             try encoder.encode(model, fields: &entry.fields, into: &buffer)
         } catch {
@@ -197,7 +197,7 @@ final class MigrationChunk {
         return Outcome(count: olds.count, lastKey: olds.last?.key, dropped: dropped)
     }
 
-    private func insert<M: Model>(
+    private func insert<M: StoredModel>(
         _ model: M, from id: UUID, in txn: borrowing Transaction
     ) throws -> MigrationEntityWriter {
         let name = M.entity.name

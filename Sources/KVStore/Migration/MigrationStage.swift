@@ -129,10 +129,10 @@ public struct EntityMigration: Sendable {
 /// The models a ``EntityMigration/split(_:to:_:)`` closure inserts into other entities of the stage's new schema.
 public struct MigrationInserts {
     /// The models inserted so far for the current record.
-    var models: [any Model] = []
+    var models: [any StoredModel] = []
 
     /// Inserts a model of another entity of the stage's new schema; a model with the same `id` is replaced.
-    public mutating func insert<M: Model>(_ model: M) {
+    public mutating func insert<M: StoredModel>(_ model: M) {
         models.append(model)
     }
 }
@@ -143,9 +143,9 @@ extension MigrationInserts: Sendable {}
 /// An entity transform whatever its model types.
 protocol AnyEntityTransform: Sendable {
     /// The old model type.
-    var oldType: any Model.Type { get }
+    var oldType: any StoredModel.Type { get }
     /// The new model type.
-    var newType: any Model.Type { get }
+    var newType: any StoredModel.Type { get }
     /// The old entity's name.
     var sourceName: String { get }
     /// The new entity's name.
@@ -158,8 +158,8 @@ protocol AnyEntityTransform: Sendable {
 struct EntityTransform<Old: Model, New: Model>: AnyEntityTransform {
     let body: @Sendable (Old, inout MigrationInserts) throws -> New?
 
-    var oldType: any Model.Type { Old.self }
-    var newType: any Model.Type { New.self }
+    var oldType: any StoredModel.Type { Old.self }
+    var newType: any StoredModel.Type { New.self }
     var sourceName: String { Old.entity.name }
     var targetName: String { New.entity.name }
 

@@ -12,7 +12,7 @@ struct Migrator {
         case plan(any SchemaMigrationPlan.Type, target: any VersionedSchema.Type)
 
         /// Every model type the opening may touch, for the environment's table slots.
-        var models: [any Model.Type] {
+        var models: [any StoredModel.Type] {
             switch self {
             case .schema(let schema): schema.models
             case .plan(let plan, let target): plan.schemas.flatMap { $0.models } + target.models

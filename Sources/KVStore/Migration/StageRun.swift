@@ -7,8 +7,8 @@ struct EntityFacts {
     let originalName: String?
     let renamedFields: [String: String]
 
-    init(_ type: any Model.Type) {
-        func facts<M: Model>(_: M.Type) -> (String, String?, [String: String]) {
+    init(_ type: any StoredModel.Type) {
+        func facts<M: StoredModel>(_: M.Type) -> (String, String?, [String: String]) {
             (M.entity.name, M.entity.originalName, M.entity.renamedFields)
         }
         (name, originalName, renamedFields) = facts(type)
@@ -237,7 +237,7 @@ struct StageRun {
         }
     }
 
-    private func checkReads<M: Model>(_: M.Type, source: String, table: Table, facts: EntityFacts) throws {
+    private func checkReads<M: StoredModel>(_: M.Type, source: String, table: Table, facts: EntityFacts) throws {
         try environment.read { txn in
             guard
                 let entry = try Catalog.read(

@@ -8,7 +8,7 @@ struct VersionedOpening: SchemaPreparation {
     /// Called after each migrated chunk commits, and when each stage ends.
     let progress: (@Sendable (MigrationProgress) -> Void)?
 
-    var models: [any Model.Type] { versioning.models }
+    var models: [any StoredModel.Type] { versioning.models }
 
     /// Checks the store's schema version, and migrates it when the plan says how.
     ///

@@ -22,7 +22,7 @@ import Foundation
 ///
 /// Indexes make equality and range predicates, `contains` on arrays, and sorts with a limit read only the records
 /// they need. A unique index also refuses a save that would give two records the same value.
-public struct Entity<M: Model>: Sendable {
+public struct Entity<M: StoredModel>: Sendable {
     /// The entity's name in the store. It defaults to the type's name; keep it when renaming the type.
     public var name: String
 
@@ -96,7 +96,7 @@ public struct Entity<M: Model>: Sendable {
 }
 
 /// An attribute of type ``ExternalData`` or `ExternalData?` whose bytes are kept apart from the record, in chunks.
-public struct ExternalAttribute<M: Model>: Sendable {
+public struct ExternalAttribute<M: StoredModel>: Sendable {
     /// The attribute's field name: its coding key.
     public let name: String
 
@@ -147,7 +147,7 @@ typealias IndexKeyAppender = @Sendable (ModelAddress, Int, inout IndexKeySet) ->
 /// Make one with ``index(_:name:)-(KeyPath<M,V>Sendable,_)``, ``unique(_:name:onConflict:)`` or their compound forms. The index's
 /// attributes are named after the key paths' properties, which must be the fields' coding keys; pass `name` when
 /// they differ.
-public struct ModelIndex<M: Model>: Sendable {
+public struct ModelIndex<M: StoredModel>: Sendable {
     /// The index's name: its field, or its fields joined with `+`.
     public let name: String
 

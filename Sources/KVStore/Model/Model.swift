@@ -20,7 +20,14 @@ import Foundation
 /// The type's stored properties are its fields, under their coding keys. Give new IDs with
 /// `UUID.timeOrdered()`: time-ordered IDs append at the right edge of the store's B+tree, which makes
 /// inserts several times faster than random IDs.
-public protocol Model: Codable, Sendable, Identifiable where ID == UUID {
+public protocol Model: StoredModel, Sendable {}
+
+/// What every kind of model has: a `Codable` type identified by a `UUID`, kept as the entity its ``entity`` describes.
+///
+/// The store's engine (records, indexes, relationships, fetches) works on any stored model. Conform to one of its two
+/// kinds: ``Model`` for `Sendable` structs, values that cross actors freely, or ``PersistentModel`` for classes that a
+/// ``ModelContext`` tracks, as SwiftData's are.
+public protocol StoredModel: Codable, Identifiable where ID == UUID {
     /// The model's identity, the key of its record.
     var id: UUID { get }
 
@@ -28,7 +35,7 @@ public protocol Model: Codable, Sendable, Identifiable where ID == UUID {
     static var entity: Entity<Self> { get }
 }
 
-extension Model {
+extension StoredModel {
     /// An entity named after the type, with no indexes.
     public static var entity: Entity<Self> { Entity() }
 }

@@ -48,7 +48,7 @@ public enum DeleteRule: String, Sendable, Hashable, Codable, CaseIterable {
 /// The delete rule belongs to the side being deleted: deleting a project applies `Project.tasks`'s rule to its
 /// tasks. Declarations are checked when the container opens: an inverse that does not match is refused with a message
 /// naming both sides.
-public struct Relationship<M: Model>: Sendable {
+public struct Relationship<M: StoredModel>: Sendable {
     /// The relationship's name, unique in its entity.
     public let name: String
 
@@ -62,7 +62,7 @@ public struct Relationship<M: Model>: Sendable {
     /// The name of the inverse relationship on the target, when declared.
     public let inverse: String?
 
-    let target: any Model.Type
+    let target: any StoredModel.Type
     let storage: Storage
 
     /// Where the relationship's IDs live.
@@ -88,7 +88,7 @@ public struct Relationship<M: Model>: Sendable {
     ///   - inverse: The name of the inverse relationship on the target, if it declares one.
     ///   - deleteRule: What deleting this model does to the related model. The default is `.nullify`.
     ///   - allowsDangling: Whether the ID may name a model that does not exist.
-    public static func toOne<Target: Model>(
+    public static func toOne<Target: StoredModel>(
         _ name: String,
         _ keyPath: WritableKeyPath<M, UUID?> & Sendable,
         to target: Target.Type,
@@ -119,7 +119,7 @@ public struct Relationship<M: Model>: Sendable {
     ///   - inverse: The name of the inverse relationship on the target, if it declares one.
     ///   - deleteRule: What deleting this model does to the related models. The default is `.nullify`.
     ///   - allowsDangling: Whether the IDs may name models that do not exist.
-    public static func toMany<Target: Model>(
+    public static func toMany<Target: StoredModel>(
         _ name: String,
         _ keyPath: WritableKeyPath<M, [UUID]> & Sendable,
         to target: Target.Type,
@@ -147,7 +147,7 @@ public struct Relationship<M: Model>: Sendable {
     ///   - target: The related model type.
     ///   - inverse: The target's `UUID?` field that holds this model's ID.
     ///   - deleteRule: What deleting this model does to the related models. The default is `.nullify`.
-    public static func toMany<Target: Model>(
+    public static func toMany<Target: StoredModel>(
         _ name: String,
         of target: Target.Type,
         inverse: KeyPath<Target, UUID?> & Sendable,
@@ -165,7 +165,7 @@ public struct Relationship<M: Model>: Sendable {
     ///   - target: The related model type.
     ///   - inverse: The target's `[UUID]` field that holds this model's ID.
     ///   - deleteRule: What deleting this model does to the related models. The default is `.nullify`.
-    public static func toMany<Target: Model>(
+    public static func toMany<Target: StoredModel>(
         _ name: String,
         of target: Target.Type,
         inverse: KeyPath<Target, [UUID]> & Sendable,

@@ -28,7 +28,7 @@ extension ModelContainer {
     /// - Parameters:
     ///   - types: The model types to hear about, or `nil` for all.
     ///   - bufferSize: How many undelivered change sets a subscriber may hold.
-    public func changes(for types: [any Model.Type]?, bufferSize: Int = 1024) -> AsyncStream<ChangeSet> {
+    public func changes(for types: [any StoredModel.Type]?, bufferSize: Int = 1024) -> AsyncStream<ChangeSet> {
         let entities = types.map { Set($0.map { entityName(of: $0) }) }
         let last = (try? environment.info().lastTransactionID) ?? 0
         let (stream, startPolling) = publisher.subscribe(
@@ -126,7 +126,7 @@ extension ModelContainer {
     }
 
     /// Bytes that are equal exactly when the models are: their records, encoded with a fresh field table.
-    private static func fingerprint<M: Model>(_ models: [M]) -> [[UInt8]] {
+    private static func fingerprint<M: StoredModel>(_ models: [M]) -> [[UInt8]] {
         var encoder = RecordEncoder()
         var fields = FieldTable()
         return models.map {

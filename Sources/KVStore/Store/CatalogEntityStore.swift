@@ -159,7 +159,7 @@ final class CatalogEntityStore: AnyEntityStore {
         }
     }
 
-    func anyModels(for ids: [UUID], in txn: borrowing Transaction) throws -> [any Model] {
+    func anyModels(for ids: [UUID], in txn: borrowing Transaction) throws -> [any StoredModel] {
         throw KVStoreError(
             .unknownEntity, entity: name,
             message: "The entity \(name) is not part of this container; pass its model type to ModelContainer(for:) "

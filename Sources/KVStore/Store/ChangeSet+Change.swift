@@ -15,7 +15,7 @@ extension ChangeSet {
         }
 
         /// The model of type `type` with `id`.
-        public init<M: Model>(_ type: M.Type, id: UUID) {
+        public init<M: StoredModel>(_ type: M.Type, id: UUID) {
             self.init(entity: M.entity.name, id: id)
         }
 
@@ -75,12 +75,12 @@ extension ChangeSet {
         }
 
         /// The insert of the model of type `type` with `id`.
-        public static func inserted<M: Model>(_ type: M.Type, _ id: UUID) -> Change {
+        public static func inserted<M: StoredModel>(_ type: M.Type, _ id: UUID) -> Change {
             Change(.inserted, entity: M.entity.name, id: id)
         }
 
         /// The update of the model of type `type` with `id`.
-        public static func updated<M: Model>(_ type: M.Type, _ id: UUID) -> Change {
+        public static func updated<M: StoredModel>(_ type: M.Type, _ id: UUID) -> Change {
             Change(.updated, entity: M.entity.name, id: id)
         }
 
@@ -93,7 +93,7 @@ extension ChangeSet {
         }
 
         /// The delete of the model of type `type` with `id`, asked for by the transaction.
-        public static func deleted<M: Model>(_ type: M.Type, _ id: UUID) -> Change {
+        public static func deleted<M: StoredModel>(_ type: M.Type, _ id: UUID) -> Change {
             Change(.deleted, entity: M.entity.name, id: id)
         }
 

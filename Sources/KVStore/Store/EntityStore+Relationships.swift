@@ -49,7 +49,7 @@ struct RelationshipInfo: Sendable {
 }
 
 /// The entity name of a model type given as an existential.
-func entityName<T: Model>(of type: T.Type) -> String {
+func entityName<T: StoredModel>(of type: T.Type) -> String {
     T.entity.name
 }
 
@@ -217,7 +217,7 @@ extension EntityStore {
     }
 
     /// The stored models with `ids`, read in key order; missing IDs are skipped.
-    func anyModels(for ids: [UUID], in txn: borrowing Transaction) throws -> [any Model] {
+    func anyModels(for ids: [UUID], in txn: borrowing Transaction) throws -> [any StoredModel] {
         try models(for: ids.sorted { $0.isOrdered(before: $1) }, in: txn).compactMap { $0 }
     }
 

@@ -27,14 +27,14 @@ protocol AnyEntityStore: AnyObject, Sendable {
     /// Deletes models and their index entries, without delete rules.
     func deleteModels(_ ids: [UUID], in txn: borrowing Transaction, changes: ChangeCollector?) throws
     /// The stored models with `ids`, in key order; missing IDs are skipped.
-    func anyModels(for ids: [UUID], in txn: borrowing Transaction) throws -> [any Model]
+    func anyModels(for ids: [UUID], in txn: borrowing Transaction) throws -> [any StoredModel]
 }
 
 /// An entity's tables, field names and indexes, and the record-level operations on them.
 ///
 /// Every operation runs inside a transaction it is lent, so that callers group them as they need: a context's save
 /// is one write transaction, a batch fetch one read transaction.
-final class EntityStore<M: Model>: AnyEntityStore {
+final class EntityStore<M: StoredModel>: AnyEntityStore {
     let name: String
     let records: Table
     let indexes: [StoredIndex]

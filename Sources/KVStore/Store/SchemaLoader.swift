@@ -28,11 +28,11 @@ struct SchemaLoader {
     static let buildChunkSize = 10_000
 
     /// Opens the entity of a model type given as an existential.
-    func open<M: Model>(declared type: M.Type) throws -> any DeclaredEntityStore {
+    func open<M: StoredModel>(declared type: M.Type) throws -> any DeclaredEntityStore {
         try open(type)
     }
 
-    func open<M: Model>(_ type: M.Type) throws -> EntityStore<M> {
+    func open<M: StoredModel>(_ type: M.Type) throws -> EntityStore<M> {
         let entity = M.entity
         try validate(entity)
         let stored = try environment.read { txn in
@@ -119,7 +119,7 @@ struct SchemaLoader {
 
     /// Interns the names of the entity's external fields in the entry's field table, and lists them, with the
     /// retired ones, as the entry's external fields.
-    private static func internExternalFields<M: Model>(
+    private static func internExternalFields<M: StoredModel>(
         of entity: Entity<M>, retired: [ExternalFieldCatalog], in entry: inout EntityCatalog
     ) {
         entry.external =
@@ -137,7 +137,7 @@ struct SchemaLoader {
     ///
     /// - Throws: ``KVStoreError/schemaChanged`` when more than the field table changed, or the table lost names: a
     ///   program that changes the schema without the migration lock is at work.
-    private static func rebased<M: Model>(
+    private static func rebased<M: StoredModel>(
         _ planned: EntityCatalog, from stored: EntityCatalog?, onto current: EntityCatalog?, entity: Entity<M>,
         retired: [ExternalFieldCatalog]
     ) throws -> EntityCatalog {
@@ -167,7 +167,7 @@ struct SchemaLoader {
     /// - Throws: ``KVStoreError/schemaChanged`` for an index whose removal the catalog records,
     ///   ``KVStoreError/incompatibleSchema`` for one stored with another definition (outside a migration),
     ///   ``KVStoreError/damaged`` when the catalog names its table and the file lacks it.
-    private func declare<M: Model>(
+    private func declare<M: StoredModel>(
         _ index: ModelIndex<M>, of entity: String, in entry: inout EntityCatalog, drops: inout [Table]
     ) throws -> (Table, isBuilt: Bool) {
         var declared = IndexCatalog(
@@ -226,7 +226,7 @@ struct SchemaLoader {
 
     /// The stored indexes the model does not declare: kept and maintained from the records, or deleted when the
     /// entity declares their removal or a migration ran.
-    private func undeclaredIndexes<M: Model>(
+    private func undeclaredIndexes<M: StoredModel>(
         of entity: Entity<M>, in entry: inout EntityCatalog, drops: inout [Table]
     ) throws -> [DerivedIndex] {
         let declared = Set(entity.indexes.map(\.name))
@@ -266,7 +266,7 @@ struct SchemaLoader {
     }
 
     /// The stored relationships with the declared ones in place of those of the same name.
-    private func merged<M: Model>(
+    private func merged<M: StoredModel>(
         _ stored: [RelationshipCatalog], _ declared: [Relationship<M>]
     ) -> [RelationshipCatalog] {
         let declaredCatalog = EntityStore<M>.describe(declared).map(\.catalog)
@@ -337,7 +337,7 @@ struct SchemaLoader {
         }
     }
 
-    private func validate<M: Model>(_ entity: Entity<M>) throws {
+    private func validate<M: StoredModel>(_ entity: Entity<M>) throws {
         guard !entity.name.isEmpty, !entity.name.contains("/") else {
             throw KVStoreError(
                 .invalidModel, entity: entity.name,
@@ -363,7 +363,7 @@ struct SchemaLoader {
     /// The catalog lists the index (not ready) before the first chunk, so every other writer of the store maintains
     /// it meanwhile, from the records if it does not declare it: a record written between two chunks is in the index
     /// either way. Builds run under the store's migration lock, so two opens never build one index at once.
-    private func build<M: Model>(_ unbuilt: [EntityStore<M>.StoredIndex], of store: EntityStore<M>) throws {
+    private func build<M: StoredModel>(_ unbuilt: [EntityStore<M>.StoredIndex], of store: EntityStore<M>) throws {
         guard !unbuilt.isEmpty else { return }
         var after: [UInt8]? = nil
         while true {
@@ -389,7 +389,7 @@ struct SchemaLoader {
         if let ready { store.reload(ready, derivedIndexes: store.derivedIndexes) }
     }
 
-    private func indexChunk<M: Model>(
+    private func indexChunk<M: StoredModel>(
         after: [UInt8]?,
         _ unbuilt: [EntityStore<M>.StoredIndex],
         of store: EntityStore<M>,
@@ -426,7 +426,7 @@ struct SchemaLoader {
     ///
     /// The records are read with the field table of the same snapshot: a writer in another process may have interned
     /// names since the open read the catalog.
-    private func checkCompatibility<M: Model>(_ store: EntityStore<M>) throws {
+    private func checkCompatibility<M: StoredModel>(_ store: EntityStore<M>) throws {
         let reader = store.reader
         try environment.read { txn in
             let snapshot = try Catalog.read(

@@ -5,7 +5,7 @@ import LMDB
 /// from one schema version to another (`Migration/VersionedOpening.swift`).
 protocol SchemaPreparation {
     /// Every model type the preparation may touch beyond the container's own, for the environment's table slots.
-    var models: [any Model.Type] { get }
+    var models: [any StoredModel.Type] { get }
 
     /// Brings the store to the schema version the opener asks for. The caller holds the store's migration lock.
     ///
@@ -24,7 +24,7 @@ protocol SchemaPreparation {
 /// The preparation of a container opened with model types alone: the store opens at whatever version it records,
 /// unless a migration is under way.
 struct UnversionedOpening: SchemaPreparation {
-    var models: [any Model.Type] { [] }
+    var models: [any StoredModel.Type] { [] }
 
     /// Drops the tables an earlier migration left to drop, and refuses a store part-way through a migration.
     ///
