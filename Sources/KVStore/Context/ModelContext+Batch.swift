@@ -58,7 +58,7 @@ extension ModelContext {
     ///   (``KVStoreError/deleteDenied`` when a `.deny` relationship has related models, or what
     ///   `ModelContainer.write(_:)` throws), with ``KVStoreError/committedCount`` set.
     @discardableResult
-    public func delete<M: StoredModel>(
+    public func delete<M: Model>(
         _ type: M.Type,
         ids: [UUID],
         chunkSize: Int = 10_000,
@@ -83,7 +83,7 @@ extension ModelContext {
     ///   `ModelContainer.write(_:)` throws, or the predicate's error as the ``KVStoreError/cause`` of a
     ///   ``KVStoreError/storage`` error), with ``KVStoreError/committedCount`` set.
     @discardableResult
-    public func delete<M: StoredModel>(
+    public func delete<M: Model>(
         _ type: M.Type,
         where predicate: Predicate<M>?,
         chunkSize: Int = 10_000,
@@ -118,7 +118,7 @@ extension ModelContext {
     ///   ``KVStoreError/uniqueViolation``, or the error `change` or the predicate threw as the ``KVStoreError/cause``
     ///   of a ``KVStoreError/storage`` error), with ``KVStoreError/committedCount`` set.
     @discardableResult
-    public func update<M: StoredModel>(
+    public func update<M: Model>(
         _ descriptor: FetchDescriptor<M>,
         chunkSize: Int = 10_000,
         progress: ((Int) -> Void)? = nil,

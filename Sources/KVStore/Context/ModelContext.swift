@@ -19,7 +19,7 @@ public final class ModelContext {
     public let container: ModelContainer
 
     /// The changes that ``save()`` writes, and the overlay that reads lay over the store.
-    private var pending = PendingChanges()
+    var pending = PendingChanges()
 
     private struct ChangeKey: Hashable {
         let entity: ObjectIdentifier
@@ -37,6 +37,18 @@ public final class ModelContext {
         let parent: UUID
     }
 
+    /// The ``PersistentModel`` objects the context holds, one per model.
+    var tracked = TrackedObjects()
+    /// The operations on the objects of each model type the context holds.
+    var trackedTypes: [ObjectIdentifier: any TrackedTypeOperations] = [:]
+    /// Changes whenever a relationship of an object the context holds changed, so that lists of related objects
+    /// computed before are computed again.
+    var relationshipGeneration = 0
+
+    /// The last error a relationship property of an object of this context met as it read related objects: such a
+    /// property cannot throw, and reads `nil` or no objects instead. `nil` until a read fails.
+    public internal(set) var relationshipError: (any Error)?
+
     /// Creates a context on a container.
     public init(_ container: ModelContainer) {
         self.container = container
@@ -45,13 +57,15 @@ public final class ModelContext {
     /// Whether there are changes that ``save()`` would write.
     ///
     /// It is true after any ``insert(_:)``, ``delete(_:)`` or ``modify(_:_:)`` until ``save()`` or ``rollback()``;
-    /// it does not compare the pending models with the stored ones.
+    /// it does not compare the pending models with the stored ones. For the ``PersistentModel`` objects the context
+    /// holds, it is true when one was inserted or deleted, or encodes differently from when it was fetched: the
+    /// answer costs one encoding per object held.
     public var hasChanges: Bool {
-        !pending.isEmpty
+        !pending.isEmpty || trackedObjectsHaveChanges()
     }
 
     /// Registers `model` to be saved: inserted, or replacing the stored model with the same ID.
-    public func insert<M: StoredModel>(_ model: M) {
+    public func insert<M: Model>(_ model: M) {
         pending.record(.insert(model), of: M.self, id: model.id)
     }
 
@@ -74,7 +88,7 @@ public final class ModelContext {
     ///   - model: The model to change.
     ///   - change: Changes the model; it must keep the model's ID.
     /// - Throws: ``KVStoreError/invalidModel`` when `change` changes the model's ID, or what `change` throws.
-    public func modify<M: StoredModel>(_ model: inout M, _ change: (inout M) throws -> Void) throws {
+    public func modify<M: Model>(_ model: inout M, _ change: (inout M) throws -> Void) throws {
         model = try changed(model, by: change)
         insert(model)
     }
@@ -96,7 +110,7 @@ public final class ModelContext {
     ///   model of `type` with `id` (or it is pending deletion), ``KVStoreError/invalidModel`` when `change` changes
     ///   the model's ID, what `change` throws, or what ``model(for:as:)`` throws.
     @discardableResult
-    public func modify<M: StoredModel>(_ type: M.Type, id: UUID, _ change: (inout M) throws -> Void) throws -> M {
+    public func modify<M: Model>(_ type: M.Type, id: UUID, _ change: (inout M) throws -> Void) throws -> M {
         guard let model = try model(for: id, as: M.self) else {
             throw KVStoreError(
                 .modelNotFound, entity: M.entity.name, id: id,
@@ -108,7 +122,7 @@ public final class ModelContext {
     }
 
     /// `model` as `change` leaves it, checked to keep its ID.
-    private func changed<M: StoredModel>(_ model: M, by change: (inout M) throws -> Void) throws -> M {
+    private func changed<M: Model>(_ model: M, by change: (inout M) throws -> Void) throws -> M {
         var copy = model
         try change(&copy)
         guard copy.id == model.id else {
@@ -120,12 +134,12 @@ public final class ModelContext {
     }
 
     /// Registers `model` to be deleted.
-    public func delete<M: StoredModel>(_ model: M) {
+    public func delete<M: Model>(_ model: M) {
         delete(M.self, id: model.id)
     }
 
     /// Registers the model of type `type` with `id` to be deleted.
-    public func delete<M: StoredModel>(_ type: M.Type, id: UUID) {
+    public func delete<M: Model>(_ type: M.Type, id: UUID) {
         pending.record(.delete(M.self), of: M.self, id: id)
     }
 
@@ -141,7 +155,11 @@ public final class ModelContext {
     ///   and the changes stay pending.
     @discardableResult
     public func save() throws -> SaveResult {
-        guard hasChanges else { return SaveResult(mergedIDs: [:]) }
+        try recordTrackedChanges()
+        guard !pending.isEmpty else {
+            tracked.holdWeakly()
+            return SaveResult(mergedIDs: [:])
+        }
         let changes = pending.inSaveOrder
         let merged = try container.write { txn -> [UUID: UUID] in
             var merged: [UUID: UUID] = [:]
@@ -166,13 +184,21 @@ public final class ModelContext {
         }
         pending.removeAll()
         forgetPrefetched()
+        for type in tracked.types { try trackedTypes[type]?.didSave(self) }
+        tracked.holdWeakly()
+        relationshipGeneration += 1
         return SaveResult(mergedIDs: merged)
     }
 
-    /// Forgets every pending change, and the models prefetched so far.
+    /// Forgets every pending change, and the models prefetched so far. The ``PersistentModel`` objects the context
+    /// holds take the values they were fetched with again (the same objects), inserted ones leave it and deleted ones
+    /// come back.
     public func rollback() {
         pending.removeAll()
         forgetPrefetched()
+        for type in tracked.types { trackedTypes[type]?.rollBack(self) }
+        tracked.holdWeakly()
+        relationshipGeneration += 1
     }
 
     private func forgetPrefetched() {
@@ -186,7 +212,7 @@ public final class ModelContext {
     ///
     /// - Throws: ``KVStoreError/corruptRecord`` when the stored bytes do not decode, ``KVStoreError/closed`` after
     ///   the container closed, or what `ModelContainer.read(_:)` and ``ModelTransaction/model(for:as:)`` throw.
-    public func model<M: StoredModel>(for id: UUID, as type: M.Type = M.self) throws -> M? {
+    public func model<M: Model>(for id: UUID, as type: M.Type = M.self) throws -> M? {
         if let state = pending.state(of: M.self, id: id) { return state }
         if let model = prefetched[ChangeKey(entity: ObjectIdentifier(M.self), id: id)] as? M { return model }
         return try container.read { txn in try txn.model(for: id, as: M.self) }
@@ -199,7 +225,7 @@ public final class ModelContext {
     ///   schema moved past the container's models, ``KVStoreError/corruptRecord`` when a stored record does not decode,
     ///   ``KVStoreError/unknownEntity`` when `M` is not part of the container, or ``KVStoreError/damaged`` or
     ///   ``KVStoreError/storage`` when the store cannot be read.
-    public func models<M: StoredModel>(for ids: [UUID], as type: M.Type = M.self) throws -> [M?] {
+    public func models<M: Model>(for ids: [UUID], as type: M.Type = M.self) throws -> [M?] {
         let entity = ObjectIdentifier(M.self)
         let stored: [M?]
         if !prefetched.isEmpty, ids.allSatisfy({ prefetched[ChangeKey(entity: entity, id: $0)] != nil }) {
@@ -217,7 +243,7 @@ public final class ModelContext {
     ///   ``KVStoreError/unknownEntity`` when `M` is not part of the container, ``KVStoreError/invalidModel`` for a
     ///   relationship to prefetch that `M` does not declare, what the predicate throws as it evaluates a model, or
     ///   ``KVStoreError/damaged`` or ``KVStoreError/storage`` when the store cannot be read.
-    public func fetch<M: StoredModel>(_ descriptor: FetchDescriptor<M>) throws -> [M] {
+    public func fetch<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> [M] {
         let results = try fetchWithPendingChanges(descriptor)
         if !descriptor.relationshipsToPrefetch.isEmpty {
             try prefetch(descriptor.relationshipsToPrefetch, of: results)
@@ -235,7 +261,7 @@ public final class ModelContext {
     /// The number of models that match `descriptor`'s predicate.
     ///
     /// - Throws: What ``fetch(_:)`` throws.
-    public func fetchCount<M: StoredModel>(_ descriptor: FetchDescriptor<M>) throws -> Int {
+    public func fetchCount<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> Int {
         let changes = pending.changes(of: M.self)
         guard !changes.isEmpty else { return try container.read { txn in try txn.fetchCount(descriptor) } }
         // The stored count, less the changed models that match as stored, plus the pending inserts that match.
@@ -252,7 +278,7 @@ public final class ModelContext {
     /// The IDs of the models that match `descriptor`, in its order.
     ///
     /// - Throws: What ``fetch(_:)`` throws.
-    public func fetchIdentifiers<M: StoredModel>(_ descriptor: FetchDescriptor<M>) throws -> [UUID] {
+    public func fetchIdentifiers<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> [UUID] {
         try fetch(descriptor).map(\.id)
     }
 
@@ -264,7 +290,7 @@ public final class ModelContext {
     ///
     /// - Throws: ``KVStoreError/invalidModel`` when the descriptor sorts or pages, what `body` or the predicate
     ///   throws, or what ``fetch(_:)`` throws.
-    public func enumerate<M: StoredModel>(
+    public func enumerate<M: Model>(
         _ descriptor: FetchDescriptor<M>,
         batchSize: Int = 1000,
         _ body: ([M]) throws -> Void
@@ -340,7 +366,7 @@ public final class ModelContext {
                 case .field(_, _, _, let references, _):
                     let related = Set(models.flatMap(references))
                     found += try txn.run { try target.anyModels(for: Array(related), in: txn.transaction.pointee) }
-                case .inverse(let field, _):
+                case .inverse(let field):
                     let byParent = try txn.run {
                         try target.referrers(to: ids, field: field, in: txn.transaction.pointee)
                     }

@@ -98,7 +98,7 @@ extension ModelContext {
     ///   schema moved past the container's models, or what the transaction's `children(of:through:)` throws:
     ///   ``KVStoreError/invalidRelationship`` for a field without an index, ``KVStoreError/unknownEntity``,
     ///   ``KVStoreError/corruptRecord``.
-    public func children<Child: StoredModel>(
+    public func children<Child: Model>(
         of parentIDs: [UUID],
         through reference: KeyPath<Child, UUID?> & Sendable
     ) throws -> [UUID: [Child]] {
@@ -115,7 +115,7 @@ extension ModelContext {
     ///   schema moved past the container's models, or what the transaction's `children(of:through:)` throws:
     ///   ``KVStoreError/invalidRelationship`` for a field without an index, ``KVStoreError/unknownEntity``,
     ///   ``KVStoreError/corruptRecord``.
-    public func children<Child: StoredModel>(
+    public func children<Child: Model>(
         of parentIDs: [UUID],
         through reference: KeyPath<Child, [UUID]> & Sendable
     ) throws -> [UUID: [Child]] {
@@ -127,7 +127,7 @@ extension ModelContext {
     /// place of the stored model, a pending delete absent), in one read transaction.
     ///
     /// - Throws: What ``models(for:as:)`` throws.
-    public func related<Source: StoredModel, Target: StoredModel>(
+    public func related<Source: Model, Target: Model>(
         _ sources: [Source],
         through reference: KeyPath<Source, UUID?>,
         as type: Target.Type
@@ -139,7 +139,7 @@ extension ModelContext {
     /// transaction.
     ///
     /// - Throws: What ``models(for:as:)`` throws.
-    public func related<Source: StoredModel, Target: StoredModel>(
+    public func related<Source: Model, Target: Model>(
         _ sources: [Source],
         through reference: KeyPath<Source, [UUID]>,
         as type: Target.Type
@@ -147,7 +147,7 @@ extension ModelContext {
         try models(byID: Set(sources.flatMap { $0[keyPath: reference] }), as: Target.self)
     }
 
-    private func models<Target: StoredModel>(byID ids: Set<UUID>, as type: Target.Type) throws -> [UUID: Target] {
+    private func models<Target: Model>(byID ids: Set<UUID>, as type: Target.Type) throws -> [UUID: Target] {
         var result: [UUID: Target] = [:]
         for case .some(let model) in try models(for: Array(ids), as: Target.self) { result[model.id] = model }
         return result

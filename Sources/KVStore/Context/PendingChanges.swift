@@ -38,6 +38,13 @@ struct PendingChanges {
         if byEntity[entity, default: [:]].updateValue(change, forKey: id) == nil { order.append((entity, id)) }
     }
 
+    /// Forgets the change of the model of type `M` with `id`, if there is one.
+    mutating func forget<M: StoredModel>(_ type: M.Type, id: UUID) {
+        let entity = EntityKey(M.self)
+        guard byEntity[entity]?.removeValue(forKey: id) != nil else { return }
+        order.removeAll { $0.entity == entity && $0.id == id }
+    }
+
     /// Forgets every change.
     mutating func removeAll() {
         byEntity.removeAll()

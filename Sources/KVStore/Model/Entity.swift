@@ -284,6 +284,27 @@ public struct ModelIndex<M: StoredModel>: Sendable {
             componentEncoders: [encoder(V.self)])
     }
 
+    /// The index of a relationship property's stored IDs: one entry for a to-one's ID (`nil` included, as for a
+    /// `UUID?` field), one per ID for a many-to-many, named after the field that stores them.
+    static func references(_ field: String, isToMany: Bool, read: @escaping @Sendable (M) -> [UUID]) -> Self {
+        let ids = ModelAddress.reader(read)
+        return ModelIndex(
+            name: field, fields: [field], isUnique: false, onConflict: .fail, isMultiEntry: isToMany,
+            isDerivable: true, keyPaths: [],
+            appendKeys: { model, position, set in
+                let related = ids(model)
+                guard isToMany else {
+                    set.append(index: position) { related.first.appendIndexKey(to: &$0) }
+                    return
+                }
+                var seen = Set<UUID>()
+                for id in related where seen.insert(id).inserted {
+                    set.append(index: position) { id.appendIndexKey(to: &$0) }
+                }
+            },
+            componentEncoders: [isToMany ? encoder(UUID.self) : encoder(UUID?.self)])
+    }
+
     private static func compound<V1: IndexKeyEncodable, V2: IndexKeyEncodable>(
         _ first: KeyPath<M, V1> & Sendable,
         _ second: KeyPath<M, V2> & Sendable,

@@ -27,7 +27,7 @@ public protocol Model: StoredModel, Sendable {}
 /// The store's engine (records, indexes, relationships, fetches) works on any stored model. Conform to one of its two
 /// kinds: ``Model`` for `Sendable` structs, values that cross actors freely, or ``PersistentModel`` for classes that a
 /// ``ModelContext`` tracks, as SwiftData's are.
-public protocol StoredModel: Codable, Identifiable where ID == UUID {
+public protocol StoredModel: Codable, Identifiable, SendableMetatype where ID == UUID {
     /// The model's identity, the key of its record.
     var id: UUID { get }
 

@@ -23,7 +23,7 @@ struct ModelAddress {
 
     /// The readers' half of the type check: the model at this address is an `M`.
     @inline(__always)
-    private func assumingModel<M>(_: M.Type) -> UnsafePointer<M> {
+    fileprivate func assumingModel<M>(_: M.Type) -> UnsafePointer<M> {
         assert(type == ObjectIdentifier(M.self), "a reader of \(M.self) was given another model's address")
         return unsafe pointer.assumingMemoryBound(to: M.self)
     }
@@ -38,6 +38,14 @@ struct ModelAddress {
             let model = unsafe address.assumingModel(M.self)
             return unsafe UnsafeRawPointer(model).advanced(by: offset).assumingMemoryBound(to: V.self).pointee
         }
+    }
+}
+
+extension ModelAddress {
+    /// A function that reads an attribute of the model at an address through `read`, for attributes that no key path
+    /// names (the ID a relationship property of a ``PersistentModel`` holds).
+    static func reader<M, V>(_ read: @escaping @Sendable (M) -> V) -> @Sendable (ModelAddress) -> V {
+        { address in read(unsafe address.assumingModel(M.self).pointee) }
     }
 }
 

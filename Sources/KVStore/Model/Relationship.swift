@@ -64,6 +64,8 @@ public struct Relationship<M: StoredModel>: Sendable {
 
     let target: any StoredModel.Type
     let storage: Storage
+    /// How the relationship property of a ``PersistentModel`` is reached; `nil` for a ``Model`` struct's.
+    var property: RelationshipProperty<M>? = nil
 
     /// Where the relationship's IDs live.
     enum Storage: Sendable {
@@ -76,7 +78,7 @@ public struct Relationship<M: StoredModel>: Sendable {
             ids: @Sendable (M) -> [UUID],
             rewrite: @Sendable (inout M, (UUID) -> UUID?) -> Bool)
         /// In the target's field of this name, found through the target's index on it.
-        case inverse(field: String, isToMany: Bool)
+        case inverse(field: String)
     }
 
     /// A to-one relationship stored in a `UUID?` field of this model.
@@ -155,7 +157,7 @@ public struct Relationship<M: StoredModel>: Sendable {
     ) -> Self {
         Relationship(
             name: name, deleteRule: deleteRule, allowsDangling: false, inverse: nil, target: target,
-            storage: .inverse(field: ModelIndex<Target>.fieldName(of: inverse), isToMany: false))
+            storage: .inverse(field: ModelIndex<Target>.fieldName(of: inverse)))
     }
 
     /// A to-many relationship derived from the target's many-to-many field that holds this model's ID.
@@ -173,7 +175,7 @@ public struct Relationship<M: StoredModel>: Sendable {
     ) -> Self {
         Relationship(
             name: name, deleteRule: deleteRule, allowsDangling: false, inverse: nil, target: target,
-            storage: .inverse(field: ModelIndex<Target>.fieldName(of: inverse), isToMany: true))
+            storage: .inverse(field: ModelIndex<Target>.fieldName(of: inverse)))
     }
 
     /// The name of the field that holds this side's IDs, or `nil` for a derived side.
@@ -184,7 +186,7 @@ public struct Relationship<M: StoredModel>: Sendable {
 
     /// The name of the target's field that holds this model's ID, for a derived side.
     var inverseField: String? {
-        if case .inverse(let field, _) = storage { return field }
+        if case .inverse(let field) = storage { return field }
         return nil
     }
 }

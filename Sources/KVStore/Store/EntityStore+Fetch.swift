@@ -39,6 +39,21 @@ extension EntityStore {
         return descriptor.sortedPage(of: results, alreadySorted: planned.isSorted)
     }
 
+    /// The models a fetch of `descriptor` reads, unsorted and unpaged, without evaluating its predicate on them: all
+    /// of them match when `isExact` (the plan's index answers the predicate), and the caller evaluates it otherwise.
+    ///
+    /// A context's fetch of ``PersistentModel`` classes evaluates the predicate once the objects are in the context,
+    /// where their relationship properties read.
+    func candidates(_ descriptor: FetchDescriptor<M>, in txn: borrowing Transaction) throws -> (models: [M], isExact: Bool) {
+        let planned = plan(descriptor.unpaged)
+        var models: [M] = []
+        try forEachCandidate(planned.plan, in: txn, reader: reader) { model in
+            models.append(model)
+            return true
+        }
+        return (models, planned.isExact || descriptor.predicate == nil)
+    }
+
     /// The number of models that match `descriptor`, ignoring its sort, offset and limit.
     func count(_ descriptor: FetchDescriptor<M>, in txn: borrowing Transaction) throws -> Int {
         guard let predicate = descriptor.predicate else { return try txn.count(of: records) }

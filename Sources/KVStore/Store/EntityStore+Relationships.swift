@@ -68,7 +68,7 @@ extension EntityStore {
             let (isToMany, inverseField): (Bool, String?) =
                 switch relationship.storage {
                 case .field(_, let isToMany, _, _, _): (isToMany, nil)
-                case .inverse(let field, _): (true, field)
+                case .inverse(let field): (true, field)
                 }
             return RelationshipInfo(
                 name: relationship.name, target: entityName(of: relationship.target), inverse: relationship.inverse,

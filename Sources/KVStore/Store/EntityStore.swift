@@ -256,6 +256,28 @@ final class EntityStore<M: StoredModel>: AnyEntityStore {
             try storeExternalValues(of: model, in: txn, writes: writes), in: txn, changes: nil, writes: writes)
     }
 
+    /// `model`'s record as a save would write it now, for comparing a ``PersistentModel`` object with its encoding as
+    /// fetched: the field table is not changed (a name new to it is numbered in a copy).
+    ///
+    /// - Throws: ``KVStoreError/encodingFailed`` when the model does not encode.
+    func comparisonEncoding(of model: M) throws -> [UInt8] {
+        var fields = self.fields
+        var encoder = RecordEncoder()
+        var bytes: [UInt8] = []
+        do {
+            if codesFields {
+                try encoder.encodeFields(fields: &fields, into: &bytes) { try fieldCoding.write(model, $0) }
+            } else {
+                try encoder.encode(model, fields: &fields, into: &bytes)
+            }
+        } catch {
+            throw KVStoreError(
+                .encodingFailed, entity: name, id: model.id, message: "The \(name) \(model.id) does not encode",
+                cause: error)
+        }
+        return bytes
+    }
+
     /// `model` with the ID `id`: its record with the `id` field set to `id`, decoded again, to merge it into the
     /// stored model of that ID.
     ///

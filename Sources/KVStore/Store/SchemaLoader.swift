@@ -337,12 +337,47 @@ struct SchemaLoader {
         }
     }
 
+    /// Checks a ``PersistentModel`` class: it inherits from nothing, and its entity declares each of its relationship
+    /// properties under the property's name, with the property's type.
+    private func validateClass<M: StoredModel>(_ type: AnyClass, _ entity: Entity<M>) throws {
+        guard !ObjectContents.hasSuperclass(type) else {
+            throw KVStoreError(
+                .invalidModel, entity: entity.name,
+                message: "The model class \(M.self) inherits from another class; a PersistentModel is a final class "
+                    + "that inherits from nothing")
+        }
+        let properties = ObjectContents.storedProperties(of: type) ?? []
+        for relationship in entity.relationships {
+            guard let property = relationship.property else { continue }
+            let found = properties.first { $0.name == "_" + relationship.name }
+            guard let found, found.type == property.wrapper else {
+                throw KVStoreError(
+                    .invalidModel, entity: entity.name, field: relationship.name,
+                    message: "\(entity.name) declares the relationship \(relationship.name) with a property of type "
+                        + "\(property.wrapper), but \(M.self) has "
+                        + (found.map { "its property \(relationship.name) of type \($0.type)" } ?? "no such property")
+                        + "; name the relationship after its property")
+            }
+        }
+        let declared = Set(entity.relationships.map { "_" + $0.name })
+        for property in properties where property.type is any RelationshipPropertyWrapper.Type {
+            guard declared.contains(property.name) else {
+                let name = String(property.name.dropFirst())
+                throw KVStoreError(
+                    .invalidModel, entity: entity.name, field: name,
+                    message: "The relationship property \(name) of \(M.self) is not declared in its entity: add it to "
+                        + "the entity's relationships, with its inverse and delete rule")
+            }
+        }
+    }
+
     private func validate<M: StoredModel>(_ entity: Entity<M>) throws {
         guard !entity.name.isEmpty, !entity.name.contains("/") else {
             throw KVStoreError(
                 .invalidModel, entity: entity.name,
                 message: "The entity name '\(entity.name)' of \(M.self) must be non-empty and free of '/'")
         }
+        if let type = M.self as? AnyClass { try validateClass(type, entity) }
         var names: Set<String> = []
         for index in entity.indexes where !names.insert(index.name).inserted {
             throw KVStoreError(

@@ -60,7 +60,7 @@ struct Recipe: Model, Equatable {
 /// An in-memory container for the given models, closed when the test ends.
 @discardableResult
 func withContainer<R>(
-    _ types: any Model.Type...,
+    _ types: any StoredModel.Type...,
     body: (ModelContainer) throws -> R
 ) throws -> R {
     let container = try ModelContainer(for: types, configuration: ModelConfiguration(isStoredInMemoryOnly: true))

@@ -1,0 +1,430 @@
+import Foundation
+
+/// ``PersistentModel`` classes in a context: one object per model, changes found at save by comparing encodings,
+/// relationship properties read through the context.
+extension ModelContext {
+    // MARK: - Inserting and deleting
+
+    /// Registers `object` to be inserted at the next ``save()``, with the objects new to the context that its
+    /// relationship properties hold (SwiftData's insert of a graph).
+    ///
+    /// Inserting an object the context already tracks does nothing; inserting one that is deleted here brings it back.
+    public func insert<M: PersistentModel>(_ object: M) {
+        switch tracked.state(of: M.self, id: object.id) {
+        case .deleted(let snapshot):
+            guard tracked.object(M.self, id: object.id) === object else { break }
+            tracked.set(object, snapshot.map { .stored(snapshot: $0) } ?? .inserted)
+            relationshipGeneration += 1
+            return
+        case .some:
+            if tracked.object(M.self, id: object.id) === object { return }
+        case nil: break
+        }
+        tracked.set(object, .inserted)
+        trackType(M.self)
+        attach(object)
+        relationshipGeneration += 1
+        for related in relatedObjects(of: object) { insertIfNew(related) }
+    }
+
+    /// Registers `object` to be deleted at the next ``save()``, and applies the delete rules of its relationships to
+    /// the objects this context holds: a cascade deletes them too, a nullify removes their references to it. The
+    /// store applies the rules to the models the context does not hold when it saves.
+    ///
+    /// Deleting an object inserted and not saved yet takes it out of the context.
+    public func delete<M: PersistentModel>(_ object: M) {
+        guard tracked.object(M.self, id: object.id) === object || tracked.state(of: M.self, id: object.id) == nil
+        else { return }
+        switch tracked.state(of: M.self, id: object.id) {
+        case .deleted: return
+        case .inserted: tracked.remove(M.self, id: object.id)
+        case .stored(let snapshot): tracked.set(object, .deleted(snapshot: snapshot))
+        case nil:
+            // An object the context never saw, read elsewhere: deleted by its ID.
+            tracked.set(object, .deleted(snapshot: nil))
+            trackType(M.self)
+        }
+        relationshipGeneration += 1
+        for relationship in M.entity.relationships {
+            guard let property = relationship.property else { continue }
+            applyDeleteRule(relationship, property: property, of: object)
+        }
+    }
+
+    /// Applies `relationship`'s delete rule to the objects of this context that `object`, being deleted, relates to.
+    private func applyDeleteRule<M: PersistentModel>(
+        _ relationship: Relationship<M>, property: RelationshipProperty<M>, of object: M
+    ) {
+        guard relationship.deleteRule == .cascade || relationship.deleteRule == .nullify,
+            let target = relationship.target as? any PersistentModel.Type
+        else { return }
+        func apply<T: PersistentModel>(_: T.Type) {
+            let related: [T]
+            switch property.kind {
+            case .toOne, .manyToMany:
+                // The stored side: only a cascade reaches the related objects; they keep no reference to it.
+                guard relationship.deleteRule == .cascade else { return }
+                let ids = Set(property.related(object).ids)
+                related = tracked.objects(of: T.self).map(\.object).filter { ids.contains($0.id) }
+            case .toMany:
+                guard let field = relationship.inverseField,
+                    let inverse = T.entity.relationships.first(where: { $0.field == field })?.property
+                else { return }
+                related = tracked.objects(of: T.self).filter { entry in
+                    if case .deleted = entry.state { return false }
+                    return inverse.related(entry.object).ids.contains(object.id)
+                }
+                .map(\.object)
+                if relationship.deleteRule == .nullify {
+                    for referrer in related {
+                        let state = inverse.related(referrer)
+                        state.ids.removeAll { $0 == object.id }
+                        state.objects = nil
+                    }
+                    return
+                }
+            }
+            for child in related { delete(child) }
+        }
+        apply(target)
+    }
+
+    // MARK: - Reading
+
+    /// The objects that match `descriptor`, sorted and paged as it says: the context's own object for each model, with
+    /// its unsaved changes (an object changed to match comes, one changed not to does not, a deleted one does not).
+    ///
+    /// The predicate is planned over the indexes as for structs, and evaluated on the objects once they are in the
+    /// context, where their relationship properties read. Before reading, the context compares the objects of `M` it
+    /// holds with their encodings as fetched, to find their unsaved changes: a fetch costs one encoding per object of
+    /// `M` the context holds.
+    ///
+    /// - Throws: ``KVStoreError/closed`` after the container closed, ``KVStoreError/schemaChanged`` when the store's
+    ///   schema moved past the container's models, ``KVStoreError/corruptRecord`` when a stored record does not decode,
+    ///   ``KVStoreError/unknownEntity`` when `M` is not part of the container, ``KVStoreError/invalidModel`` for a
+    ///   relationship to prefetch that `M` does not declare, ``KVStoreError/encodingFailed`` when an object does not
+    ///   encode, what the predicate throws as it evaluates an object, or ``KVStoreError/damaged`` or
+    ///   ``KVStoreError/storage`` when the store cannot be read.
+    public func fetch<M: PersistentModel>(_ descriptor: FetchDescriptor<M>) throws -> [M] {
+        try recordChanges(of: M.self)
+        let store = try container.store(for: M.self)
+        let (candidates, isExact) = try container.read { txn in
+            try txn.run { try store.candidates(descriptor, in: txn.transaction.pointee) }
+        }
+        var stored: [M] = []
+        stored.reserveCapacity(candidates.count)
+        for candidate in candidates {
+            if let object = tracked.object(M.self, id: candidate.id) {
+                if try isExact || descriptor.matches(object) { stored.append(object) }
+                continue
+            }
+            attach(candidate)
+            if try isExact || descriptor.matches(candidate) { stored.append(try register(candidate)) }
+        }
+        let results = descriptor.sortedPage(of: try pending.overlaid(stored, matching: descriptor.matches))
+        if !descriptor.relationshipsToPrefetch.isEmpty {
+            try prefetch(descriptor.relationshipsToPrefetch, of: results)
+        }
+        return results
+    }
+
+    /// The number of objects that match `descriptor`'s predicate, with the context's unsaved changes.
+    ///
+    /// - Throws: What ``fetch(_:)-(FetchDescriptor<M>)`` throws.
+    public func fetchCount<M: PersistentModel>(_ descriptor: FetchDescriptor<M>) throws -> Int {
+        var unpaged = descriptor.unpaged
+        unpaged.sortBy = []
+        unpaged.relationshipsToPrefetch = []
+        return try fetch(unpaged).count
+    }
+
+    /// The context's object of type `type` with `id`, with its unsaved changes; `nil` when there is none or it is
+    /// deleted here.
+    ///
+    /// - Throws: ``KVStoreError/corruptRecord`` when the stored bytes do not decode, ``KVStoreError/closed`` after
+    ///   the container closed, ``KVStoreError/unknownEntity`` when `M` is not part of the container, or
+    ///   ``KVStoreError/encodingFailed`` when the object read does not encode.
+    public func model<M: PersistentModel>(for id: UUID, as type: M.Type = M.self) throws -> M? {
+        try heldOrRead(M.self, ids: [id]).first ?? nil
+    }
+
+    /// The context's objects of `type` with `ids`, in the same order, `nil` for IDs without one: those it holds, and
+    /// the others read in one transaction.
+    private func heldOrRead<M: PersistentModel>(_ type: M.Type, ids: [UUID]) throws -> [M?] {
+        var results = [M?](repeating: nil, count: ids.count)
+        var missing: [(position: Int, id: UUID)] = []
+        for (position, id) in ids.enumerated() {
+            switch tracked.state(of: M.self, id: id) {
+            case .deleted: continue
+            case .some: results[position] = tracked.object(M.self, id: id)
+            case nil: missing.append((position, id))
+            }
+        }
+        guard !missing.isEmpty else { return results }
+        let read = try container.read { txn in try txn.models(for: missing.map(\.id), as: M.self) }
+        for (slot, model) in zip(missing, read) {
+            guard let model else { continue }
+            attach(model)
+            results[slot.position] = try register(model)
+        }
+        return results
+    }
+
+    // MARK: - Saving and rolling back
+
+    /// Records the unsaved changes of every object the context holds as pending changes, which ``save()`` writes.
+    func recordTrackedChanges() throws {
+        for type in tracked.types {
+            try trackedTypes[type]?.recordChanges(self)
+        }
+    }
+
+    /// Records the unsaved changes of the objects of `M`: inserts, deletes, and objects whose encoding changed.
+    func recordChanges<M: PersistentModel>(of type: M.Type) throws {
+        let store = try container.store(for: M.self)
+        for (object, state) in tracked.objects(of: M.self) {
+            switch state {
+            case .inserted: pending.record(.insert(object), of: M.self, id: object.id)
+            case .deleted: pending.record(.delete(M.self), of: M.self, id: object.id)
+            case .stored(let snapshot):
+                if try store.comparisonEncoding(of: object) != snapshot {
+                    pending.record(.insert(object), of: M.self, id: object.id)
+                } else {
+                    pending.forget(M.self, id: object.id)
+                }
+            }
+        }
+    }
+
+    /// Takes a save's effects on the objects of `M`: the saved ones are stored as they are now, the deleted ones leave.
+    func didSave<M: PersistentModel>(_ type: M.Type) throws {
+        let store = try container.store(for: M.self)
+        for (object, state) in tracked.objects(of: M.self) {
+            switch state {
+            case .deleted: tracked.remove(M.self, id: object.id)
+            case .inserted, .stored: tracked.set(object, .stored(snapshot: try store.comparisonEncoding(of: object)))
+            }
+        }
+    }
+
+    /// Gives the objects of `M` back the values they were fetched with: inserted ones leave, deleted ones return,
+    /// changed ones take their stored values again.
+    func rollBack<M: PersistentModel>(_ type: M.Type) {
+        guard let store = try? container.store(for: M.self) else { return }
+        for (object, state) in tracked.objects(of: M.self) {
+            switch state {
+            case .inserted: tracked.remove(M.self, id: object.id)
+            case .deleted(let snapshot):
+                if let snapshot {
+                    restore(object, from: snapshot, store: store)
+                    tracked.set(object, .stored(snapshot: snapshot))
+                } else {
+                    tracked.remove(M.self, id: object.id)
+                }
+            case .stored(let snapshot):
+                guard (try? store.comparisonEncoding(of: object)) != snapshot else { continue }
+                restore(object, from: snapshot, store: store)
+            }
+        }
+    }
+
+    /// Gives `object` the values encoded in `snapshot`, keeping its identity; an object whose class the runtime
+    /// cannot lay out leaves the context instead, so that the next read gives its stored values.
+    private func restore<M: PersistentModel>(_ object: M, from snapshot: [UInt8], store: EntityStore<M>) {
+        let reader = store.reader
+        guard
+            let stored = try? snapshot.withBorrowedBytes({
+                try store.decodeRecord($0, fields: reader.fields, decoder: reader.decoder)
+            }),
+            ObjectContents.exchange(object, stored)
+        else {
+            tracked.remove(M.self, id: object.id)
+            return
+        }
+        attach(object)
+    }
+
+    /// Whether an object the context holds has unsaved changes: one encoding per object held.
+    func trackedObjectsHaveChanges() -> Bool {
+        if tracked.hasInsertsOrDeletes { return true }
+        return tracked.types.contains { trackedTypes[$0]?.hasChanges(self) ?? false }
+    }
+
+    /// Whether an object of `M` the context holds encodes differently from its snapshot.
+    func hasChanges<M: PersistentModel>(_ type: M.Type) -> Bool {
+        guard let store = try? container.store(for: M.self) else { return false }
+        return tracked.objects(of: M.self).contains { object, state in
+            guard case .stored(let snapshot) = state else { return true }
+            return (try? store.comparisonEncoding(of: object)) != snapshot
+        }
+    }
+
+    // MARK: - Registration
+
+    /// The context's object for `object`'s ID: the one it holds, or `object`, registered as stored.
+    private func register<M: PersistentModel>(_ object: M) throws -> M {
+        if let held = tracked.object(M.self, id: object.id) { return held }
+        let snapshot = try container.store(for: M.self).comparisonEncoding(of: object)
+        tracked.set(object, .stored(snapshot: snapshot))
+        trackType(M.self)
+        return object
+    }
+
+    /// Makes the context the loader of `object`'s relationship properties.
+    private func attach<M: PersistentModel>(_ object: M) {
+        for relationship in M.entity.relationships {
+            relationship.property?.related(object).loader = self
+        }
+    }
+
+    /// Notes that the context holds objects of `M`, so that saves and rollbacks reach them.
+    private func trackType<M: PersistentModel>(_ type: M.Type) {
+        if trackedTypes[ObjectIdentifier(M.self)] == nil {
+            trackedTypes[ObjectIdentifier(M.self)] = TrackedType<M>()
+        }
+    }
+
+    /// The objects `object`'s relationship properties hold in memory.
+    private func relatedObjects<M: PersistentModel>(of object: M) -> [AnyObject] {
+        M.entity.relationships.flatMap { relationship in
+            relationship.property?.related(object).objects ?? []
+        }
+    }
+
+    /// Inserts `object` when it is a model the context does not hold.
+    private func insertIfNew(_ object: AnyObject) {
+        guard let model = object as? any PersistentModel else { return }
+        func insertNew<T: PersistentModel>(_ model: T) {
+            if tracked.object(T.self, id: model.id) !== model { insert(model) }
+        }
+        insertNew(model)
+    }
+
+    // MARK: - Prefetching
+
+    /// Reads the objects related to `objects` through the named relationships, in one read transaction per
+    /// relationship, and gives each object's property its related objects.
+    private func prefetch<M: PersistentModel>(_ names: [String], of objects: [M]) throws {
+        for name in names {
+            guard let relationship = M.entity.relationships.first(where: { $0.name == name }),
+                let property = relationship.property, let target = relationship.target as? any PersistentModel.Type
+            else {
+                throw KVStoreError(
+                    .invalidModel, entity: M.entity.name, field: name,
+                    message: "\(M.entity.name) has no relationship property named \(name) to prefetch")
+            }
+            try prefetch(relationship, property: property, of: objects, target: target)
+        }
+    }
+
+    private func prefetch<M: PersistentModel, T: PersistentModel>(
+        _ relationship: Relationship<M>, property: RelationshipProperty<M>, of objects: [M], target: T.Type
+    ) throws {
+        switch property.kind {
+        case .toOne, .manyToMany:
+            let ids = Array(Set(objects.flatMap { property.related($0).ids }))
+            let loaded = Dictionary(
+                try heldOrRead(T.self, ids: ids).compactMap { $0 }.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+            for object in objects {
+                let state = property.related(object)
+                let related = state.ids.compactMap { loaded[$0] }
+                if related.count == state.ids.count { state.objects = related }
+            }
+        case .toMany:
+            guard let field = relationship.inverseField else { return }
+            let lists = try currentReferrers(T.self, field: field, to: objects.map(\.id))
+            for object in objects {
+                let state = property.related(object)
+                state.objects = lists[object.id] ?? []
+                state.generation = relationshipGeneration
+            }
+        }
+    }
+
+    /// The objects of `T` whose field `field` holds each of `ids`, with the context's changes, in ID order: stored
+    /// referrers read in one transaction, less those the context changed or deleted, plus those it holds that refer
+    /// to the IDs now.
+    private func currentReferrers<T: PersistentModel>(
+        _ type: T.Type, field: String, to ids: [UUID]
+    ) throws -> [UUID: [T]] {
+        let store = try container.store(for: T.self)
+        guard let inverse = T.entity.relationships.first(where: { $0.field == field })?.property else { return [:] }
+        var byParent = try container.read { txn in
+            try txn.run { try store.referrers(to: ids, field: field, in: txn.transaction.pointee) }
+        }
+        let parents = Set(ids)
+        // The objects the context holds answer for themselves, with their references as they are now.
+        var held: [UUID: [UUID]] = [:]
+        for (object, state) in tracked.objects(of: T.self) {
+            if case .deleted = state {
+                held[object.id] = []
+            } else {
+                held[object.id] = inverse.related(object).ids.filter { parents.contains($0) }
+            }
+        }
+        for parent in byParent.keys { byParent[parent]?.removeAll { held[$0] != nil } }
+        for (child, references) in held {
+            for parent in Set(references) { byParent[parent, default: []].append(child) }
+        }
+        let all = Array(Set(byParent.values.joined()))
+        let loaded = Dictionary(
+            try heldOrRead(T.self, ids: all).compactMap { $0 }.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+        return byParent.mapValues { children in
+            children.compactMap { loaded[$0] }.sorted { $0.id.isOrdered(before: $1.id) }
+        }
+    }
+}
+
+// MARK: - Relationship loading
+
+extension ModelContext: RelationshipLoader {
+    func object<T: PersistentModel>(_ type: T.Type, id: UUID) -> T? {
+        objects(type, ids: [id]).first
+    }
+
+    func objects<T: PersistentModel>(_ type: T.Type, ids: [UUID]) -> [T] {
+        do {
+            return try heldOrRead(T.self, ids: ids).compactMap { $0 }
+        } catch {
+            relationshipError = error
+            return []
+        }
+    }
+
+    func referrers<T: PersistentModel>(
+        _ type: T.Type, field: String, to id: UUID, references: (T) -> [UUID]
+    ) -> [T] {
+        do {
+            return try currentReferrers(T.self, field: field, to: [id])[id] ?? []
+        } catch {
+            relationshipError = error
+            return []
+        }
+    }
+
+    func isDeleted(_ object: AnyObject) -> Bool {
+        guard let model = object as? any PersistentModel else { return false }
+        return tracked.isDeleted(model)
+    }
+
+    func relationshipDidChange(of owner: AnyObject, related: [AnyObject]) {
+        relationshipGeneration += 1
+        for object in related { insertIfNew(object) }
+    }
+}
+
+/// The operations a context runs on the objects of one model type it holds, without knowing the type.
+protocol TrackedTypeOperations {
+    func recordChanges(_ context: ModelContext) throws
+    func didSave(_ context: ModelContext) throws
+    func rollBack(_ context: ModelContext)
+    func hasChanges(_ context: ModelContext) -> Bool
+}
+
+/// ``TrackedTypeOperations`` of `M`.
+struct TrackedType<M: PersistentModel>: TrackedTypeOperations {
+    func recordChanges(_ context: ModelContext) throws { try context.recordChanges(of: M.self) }
+    func didSave(_ context: ModelContext) throws { try context.didSave(M.self) }
+    func rollBack(_ context: ModelContext) { context.rollBack(M.self) }
+    func hasChanges(_ context: ModelContext) -> Bool { context.hasChanges(M.self) }
+}

@@ -1,0 +1,285 @@
+import Foundation
+
+/// The state that the copies of one relationship property share: the stored IDs, the related objects once known,
+/// and the context that loads them.
+final class RelatedObjects {
+    /// The related models' IDs, for a side that stores them (to-one, many-to-many); empty for a derived side.
+    var ids: [UUID]
+    /// The related objects: for a stored side, those of ``ids`` in order, once assigned or loaded; for a derived
+    /// side, the list once computed. `nil` until then.
+    var objects: [AnyObject]?
+    /// The loader's ``RelationshipLoader/relationshipGeneration`` when a derived list was computed.
+    var generation = 0
+    /// The context of the object the property belongs to, once it registered the object.
+    weak var loader: (any RelationshipLoader)?
+
+    init(ids: [UUID], objects: [AnyObject]?) {
+        self.ids = ids
+        self.objects = objects
+    }
+
+    /// The related object of a to-one side: the one assigned or loaded, or the one the context has for the ID.
+    func toOne<Target: PersistentModel>(_: Target.Type) -> Target? {
+        if let object = objects?.first as? Target {
+            return loader?.isDeleted(object) == true ? nil : object
+        }
+        guard let id = ids.first, let loader, let object = loader.object(Target.self, id: id) else { return nil }
+        objects = [object]
+        return object
+    }
+
+    /// The related objects of a many-to-many side, in the order of their IDs.
+    func manyToMany<Target: PersistentModel>(_: Target.Type) -> [Target] {
+        if let objects, objects.count == ids.count {
+            let related = objects.compactMap { $0 as? Target }
+            guard let loader else { return related }
+            return related.filter { !loader.isDeleted($0) }
+        }
+        guard let loader else { return [] }
+        let related = loader.objects(Target.self, ids: ids)
+        if related.count == ids.count { objects = related }
+        return related
+    }
+
+    /// Sets the stored side to `related`.
+    func assign(_ related: [AnyObject], ids: [UUID]) {
+        self.ids = ids
+        self.objects = related
+    }
+}
+
+/// The wrappers of relationship properties, which the container finds among a model class's stored properties to check
+/// that its entity declares each of them.
+protocol RelationshipPropertyWrapper {}
+
+extension ToOne: RelationshipPropertyWrapper {}
+extension ToMany: RelationshipPropertyWrapper {}
+extension ManyToMany: RelationshipPropertyWrapper {}
+
+/// A to-one relationship property of a ``PersistentModel``: SwiftData's `var project: Project?`.
+///
+/// ```swift
+/// @ToOne var project: Project?
+///
+/// static let entity = Entity<Task>(relationships: [.toOne("project", \.$project, inverse: "tasks")])
+/// ```
+///
+/// The record stores the related model's ID under the property's name, indexed; reading the property loads the
+/// related object through the object's context (once), and setting it updates the inverse side's loaded list.
+/// `$project.id` is the ID without loading anything. Declare every relationship property in the entity.
+@propertyWrapper
+public struct ToOne<Target: PersistentModel> {
+    let related: RelatedObjects
+
+    /// A relationship to `wrappedValue`, or to nothing.
+    public init(wrappedValue: Target? = nil) {
+        related = RelatedObjects(ids: wrappedValue.map { [$0.id] } ?? [], objects: wrappedValue.map { [$0] })
+    }
+
+    /// A relationship to the model with `id`, as a record stores it.
+    init(storedID id: UUID?) {
+        related = RelatedObjects(ids: id.map { [$0] } ?? [], objects: nil)
+    }
+
+    /// The related object, for a property outside a class; relationship properties belong to ``PersistentModel``
+    /// classes, whose accesses go through ``subscript(_enclosingInstance:wrapped:storage:)``.
+    @available(*, unavailable, message: "ToOne is for properties of PersistentModel classes")
+    public var wrappedValue: Target? {
+        get { related.toOne(Target.self) }
+        set { related.assign(newValue.map { [$0] } ?? [], ids: newValue.map { [$0.id] } ?? []) }
+    }
+
+    /// The related object of `owner`: read through its context, and set with the inverse side kept in step.
+    public static subscript<Owner: PersistentModel>(
+        _enclosingInstance owner: Owner,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Owner, Target?>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Owner, Self>
+    ) -> Target? {
+        get { owner[keyPath: storageKeyPath].related.toOne(Target.self) }
+        set { RelationshipUpdate.setToOne(newValue, of: owner, related: owner[keyPath: storageKeyPath].related) }
+    }
+
+    /// The property itself, for its ``id`` and for the entity's declaration (`\.$project`).
+    public var projectedValue: Self { self }
+
+    /// The related model's ID, read without loading it; `nil` when there is no related model.
+    public var id: UUID? { related.ids.first }
+}
+
+/// A to-many relationship property of a ``PersistentModel`` derived from the other side: SwiftData's
+/// `@Relationship(inverse: \Task.project) var tasks: [Task]`.
+///
+/// ```swift
+/// @ToMany var tasks: [Task]
+///
+/// static let entity = Entity<Project>(relationships: [
+///     .toMany("tasks", \.$tasks, inverse: "project", deleteRule: .cascade)
+/// ])
+/// ```
+///
+/// The record stores nothing for it: the list is the models whose ``ToOne`` (or ``ManyToMany``) property holds this
+/// model, read through the index on that field, with the context's unsaved changes. Appending a model sets its
+/// inverse property to this one; removing one clears it.
+@propertyWrapper
+public struct ToMany<Target: PersistentModel> {
+    let related: RelatedObjects
+
+    /// A list of `wrappedValue`, whose inverse properties are set when the owner is inserted into a context.
+    public init(wrappedValue: [Target] = []) {
+        related = RelatedObjects(ids: [], objects: wrappedValue.isEmpty ? nil : wrappedValue)
+    }
+
+    /// The related objects, for a property outside a class; see ``ToOne/wrappedValue``.
+    @available(*, unavailable, message: "ToMany is for properties of PersistentModel classes")
+    public var wrappedValue: [Target] {
+        get { related.objects?.compactMap { $0 as? Target } ?? [] }
+        set { related.objects = newValue }
+    }
+
+    /// The related objects of `owner`: read through its context, and set with each object's inverse property kept
+    /// in step.
+    public static subscript<Owner: PersistentModel>(
+        _enclosingInstance owner: Owner,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Owner, [Target]>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Owner, Self>
+    ) -> [Target] {
+        get { RelationshipUpdate.derived(Target.self, of: owner, related: owner[keyPath: storageKeyPath].related) }
+        set { RelationshipUpdate.setDerived(newValue, of: owner, related: owner[keyPath: storageKeyPath].related) }
+    }
+
+    /// The property itself, for the entity's declaration (`\.$tasks`).
+    public var projectedValue: Self { self }
+}
+
+/// The stored side of a many-to-many relationship property of a ``PersistentModel``: SwiftData's
+/// `@Relationship(inverse: \Tag.tasks) var tags: [Tag]`.
+///
+/// ```swift
+/// @ManyToMany var tags: [Tag]
+///
+/// static let entity = Entity<Task>(relationships: [.manyToMany("tags", \.$tags, inverse: "tasks")])
+/// ```
+///
+/// The record stores the related models' IDs under the property's name, with a multi-entry index; the other side
+/// is a ``ToMany`` derived from it.
+@propertyWrapper
+public struct ManyToMany<Target: PersistentModel> {
+    let related: RelatedObjects
+
+    /// A relationship to `wrappedValue`.
+    public init(wrappedValue: [Target] = []) {
+        related = RelatedObjects(ids: wrappedValue.map(\.id), objects: wrappedValue)
+    }
+
+    /// A relationship to the models with `ids`, as a record stores it.
+    init(storedIDs ids: [UUID]) {
+        related = RelatedObjects(ids: ids, objects: nil)
+    }
+
+    /// The related objects, for a property outside a class; see ``ToOne/wrappedValue``.
+    @available(*, unavailable, message: "ManyToMany is for properties of PersistentModel classes")
+    public var wrappedValue: [Target] {
+        get { related.manyToMany(Target.self) }
+        set { related.assign(newValue, ids: newValue.map(\.id)) }
+    }
+
+    /// The related objects of `owner`: read through its context, and set with the inverse side's loaded lists kept
+    /// in step.
+    public static subscript<Owner: PersistentModel>(
+        _enclosingInstance owner: Owner,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Owner, [Target]>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Owner, Self>
+    ) -> [Target] {
+        get { owner[keyPath: storageKeyPath].related.manyToMany(Target.self) }
+        set { RelationshipUpdate.setManyToMany(newValue, of: owner, related: owner[keyPath: storageKeyPath].related) }
+    }
+
+    /// The property itself, for its ``ids`` and for the entity's declaration (`\.$tags`).
+    public var projectedValue: Self { self }
+
+    /// The related models' IDs, read without loading them.
+    public var ids: [UUID] { related.ids }
+}
+
+// MARK: - Coding
+
+// Synthesized `Codable` calls `encode(_:forKey:)` and `decode(_:forKey:)` with the property's wrapper; these
+// overloads, more specific than the generic ones, store a to-one as an optional ID (absent for `nil`, as a struct's
+// `UUID?` field), a many-to-many as its IDs, and a derived to-many as nothing at all.
+
+extension ToOne: Codable {
+    /// Reads the related model's ID.
+    ///
+    /// - Throws: `DecodingError` when the value is not a UUID or null.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        self.init(storedID: container.decodeNil() ? nil : try container.decode(UUID.self))
+    }
+
+    /// Writes the related model's ID, or null.
+    ///
+    /// - Throws: What the encoder throws.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        if let id { try container.encode(id) } else { try container.encodeNil() }
+    }
+}
+
+extension ToMany: Codable {
+    /// A list to be read from the other side: nothing is stored.
+    public init(from decoder: any Decoder) throws {
+        self.init()
+    }
+
+    /// Writes nothing: the list is derived from the other side.
+    public func encode(to encoder: any Encoder) throws {}
+}
+
+extension ManyToMany: Codable {
+    /// Reads the related models' IDs.
+    ///
+    /// - Throws: `DecodingError` when the value is not an array of UUIDs.
+    public init(from decoder: any Decoder) throws {
+        self.init(storedIDs: try [UUID](from: decoder))
+    }
+
+    /// Writes the related models' IDs.
+    ///
+    /// - Throws: What the encoder throws.
+    public func encode(to encoder: any Encoder) throws {
+        try ids.encode(to: encoder)
+    }
+}
+
+extension KeyedEncodingContainer {
+    /// Writes a to-one relationship property as its related model's ID, leaving the key out when there is none.
+    ///
+    /// - Throws: What the encoder throws.
+    public mutating func encode<Target>(_ value: ToOne<Target>, forKey key: Key) throws {
+        try encodeIfPresent(value.id, forKey: key)
+    }
+
+    /// Writes nothing for a derived to-many relationship property.
+    public mutating func encode<Target>(_ value: ToMany<Target>, forKey key: Key) throws {}
+}
+
+extension KeyedDecodingContainer {
+    /// Reads a to-one relationship property: the related model's ID, `nil` when the key is absent.
+    ///
+    /// - Throws: `DecodingError` when the value is not a UUID.
+    public func decode<Target>(_ type: ToOne<Target>.Type, forKey key: Key) throws -> ToOne<Target> {
+        ToOne(storedID: try decodeIfPresent(UUID.self, forKey: key))
+    }
+
+    /// Reads a derived to-many relationship property, which stores nothing.
+    public func decode<Target>(_ type: ToMany<Target>.Type, forKey key: Key) throws -> ToMany<Target> {
+        ToMany()
+    }
+
+    /// Reads the stored side of a many-to-many relationship property: no IDs when the key is absent.
+    ///
+    /// - Throws: `DecodingError` when the value is not an array of UUIDs.
+    public func decode<Target>(_ type: ManyToMany<Target>.Type, forKey key: Key) throws -> ManyToMany<Target> {
+        ManyToMany(storedIDs: try decodeIfPresent([UUID].self, forKey: key) ?? [])
+    }
+}
