@@ -12,19 +12,19 @@ extension ModelContext {
     public func insert<M: PersistentModel>(_ object: M) {
         switch tracked.state(of: M.self, id: object.id) {
         case .deleted(let snapshot):
-            guard tracked.object(M.self, id: object.id) === object else { break }
+            guard tracked.held(M.self, id: object.id) === object else { break }
             tracked.set(object, snapshot.map { .stored(snapshot: $0) } ?? .inserted)
             relationshipGeneration += 1
             return
         case .some:
-            if tracked.object(M.self, id: object.id) === object { return }
+            if tracked.held(M.self, id: object.id) === object { return }
         case nil: break
         }
         tracked.set(object, .inserted)
         trackType(M.self)
         attach(object)
         relationshipGeneration += 1
-        for related in relatedObjects(of: object) { insertIfNew(related) }
+        for related in heldRelatedObjects(of: object) { insertIfNew(related) }
     }
 
     /// Registers `object` to be deleted at the next ``save()``, and applies the delete rules of its relationships to
@@ -33,7 +33,7 @@ extension ModelContext {
     ///
     /// Deleting an object inserted and not saved yet takes it out of the context.
     public func delete<M: PersistentModel>(_ object: M) {
-        guard tracked.object(M.self, id: object.id) === object || tracked.state(of: M.self, id: object.id) == nil
+        guard tracked.held(M.self, id: object.id) === object || tracked.state(of: M.self, id: object.id) == nil
         else { return }
         switch tracked.state(of: M.self, id: object.id) {
         case .deleted: return
@@ -64,7 +64,7 @@ extension ModelContext {
             case .toOne, .manyToMany:
                 // The stored side: only a cascade reaches the related objects; they keep no reference to it.
                 guard relationship.deleteRule == .cascade else { return }
-                let ids = Set(property.related(object).ids)
+                let ids = Set(property.relatedObjects(object).ids)
                 related = tracked.objects(of: T.self).map(\.object).filter { ids.contains($0.id) }
             case .toMany:
                 guard let field = relationship.inverseField,
@@ -72,12 +72,12 @@ extension ModelContext {
                 else { return }
                 related = tracked.objects(of: T.self).filter { entry in
                     if case .deleted = entry.state { return false }
-                    return inverse.related(entry.object).ids.contains(object.id)
+                    return inverse.relatedObjects(entry.object).ids.contains(object.id)
                 }
                 .map(\.object)
                 if relationship.deleteRule == .nullify {
                     for referrer in related {
-                        let state = inverse.related(referrer)
+                        let state = inverse.relatedObjects(referrer)
                         state.ids.removeAll { $0 == object.id }
                         state.objects = nil
                     }
@@ -114,7 +114,7 @@ extension ModelContext {
         var stored: [M] = []
         stored.reserveCapacity(candidates.count)
         for candidate in candidates {
-            if let object = tracked.object(M.self, id: candidate.id) {
+            if let object = tracked.held(M.self, id: candidate.id) {
                 if try isExact || descriptor.matches(object) { stored.append(object) }
                 continue
             }
@@ -156,7 +156,7 @@ extension ModelContext {
         for (position, id) in ids.enumerated() {
             switch tracked.state(of: M.self, id: id) {
             case .deleted: continue
-            case .some: results[position] = tracked.object(M.self, id: id)
+            case .some: results[position] = tracked.held(M.self, id: id)
             case nil: missing.append((position, id))
             }
         }
@@ -263,7 +263,7 @@ extension ModelContext {
 
     /// The context's object for `object`'s ID: the one it holds, or `object`, registered as stored.
     private func register<M: PersistentModel>(_ object: M) throws -> M {
-        if let held = tracked.object(M.self, id: object.id) { return held }
+        if let held = tracked.held(M.self, id: object.id) { return held }
         let snapshot = try container.store(for: M.self).comparisonEncoding(of: object)
         tracked.set(object, .stored(snapshot: snapshot))
         trackType(M.self)
@@ -273,7 +273,7 @@ extension ModelContext {
     /// Makes the context the loader of `object`'s relationship properties.
     private func attach<M: PersistentModel>(_ object: M) {
         for relationship in M.entity.relationships {
-            relationship.property?.related(object).loader = self
+            relationship.property?.relatedObjects(object).loader = self
         }
     }
 
@@ -285,9 +285,9 @@ extension ModelContext {
     }
 
     /// The objects `object`'s relationship properties hold in memory.
-    private func relatedObjects<M: PersistentModel>(of object: M) -> [AnyObject] {
+    private func heldRelatedObjects<M: PersistentModel>(of object: M) -> [AnyObject] {
         M.entity.relationships.flatMap { relationship in
-            relationship.property?.related(object).objects ?? []
+            relationship.property?.relatedObjects(object).objects ?? []
         }
     }
 
@@ -295,7 +295,7 @@ extension ModelContext {
     private func insertIfNew(_ object: AnyObject) {
         guard let model = object as? any PersistentModel else { return }
         func insertNew<T: PersistentModel>(_ model: T) {
-            if tracked.object(T.self, id: model.id) !== model { insert(model) }
+            if tracked.held(T.self, id: model.id) !== model { insert(model) }
         }
         insertNew(model)
     }
@@ -322,11 +322,11 @@ extension ModelContext {
     ) throws {
         switch property.kind {
         case .toOne, .manyToMany:
-            let ids = Array(Set(objects.flatMap { property.related($0).ids }))
+            let ids = Array(Set(objects.flatMap { property.relatedObjects($0).ids }))
             let loaded = Dictionary(
                 try heldOrRead(T.self, ids: ids).compactMap { $0 }.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
             for object in objects {
-                let state = property.related(object)
+                let state = property.relatedObjects(object)
                 let related = state.ids.compactMap { loaded[$0] }
                 if related.count == state.ids.count { state.objects = related }
             }
@@ -334,7 +334,7 @@ extension ModelContext {
             guard let field = relationship.inverseField else { return }
             let lists = try currentReferrers(T.self, field: field, to: objects.map(\.id))
             for object in objects {
-                let state = property.related(object)
+                let state = property.relatedObjects(object)
                 state.objects = lists[object.id] ?? []
                 state.generation = relationshipGeneration
             }
@@ -359,7 +359,7 @@ extension ModelContext {
             if case .deleted = state {
                 held[object.id] = []
             } else {
-                held[object.id] = inverse.related(object).ids.filter { parents.contains($0) }
+                held[object.id] = inverse.relatedObjects(object).ids.filter { parents.contains($0) }
             }
         }
         for parent in byParent.keys { byParent[parent]?.removeAll { held[$0] != nil } }
@@ -378,11 +378,11 @@ extension ModelContext {
 // MARK: - Relationship loading
 
 extension ModelContext: RelationshipLoader {
-    func object<T: PersistentModel>(_ type: T.Type, id: UUID) -> T? {
-        objects(type, ids: [id]).first
+    func loadObject<T: PersistentModel>(_ type: T.Type, id: UUID) -> T? {
+        loadObjects(type, ids: [id]).first
     }
 
-    func objects<T: PersistentModel>(_ type: T.Type, ids: [UUID]) -> [T] {
+    func loadObjects<T: PersistentModel>(_ type: T.Type, ids: [UUID]) -> [T] {
         do {
             return try heldOrRead(T.self, ids: ids).compactMap { $0 }
         } catch {
@@ -391,9 +391,7 @@ extension ModelContext: RelationshipLoader {
         }
     }
 
-    func referrers<T: PersistentModel>(
-        _ type: T.Type, field: String, to id: UUID, references: (T) -> [UUID]
-    ) -> [T] {
+    func loadReferrers<T: PersistentModel>(_ type: T.Type, field: String, to id: UUID) -> [T] {
         do {
             return try currentReferrers(T.self, field: field, to: [id])[id] ?? []
         } catch {
@@ -402,7 +400,7 @@ extension ModelContext: RelationshipLoader {
         }
     }
 
-    func isDeleted(_ object: AnyObject) -> Bool {
+    func isDeletedHere(_ object: AnyObject) -> Bool {
         guard let model = object as? any PersistentModel else { return false }
         return tracked.isDeleted(model)
     }

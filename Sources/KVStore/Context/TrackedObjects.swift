@@ -43,7 +43,7 @@ struct TrackedObjects {
     }
 
     /// The object of `type` with `id`, while one is in the map.
-    func object<M: PersistentModel>(_ type: M.Type, id: UUID) -> M? {
+    func held<M: PersistentModel>(_ type: M.Type, id: UUID) -> M? {
         entries[Key(type: ObjectIdentifier(M.self), id: id)]?.object as? M
     }
 

@@ -52,21 +52,19 @@ public protocol PersistentModel: StoredModel, AnyObject {}
 /// context's identity map with its pending changes.
 ///
 /// A relationship property cannot throw; a read that fails reads `nil` (or no objects) and the context keeps the error
-/// (``ModelContext/relationshipError``).
+/// (`ModelContext.relationshipError`).
 protocol RelationshipLoader: AnyObject {
     /// The object of `type` with `id`, or `nil` when there is none or it is deleted.
-    func object<T: PersistentModel>(_ type: T.Type, id: UUID) -> T?
+    func loadObject<T: PersistentModel>(_ type: T.Type, id: UUID) -> T?
 
     /// The objects of `type` with `ids`, in the same order, without those there are none of.
-    func objects<T: PersistentModel>(_ type: T.Type, ids: [UUID]) -> [T]
+    func loadObjects<T: PersistentModel>(_ type: T.Type, ids: [UUID]) -> [T]
 
     /// The objects of `type` whose relationship field `field` holds `id`, in ID order, with the context's changes.
-    func referrers<T: PersistentModel>(
-        _ type: T.Type, field: String, to id: UUID, references: (T) -> [UUID]
-    ) -> [T]
+    func loadReferrers<T: PersistentModel>(_ type: T.Type, field: String, to id: UUID) -> [T]
 
     /// Whether `object` is deleted in the context.
-    func isDeleted(_ object: AnyObject) -> Bool
+    func isDeletedHere(_ object: AnyObject) -> Bool
 
     /// Notes that `owner` changed a relationship, and takes `related` into the context when they are new to it.
     func relationshipDidChange(of owner: AnyObject, related: [AnyObject])

@@ -15,7 +15,7 @@ struct RelationshipProperty<M: StoredModel>: Sendable {
     /// The property's wrapper type, which the class's stored property `_<name>` has.
     let wrapper: Any.Type
     /// The property's shared state in a model.
-    let related: @Sendable (M) -> RelatedObjects
+    let relatedObjects: @Sendable (M) -> RelatedObjects
 }
 
 /// The relationships of ``PersistentModel`` classes, declared with their names and relationship properties
@@ -103,15 +103,15 @@ extension Relationship where M: PersistentModel {
         _ name: String, isToMany: Bool, target: Target.Type, inverse: String?, deleteRule: DeleteRule,
         allowsDangling: Bool, property: RelationshipProperty<M>
     ) -> Self {
-        let related = property.related
+        let stateOf = property.relatedObjects
         return Relationship(
             name: name, deleteRule: deleteRule, allowsDangling: allowsDangling, inverse: inverse, target: target,
             storage: .field(
                 name: name, isToMany: isToMany,
-                index: .references(name, isToMany: isToMany) { related($0).ids },
-                ids: { related($0).ids },
+                index: .references(name, isToMany: isToMany) { stateOf($0).ids },
+                ids: { stateOf($0).ids },
                 rewrite: { model, rewrittenID in
-                    let state = related(model)
+                    let state = stateOf(model)
                     let rewritten = state.ids.compactMap(rewrittenID)
                     guard rewritten != state.ids else { return false }
                     state.ids = rewritten
@@ -125,6 +125,6 @@ extension Relationship where M: PersistentModel {
 extension Entity where M: PersistentModel {
     /// The relationship whose property in `model` has the shared state `related`.
     func relationship(of model: M, sharing related: RelatedObjects) -> Relationship<M>? {
-        relationships.first { $0.property?.related(model) === related }
+        relationships.first { $0.property?.relatedObjects(model) === related }
     }
 }

@@ -21,9 +21,9 @@ final class RelatedObjects {
     /// The related object of a to-one side: the one assigned or loaded, or the one the context has for the ID.
     func toOne<Target: PersistentModel>(_: Target.Type) -> Target? {
         if let object = objects?.first as? Target {
-            return loader?.isDeleted(object) == true ? nil : object
+            return loader?.isDeletedHere(object) == true ? nil : object
         }
-        guard let id = ids.first, let loader, let object = loader.object(Target.self, id: id) else { return nil }
+        guard let id = ids.first, let loader, let object = loader.loadObject(Target.self, id: id) else { return nil }
         objects = [object]
         return object
     }
@@ -33,10 +33,10 @@ final class RelatedObjects {
         if let objects, objects.count == ids.count {
             let related = objects.compactMap { $0 as? Target }
             guard let loader else { return related }
-            return related.filter { !loader.isDeleted($0) }
+            return related.filter { !loader.isDeletedHere($0) }
         }
         guard let loader else { return [] }
-        let related = loader.objects(Target.self, ids: ids)
+        let related = loader.loadObjects(Target.self, ids: ids)
         if related.count == ids.count { objects = related }
         return related
     }
@@ -227,12 +227,12 @@ extension ToOne: Codable {
 
 extension ToMany: Codable {
     /// A list to be read from the other side: nothing is stored.
-    public init(from decoder: any Decoder) throws {
+    public init(from decoder: any Decoder) {
         self.init()
     }
 
     /// Writes nothing: the list is derived from the other side.
-    public func encode(to encoder: any Encoder) throws {}
+    public func encode(to encoder: any Encoder) {}
 }
 
 extension ManyToMany: Codable {
@@ -260,7 +260,7 @@ extension KeyedEncodingContainer {
     }
 
     /// Writes nothing for a derived to-many relationship property.
-    public mutating func encode<Target>(_ value: ToMany<Target>, forKey key: Key) throws {}
+    public mutating func encode<Target>(_ value: ToMany<Target>, forKey key: Key) {}
 }
 
 extension KeyedDecodingContainer {
@@ -272,7 +272,7 @@ extension KeyedDecodingContainer {
     }
 
     /// Reads a derived to-many relationship property, which stores nothing.
-    public func decode<Target>(_ type: ToMany<Target>.Type, forKey key: Key) throws -> ToMany<Target> {
+    public func decode<Target>(_ type: ToMany<Target>.Type, forKey key: Key) -> ToMany<Target> {
         ToMany()
     }
 

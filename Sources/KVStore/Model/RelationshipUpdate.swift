@@ -19,8 +19,8 @@ enum RelationshipUpdate {
             return
         }
         guard let inverse = inverseList(of: owner, sharing: related, in: Target.self) else { return }
-        if let old { remove(owner, from: inverse.related(old)) }
-        if let target { append(owner, to: inverse.related(target)) }
+        if let old { remove(owner, from: inverse.relatedObjects(old)) }
+        if let target { append(owner, to: inverse.relatedObjects(target)) }
     }
 
     /// Sets the many-to-many property whose state is `related` in `owner` to `targets`.
@@ -34,8 +34,8 @@ enum RelationshipUpdate {
             return
         }
         guard let inverse = inverseList(of: owner, sharing: related, in: Target.self) else { return }
-        for target in old where !targets.contains(where: { $0 === target }) { remove(owner, from: inverse.related(target)) }
-        for target in targets where !old.contains(where: { $0 === target }) { append(owner, to: inverse.related(target)) }
+        for target in old where !targets.contains(where: { $0 === target }) { remove(owner, from: inverse.relatedObjects(target)) }
+        for target in targets where !old.contains(where: { $0 === target }) { append(owner, to: inverse.relatedObjects(target)) }
     }
 
     /// The objects of the derived to-many property whose state is `related` in `owner`: computed through the context
@@ -47,10 +47,8 @@ enum RelationshipUpdate {
         if let objects = related.objects, related.generation == loader.relationshipGeneration {
             return objects.compactMap { $0 as? Target }
         }
-        guard let field = Owner.entity.relationship(of: owner, sharing: related)?.inverseField,
-            let references = storedSide(field, of: Target.self)
-        else { return [] }
-        let list = loader.referrers(Target.self, field: field, to: owner.id) { references.related($0).ids }
+        guard let field = Owner.entity.relationship(of: owner, sharing: related)?.inverseField else { return [] }
+        let list = loader.loadReferrers(Target.self, field: field, to: owner.id)
         related.objects = list
         related.generation = loader.relationshipGeneration
         return list
@@ -69,7 +67,7 @@ enum RelationshipUpdate {
             return
         }
         for target in old where !targets.contains(where: { $0 === target }) {
-            let state = inverse.related(target)
+            let state = inverse.relatedObjects(target)
             switch inverse.kind {
             case .toOne where state.ids == [owner.id]: setToOne(Owner?.none, of: target, related: state)
             case .manyToMany:
@@ -78,7 +76,7 @@ enum RelationshipUpdate {
             }
         }
         for target in targets where !old.contains(where: { $0 === target }) {
-            let state = inverse.related(target)
+            let state = inverse.relatedObjects(target)
             switch inverse.kind {
             case .toOne: setToOne(owner, of: target, related: state)
             case .manyToMany where !state.ids.contains(owner.id):
