@@ -108,7 +108,9 @@ public final class ModelContainer: Sendable {
     ///   - types: The model types the program uses, with the types their relationships reach added.
     ///   - configuration: Where and how to keep the store.
     /// - Throws: The errors of the variadic `init(for:configuration:observer:)`.
-    public convenience init(for types: any StoredModel.Type..., configurations configuration: ModelConfiguration) throws {
+    public convenience init(
+        for types: any StoredModel.Type..., configurations configuration: ModelConfiguration
+    ) throws {
         try self.init(for: types, configuration: configuration, observer: nil)
     }
 

@@ -64,7 +64,8 @@ struct TrackedObjects {
 
     /// Puts `object` in the map, held strongly, in `state`.
     mutating func set<M: PersistentModel>(_ object: M, _ state: State) {
-        entries[Key(type: ObjectIdentifier(M.self), id: object.id)] = Entry(strong: object, object: object, state: state)
+        entries[Key(type: ObjectIdentifier(M.self), id: object.id)] = Entry(
+            strong: object, object: object, state: state)
     }
 
     /// Takes the object of `type` with `id` out of the map.

@@ -40,7 +40,8 @@ enum ObjectContents {
         var end = 0
         func size<V>(of _: V.Type) -> Int { MemoryLayout<V>.size }
         // Option 1 is `.classType`, which the runtime needs to list a class's fields.
-        let listed = unsafe _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) { _, offset, fieldType, _ in
+        let listed = unsafe _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) {
+            _, offset, fieldType, _ in
             start = min(start, offset)
             end = max(end, offset + _openExistential(fieldType, do: size))
             return true

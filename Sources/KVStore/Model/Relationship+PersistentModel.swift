@@ -96,7 +96,9 @@ extension Relationship where M: PersistentModel {
         Relationship(
             name: name, deleteRule: deleteRule, allowsDangling: false, inverse: nil, target: Target.self,
             storage: .inverse(field: inverse),
-            property: RelationshipProperty(kind: .toMany, wrapper: ToMany<Target>.self) { $0[keyPath: property].related })
+            property: RelationshipProperty(kind: .toMany, wrapper: ToMany<Target>.self) {
+                $0[keyPath: property].related
+            })
     }
 
     private static func stored<Target: PersistentModel>(

@@ -34,8 +34,12 @@ enum RelationshipUpdate {
             return
         }
         guard let inverse = inverseList(of: owner, sharing: related, in: Target.self) else { return }
-        for target in old where !targets.contains(where: { $0 === target }) { remove(owner, from: inverse.relatedObjects(target)) }
-        for target in targets where !old.contains(where: { $0 === target }) { append(owner, to: inverse.relatedObjects(target)) }
+        for target in old where !targets.contains(where: { $0 === target }) {
+            remove(owner, from: inverse.relatedObjects(target))
+        }
+        for target in targets where !old.contains(where: { $0 === target }) {
+            append(owner, to: inverse.relatedObjects(target))
+        }
     }
 
     /// The objects of the derived to-many property whose state is `related` in `owner`: computed through the context

@@ -44,7 +44,9 @@ extension EntityStore {
     ///
     /// A context's fetch of ``PersistentModel`` classes evaluates the predicate once the objects are in the context,
     /// where their relationship properties read.
-    func candidates(_ descriptor: FetchDescriptor<M>, in txn: borrowing Transaction) throws -> (models: [M], isExact: Bool) {
+    func candidates(
+        _ descriptor: FetchDescriptor<M>, in txn: borrowing Transaction
+    ) throws -> (models: [M], isExact: Bool) {
         let planned = plan(descriptor.unpaged)
         var models: [M] = []
         try forEachCandidate(planned.plan, in: txn, reader: reader) { model in

@@ -31,7 +31,9 @@ final class RefTask: PersistentModel {
 
     static let entity = Entity<RefTask>(
         name: "Task", indexes: [.index(\.priority)],
-        relationships: [.toOne("project", \.$project, inverse: "tasks"), .manyToMany("tags", \.$tags, inverse: "tasks")])
+        relationships: [
+            .toOne("project", \.$project, inverse: "tasks"), .manyToMany("tags", \.$tags, inverse: "tasks"),
+        ])
 }
 
 final class RefTag: PersistentModel {

@@ -93,7 +93,8 @@ import Testing
         try withContainer(RefProject.self) { container in
             _ = try seeded(container)
             let context = ModelContext(container)
-            let open = FetchDescriptor<RefTask>(predicate: #Predicate { !$0.isDone }, sortBy: [SortDescriptor(\.priority)])
+            let open = FetchDescriptor<RefTask>(
+                predicate: #Predicate { !$0.isDone }, sortBy: [SortDescriptor(\.priority)])
             let tasks = try context.fetch(open)
             #expect(tasks.count == 3)
             tasks[1].isDone = true
