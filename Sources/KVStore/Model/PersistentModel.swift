@@ -44,6 +44,10 @@ import Foundation
 /// changed since they were fetched. Objects are not `Sendable` and neither is the context: keep them on the actor
 /// of their context, and pass IDs across actors.
 ///
+/// An object reads its relationship properties through its context while the context exists: keep the context for
+/// as long as you use its objects (the context holds them strongly until its next save or rollback, and weakly
+/// after; they hold it weakly).
+///
 /// `@Observable` does not combine with these models: its macro rewrites the stored properties that synthesized
 /// `Codable` and the relationship properties rely on.
 public protocol PersistentModel: StoredModel, AnyObject {}

@@ -88,6 +88,8 @@ enum RelationshipUpdate {
             default: break
             }
         }
+        // Targets new to the context come in with their owner, which is in it.
+        related.loader?.relationshipDidChange(of: owner, related: targets)
         related.objects = targets
         related.generation = related.loader?.relationshipGeneration ?? 0
     }

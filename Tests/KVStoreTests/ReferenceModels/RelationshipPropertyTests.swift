@@ -1,0 +1,227 @@
+import Foundation
+import Testing
+
+@testable import KVStore
+
+/// Relationship properties of reference models: read through the context, both sides in step before and after a
+/// save, graphs inserted whole, and delete rules applied to the objects the context holds.
+@Suite struct RelationshipPropertyTests {
+    /// Saves two projects, Launch with three tasks and Other with none, and two tags on the first task.
+    private func seed(_ container: ModelContainer) throws {
+        let context = ModelContext(container)
+        let launch = RefProject(name: "Launch")
+        context.insert(launch)
+        context.insert(RefProject(name: "Other"))
+        let tasks = (0..<3).map { RefTask(title: "task \($0)", project: launch, priority: $0) }
+        tasks[0].tags = [RefTag(name: "red"), RefTag(name: "blue")]
+        for task in tasks { context.insert(task) }
+        try context.save()
+    }
+
+    private func project(_ name: String, in context: ModelContext) throws -> RefProject {
+        try #require(try context.fetch(FetchDescriptor<RefProject>(predicate: #Predicate { $0.name == name })).first)
+    }
+
+    private func tasks(_ context: ModelContext) throws -> [RefTask] {
+        try context.fetch(FetchDescriptor<RefTask>(sortBy: [SortDescriptor(\.priority)]))
+    }
+
+    @Test func aToOneReadsItsObjectAndAToManyItsList() throws {
+        try withContainer(RefProject.self) { container in
+            try seed(container)
+            let context = ModelContext(container)
+            let tasks = try tasks(context)
+            let launch = try project("Launch", in: context)
+            #expect(tasks.allSatisfy { $0.project === launch })
+            #expect(tasks[0].$project.id == launch.id)
+            #expect(launch.tasks.map(\.title) == ["task 0", "task 1", "task 2"])
+            #expect(zip(launch.tasks, tasks).allSatisfy { $0 === $1 })
+            #expect(try project("Other", in: context).tasks.isEmpty)
+            #expect(context.relationshipError == nil)
+        }
+    }
+
+    @Test func movingATaskMovesItBetweenTheListsBeforeAndAfterTheSave() throws {
+        try withContainer(RefProject.self) { container in
+            try seed(container)
+            let context = ModelContext(container)
+            let (launch, other) = (try project("Launch", in: context), try project("Other", in: context))
+            let moved = try tasks(context)[1]
+            #expect(launch.tasks.count == 3)
+            moved.project = other
+            #expect(launch.tasks.map(\.title) == ["task 0", "task 2"])
+            #expect(other.tasks.map(\.title) == ["task 1"])
+            #expect(context.hasChanges)
+            try context.save()
+            #expect(launch.tasks.map(\.title) == ["task 0", "task 2"])
+            #expect(other.tasks.first === moved)
+            let fresh = ModelContext(container)
+            #expect(try project("Other", in: fresh).tasks.map(\.title) == ["task 1"])
+            #expect(try tasks(fresh)[1].project?.name == "Other")
+        }
+    }
+
+    @Test func appendingAndRemovingOnAToManySetsEachInverse() throws {
+        try withContainer(RefProject.self) { container in
+            try seed(container)
+            let context = ModelContext(container)
+            let launch = try project("Launch", in: context)
+            let added = RefTask(title: "added", priority: 10)
+            launch.tasks.append(added)
+            #expect(added.project === launch)
+            let removed = try tasks(context)[0]
+            launch.tasks.removeAll { $0 === removed }
+            #expect(removed.project == nil)
+            #expect(launch.tasks.map(\.title) == ["task 1", "task 2", "added"])
+            try context.save()
+            let fresh = ModelContext(container)
+            let titles = try project("Launch", in: fresh).tasks.map(\.title)
+            #expect(titles == ["task 1", "task 2", "added"])
+            #expect(try tasks(fresh).first { $0.title == "task 0" }?.project == nil)
+            withExtendedLifetime(fresh) {}
+        }
+    }
+
+    @Test func bothSidesOfAManyToManyStayInStep() throws {
+        try withContainer(RefProject.self) { container in
+            try seed(container)
+            let context = ModelContext(container)
+            let tasks = try tasks(context)
+            let red = try #require(tasks[0].tags.first { $0.name == "red" })
+            #expect(red.tasks.first === tasks[0])
+            tasks[1].tags.append(red)
+            #expect(red.tasks.map(\.title) == ["task 0", "task 1"])
+            // A tag outside the context still sets the inverse, and the task brings it in.
+            let green = RefTag(name: "green")
+            green.tasks.append(tasks[2])
+            #expect(tasks[2].tags.first === green)
+            #expect(green.tasks.map(\.title) == ["task 2"])
+            red.tasks.removeAll { $0 === tasks[0] }
+            #expect(tasks[0].tags.map(\.name) == ["blue"])
+            try context.save()
+            let freshContext = ModelContext(container)
+            let fresh = try self.tasks(freshContext)
+            #expect(fresh.map { $0.tags.map(\.name).sorted() } == [["blue"], ["red"], ["green"]])
+            withExtendedLifetime(freshContext) {}
+        }
+    }
+
+    @Test func insertingAnObjectInsertsTheNewObjectsItRefersTo() throws {
+        try withContainer(RefProject.self) { container in
+            let context = ModelContext(container)
+            let project = RefProject(name: "Graph")
+            let first = RefTask(title: "first", project: project, priority: 1)
+            let second = RefTask(title: "second", priority: 2)
+            // Set before anything is in a context: the inverse is set in memory.
+            project.tasks.append(second)
+            #expect(second.project === project)
+            first.tags = [RefTag(name: "new")]
+            context.insert(first)
+            try context.save()
+            let fresh = ModelContext(container)
+            let stored = try self.project("Graph", in: fresh)
+            #expect(stored.tasks.map(\.title) == ["first", "second"])
+            #expect(stored.tasks[0].tags.map(\.name) == ["new"])
+            #expect(try fresh.fetchCount(FetchDescriptor<RefTag>()) == 1)
+        }
+    }
+
+    @Test func aCascadeTakesTheHeldChildrenOutOfTheContextAtOnce() throws {
+        try withContainer(RefProject.self) { container in
+            try seed(container)
+            let context = ModelContext(container)
+            let tasks = try tasks(context)
+            let launch = try project("Launch", in: context)
+            context.delete(launch)
+            #expect(try self.tasks(context).isEmpty)
+            #expect(try context.fetchCount(FetchDescriptor<RefTask>()) == 0)
+            #expect(tasks[0].tags.count == 2)
+            try context.save()
+            let fresh = ModelContext(container)
+            #expect(try self.tasks(fresh).isEmpty)
+            #expect(try fresh.fetchCount(FetchDescriptor<RefTag>()) == 2)
+        }
+    }
+
+    @Test func aNullifyClearsTheReferencesOfHeldObjectsAtOnce() throws {
+        try withContainer(RefProject.self) { container in
+            try seed(container)
+            let context = ModelContext(container)
+            let task = try tasks(context)[0]
+            let red = try #require(task.tags.first { $0.name == "red" })
+            context.delete(red)
+            #expect(task.tags.map(\.name) == ["blue"])
+            try context.save()
+            let fresh = ModelContext(container)
+            #expect(try tasks(fresh)[0].tags.map(\.name) == ["blue"])
+            withExtendedLifetime(fresh) {}
+        }
+    }
+
+    @Test func aNullifiedToOneReadsNilAndTheStoreAgrees() throws {
+        try withContainer(RefProject.self) { container in
+            let context = ModelContext(container)
+            let project = RefProject(name: "Kept")
+            let task = RefTask(title: "orphan", project: project)
+            context.insert(task)
+            try context.save()
+            // Tags nullify their tasks; a project cascades: here the task is moved off first, then the project goes.
+            task.project = nil
+            context.delete(project)
+            try context.save()
+            #expect(try tasks(ModelContext(container)).map(\.title) == ["orphan"])
+        }
+    }
+
+    @Test func prefetchedRelationshipsReadWithoutTheStore() throws {
+        let container = try ModelContainer(
+            for: RefProject.self, configuration: ModelConfiguration(isStoredInMemoryOnly: true))
+        try seed(container)
+        let context = ModelContext(container)
+        var descriptor = FetchDescriptor<RefTask>(sortBy: [SortDescriptor(\.priority)])
+        descriptor.relationshipsToPrefetch = ["project", "tags"]
+        let tasks = try context.fetch(descriptor)
+        var projects = FetchDescriptor<RefProject>()
+        projects.relationshipsToPrefetch = ["tasks"]
+        let launch = try #require(try context.fetch(projects).first { $0.name == "Launch" })
+        try container.close()
+        #expect(tasks.allSatisfy { $0.project === launch })
+        #expect(tasks[0].tags.map(\.name).sorted() == ["blue", "red"])
+        #expect(launch.tasks.count == 3)
+        #expect(context.relationshipError == nil)
+    }
+
+    @Test func aReadThatFailsReadsNothingAndKeepsTheError() throws {
+        let container = try ModelContainer(
+            for: RefProject.self, configuration: ModelConfiguration(isStoredInMemoryOnly: true))
+        try seed(container)
+        let context = ModelContext(container)
+        let tasks = try tasks(context)
+        try container.close()
+        #expect(tasks[0].project == nil)
+        #expect((context.relationshipError as? KVStoreError) == .closed)
+    }
+
+    @Test func aRelationshipPropertyTheEntityDoesNotDeclareIsRefused() throws {
+        let error = #expect(throws: KVStoreError.invalidModel) {
+            try withContainer(UndeclaredLink.self) { _ in }
+        }
+        #expect(error?.message.contains("The relationship property target of UndeclaredLink is not declared") == true)
+        let misnamed = #expect(throws: KVStoreError.invalidModel) {
+            try withContainer(MisnamedLink.self) { _ in }
+        }
+        #expect(misnamed?.message.contains("has no such property") == true)
+    }
+}
+
+final class UndeclaredLink: PersistentModel {
+    var id = UUID.timeOrdered()
+    @ToOne var target: RefProject?
+    static let entity = Entity<UndeclaredLink>()
+}
+
+final class MisnamedLink: PersistentModel {
+    var id = UUID.timeOrdered()
+    @ToOne var target: RefProject?
+    static let entity = Entity<MisnamedLink>(relationships: [.toOne("targte", \.$target)])
+}
