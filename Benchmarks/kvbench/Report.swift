@@ -56,11 +56,52 @@ struct Report: Encodable {
             """
     }
 
-    /// The results as an aligned table.
+    /// The results as aligned tables: the rows measured against raw C, then those of the class/struct comparison.
     var table: String {
+        let rawRows = results.filter { $0.baselineKind == .rawC }
+        let modelKindRows = results.filter { $0.baselineKind == .structModels }
+        var text = ""
+        if !rawRows.isEmpty || modelKindRows.isEmpty {
+            text += Self.table(
+                rawRows, subject: "subject", baseline: "baseline", ratio: "ratio", baselineShort: "base")
+            text += """
+
+                N: records inserted, or in the store. obj/run: objects each subject run processes. obj/s: objects per \
+                second, median of the runs.
+                ratio: subject / baseline throughput (above 1: faster than raw C).
+                Latency (percentiles per operation), CPU s (median per run), RSS MB (peak resident set, which \
+                includes the store's mapped pages) and anon MB (largest anonymous memory seen after each timed \
+                region: the heap, without the mapped file) are the subject's; base columns are the baseline's.
+                """
+        }
+        if !modelKindRows.isEmpty {
+            if !text.isEmpty { text += "\n\n" }
+            text += """
+                PersistentModel classes against Model structs: the same work through a ModelContext on the same \
+                records and indexes, in the same run, runs interleaved.
+
+
+                """
+            text += Self.table(
+                modelKindRows, subject: "class", baseline: "struct", ratio: "class/struct", baselineShort: "struct")
+            text += """
+
+                class/struct: the classes' throughput / the structs' (1.0: as fast as structs; 0.5: half as fast). \
+                The other columns read as above, for the classes; struct columns are the structs'.
+                """
+        }
+        return text
+    }
+
+    /// `results` as an aligned table whose subject and baseline columns have the given names.
+    private static func table(
+        _ results: [ScenarioResult], subject subjectName: String, baseline baselineName: String,
+        ratio ratioName: String, baselineShort: String
+    ) -> String {
         let headings = [
-            "scenario", "N", "obj/run", "mode", "subject obj/s", "baseline obj/s", "ratio", "latency per",
-            "p50", "p90", "p99", "CPU s", "RSS MB", "base RSS MB", "anon MB", "base anon MB",
+            "scenario", "N", "obj/run", "mode", "\(subjectName) obj/s", "\(baselineName) obj/s", ratioName,
+            "latency per", "p50", "p90", "p99", "CPU s", "RSS MB", "\(baselineShort) RSS MB", "anon MB",
+            "\(baselineShort) anon MB",
         ]
         let leftAligned: Set<Int> = [0, 3, 7]
         var rows = [headings]
@@ -90,17 +131,7 @@ struct Report: Encodable {
             }.joined(separator: "  ")
         }
         lines.insert(String(repeating: "-", count: lines[0].count), at: 1)
-        lines.append(
-            """
-
-            N: records inserted, or in the store. obj/run: objects each subject run processes. obj/s: objects per \
-            second, median of the runs.
-            ratio: subject / baseline throughput (above 1: faster than raw C).
-            Latency (percentiles per operation), CPU s (median per run), RSS MB (peak resident set, which \
-            includes the store's mapped pages) and anon MB (largest anonymous memory seen after each timed \
-            region: the heap, without the mapped file) are the subject's; base columns are the baseline's.
-            """)
-        return lines.joined(separator: "\n")
+        return lines.joined(separator: "\n") + "\n"
     }
 
     /// Writes the report as pretty-printed JSON.
@@ -112,7 +143,7 @@ struct Report: Encodable {
 }
 
 /// `1234567` as `1,234,567`.
-private func grouped(_ value: Int) -> String {
+func grouped(_ value: Int) -> String {
     let digits = String(value.magnitude)
     var result = ""
     for (position, digit) in digits.enumerated() {

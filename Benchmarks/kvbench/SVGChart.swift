@@ -1,15 +1,15 @@
 import Foundation
 
-/// The report as an SVG chart with two panels: (a) each row's ratio to the baseline as a bar on a log scale, from
-/// the reference line at 1.0; (b) the scale series' insert throughput against the store size on a log axis, a line
-/// per ID order and side.
+/// The report as an SVG chart with up to three panels: (a) each row's ratio to the raw C baseline as a bar on a log
+/// scale, from the reference line at 1.0; (b) the scale series' insert throughput against the store size on a log
+/// axis, a line per ID order and side; (c) the class/struct comparison's ratios, classes over structs, drawn as (a).
 struct SVGChart {
     /// The report to draw.
     let report: Report
 
     private let width = 1_000.0
     private let ratioRowHeight = 24.0
-    private let labelWidth = 250.0
+    private let labelWidth = 320.0
     private let font = "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\""
 
     /// Writes the chart to `path`.
@@ -19,33 +19,46 @@ struct SVGChart {
 
     /// The chart as an SVG document.
     var svg: String {
-        let ratioPanel = ratioBars(top: 0)
+        let ratioPanel = ratioBars(
+            top: 0, results: report.results.filter { $0.baselineKind == .rawC },
+            title: "(a) Throughput ratio to the raw LMDB C API (\(report.settings.subject), \(mode))",
+            subtitle: "subject throughput / baseline throughput, log scale; right of 1.0 is faster than raw C",
+            reference: "1.0 = raw C")
         let scalePanel = scaleLines(top: ratioPanel.height)
-        let height = ratioPanel.height + scalePanel.height
+        var height = ratioPanel.height + scalePanel.height
+        var modelKindBody = ""
+        let modelKindResults = report.results.filter { $0.baselineKind == .structModels }
+        if !modelKindResults.isEmpty {
+            let modelKindPanel = ratioBars(
+                top: height, results: modelKindResults,
+                title: "(c) Throughput ratio of PersistentModel classes to Model structs (\(mode))",
+                subtitle: "class throughput / struct throughput, the same work through a ModelContext, log scale; "
+                    + "right of 1.0 is faster than structs",
+                reference: "1.0 = structs")
+            modelKindBody = line(20, height + 5, width - 20, height + 5, stroke: "#ddd") + modelKindPanel.body
+            height += modelKindPanel.height
+        }
         return """
             <?xml version="1.0" encoding="UTF-8"?>
             <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" \
             viewBox="0 0 \(Int(width)) \(Int(height))" \(font) font-size="12">
             <rect width="100%" height="100%" fill="white"/>
-            \(ratioPanel.body)\(scalePanel.body)</svg>
+            \(ratioPanel.body)\(scalePanel.body)\(modelKindBody)</svg>
 
             """
     }
 
-    // MARK: - Panel (a)
+    // MARK: - Panels (a) and (c)
 
-    private func ratioBars(top: Double) -> (body: String, height: Double) {
-        let results = report.results
+    private func ratioBars(
+        top: Double, results: [ScenarioResult], title: String, subtitle: String, reference: String
+    ) -> (body: String, height: Double) {
         let plotTop = top + 78
         let plotLeft = labelWidth
         let plotRight = width - 110
         let plotBottom = plotTop + Double(max(results.count, 1)) * ratioRowHeight
-        var body = text(
-            "(a) Throughput ratio to the raw LMDB C API (\(report.settings.subject), \(mode))", x: 20, y: top + 30,
-            size: 16, weight: "bold")
-        body += text(
-            "subject throughput / baseline throughput, log scale; right of 1.0 is faster than raw C",
-            x: 20, y: top + 50, fill: "#555")
+        var body = text(title, x: 20, y: top + 30, size: 16, weight: "bold")
+        body += text(subtitle, x: 20, y: top + 50, fill: "#555")
         let ratios = results.map(\.ratio).filter { $0 > 0 }
         let low = min(-1, floor(log10(ratios.min() ?? 0.1)))
         let high = max(1, ceil(log10(ratios.max() ?? 10)))
@@ -82,12 +95,18 @@ struct SVGChart {
             body += text(ratioLabel(result.ratio), x: plotRight + 10, y: center + 4)
         }
         body += line(x(1), plotTop - 8, x(1), plotBottom + 4, stroke: "#000", width: 1.5, dash: "5,3")
-        body += text("1.0 = raw C", x: x(1), y: plotTop - 12, anchor: "middle", size: 11)
+        body += text(reference, x: x(1), y: plotTop - 12, anchor: "middle", size: 11)
         return (body, plotBottom - top + 50)
     }
 
     private func label(_ result: ScenarioResult) -> String {
-        "\(result.label), N = \(short(Double(result.records)))"
+        var label = result.label
+        if result.baselineKind == .structModels {
+            // Panel (c) says the rows are the classes'.
+            label = label.replacingOccurrences(of: " (classes)", with: "").replacingOccurrences(
+                of: "(classes, ", with: "(")
+        }
+        return "\(label), N = \(short(Double(result.records)))"
     }
 
     // MARK: - Panel (b)

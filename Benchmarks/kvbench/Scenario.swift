@@ -90,8 +90,31 @@ struct ScenarioContext {
     ) -> ScenarioResult {
         ScenarioResult(
             scenario: kind.rawValue, variant: variant, records: records, durability: options.durability,
-            idOrder: idOrder, subject: subject, baseline: baseline)
+            idOrder: idOrder, baselineKind: .rawC, subject: subject, baseline: baseline)
     }
+
+    /// A row of the class/struct comparison: `classes` measured with `PersistentModel` classes beside `structs`,
+    /// the same work with struct models.
+    func comparison(
+        _ kind: ScenarioKind,
+        variant: String? = nil,
+        records: Int,
+        classes: Measurement,
+        structs: Measurement
+    ) -> ScenarioResult {
+        ScenarioResult(
+            scenario: kind.rawValue, variant: variant.map { "classes, \($0)" } ?? "classes", records: records,
+            durability: options.durability, idOrder: .timeOrdered, baselineKind: .structModels, subject: classes,
+            baseline: structs)
+    }
+}
+
+/// What a row's baseline is.
+enum BaselineKind: String, Codable, Sendable {
+    /// The same storage work through the raw LMDB C API.
+    case rawC = "raw C API"
+    /// The same work with `Model` structs through a `ModelContext`, the subject's being `PersistentModel` classes.
+    case structModels = "struct models"
 }
 
 /// One row of the report: a subject's measurement beside the baseline's.
@@ -106,12 +129,15 @@ struct ScenarioResult: Encodable, Sendable {
     var durability: Durability
     /// How task IDs were generated.
     var idOrder: IDOrder
+    /// What the baseline is: the raw C API, or struct models for a row of the class/struct comparison.
+    var baselineKind: BaselineKind
     /// The subject's measurement.
     var subject: Measurement
-    /// The raw C API's measurement.
+    /// The baseline's measurement.
     var baseline: Measurement
 
-    /// The subject's throughput divided by the baseline's: above 1 the subject is faster than raw C.
+    /// The subject's throughput divided by the baseline's: above 1 the subject is faster than raw C, or for a row of
+    /// the class/struct comparison, classes are faster than structs.
     var ratio: Double {
         baseline.objectsPerSecond > 0 ? subject.objectsPerSecond / baseline.objectsPerSecond : 0
     }
@@ -122,7 +148,7 @@ struct ScenarioResult: Encodable, Sendable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case scenario, variant, records, durability, idOrder, subject, baseline, ratio
+        case scenario, variant, records, durability, idOrder, baselineKind, subject, baseline, ratio
     }
 
     /// Encodes the row with its ratio.
@@ -133,6 +159,7 @@ struct ScenarioResult: Encodable, Sendable {
         try container.encode(records, forKey: .records)
         try container.encode(durability, forKey: .durability)
         try container.encode(idOrder, forKey: .idOrder)
+        try container.encode(baselineKind, forKey: .baselineKind)
         try container.encode(subject, forKey: .subject)
         try container.encode(baseline, forKey: .baseline)
         try container.encode(ratio, forKey: .ratio)

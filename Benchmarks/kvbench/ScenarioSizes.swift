@@ -26,10 +26,23 @@ struct ScenarioSizes: Codable, Sendable {
     var cascadeProjects: Int
     /// The store sizes of the scale series.
     var scalePoints: [Int]
+    /// The projects of the store the class/struct comparison reads, updates and deletes from; each has ten tasks.
+    /// Smaller than the other scenarios' store, to keep the comparison's share of a run small.
+    var modelKindProjectCount: Int
+    /// The tasks the class/struct comparison's insert inserts, into a store that holds their projects.
+    var modelKindInsertCount: Int
+    /// The fetches of a due-date window, of about ten tasks each, of a run of the class/struct comparison's indexed
+    /// fetch, all through one context.
+    var modelKindWindowFetches: Int
 
     /// The tasks in the store of the read, update and delete scenarios.
     var taskCount: Int {
         projectCount * Dataset.tasksPerProject
+    }
+
+    /// The tasks in the store of the class/struct comparison.
+    var modelKindTaskCount: Int {
+        modelKindProjectCount * Dataset.tasksPerProject
     }
 
     /// The sizes for `size`.
@@ -48,6 +61,9 @@ struct ScenarioSizes: Codable, Sendable {
             updateCount = 1_000
             cascadeProjects = 50
             scalePoints = [1_000, 10_000]
+            modelKindProjectCount = 200
+            modelKindInsertCount = 2_000
+            modelKindWindowFetches = 20
         case .standard:
             insertCount = 100_000
             naiveInsertCount = 10_000
@@ -61,6 +77,9 @@ struct ScenarioSizes: Codable, Sendable {
             updateCount = 10_000
             cascadeProjects = 500
             scalePoints = [10_000, 100_000]
+            modelKindProjectCount = 2_000
+            modelKindInsertCount = 20_000
+            modelKindWindowFetches = 100
         case .large:
             insertCount = 1_000_000
             naiveInsertCount = 20_000
@@ -74,6 +93,9 @@ struct ScenarioSizes: Codable, Sendable {
             updateCount = 10_000
             cascadeProjects = 500
             scalePoints = [10_000, 100_000, 1_000_000]
+            modelKindProjectCount = 10_000
+            modelKindInsertCount = 100_000
+            modelKindWindowFetches = 100
         }
     }
 }

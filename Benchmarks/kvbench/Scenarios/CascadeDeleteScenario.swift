@@ -6,6 +6,8 @@ import Foundation
 /// The baseline reads the same task IDs from the index and deletes the same records and index entries with
 /// `mdb_del`. Each run starts from a freshly filled store. Throughput counts records deleted (projects and tasks);
 /// latency is per chunk of 50 projects.
+///
+/// The class/struct comparison's cascade delete follows, in a table of its own; see ``modelKindRows(in:)``.
 struct CascadeDeleteScenario: Scenario {
     /// The projects deleted per write transaction.
     static let chunkSize = 50
@@ -57,6 +59,6 @@ struct CascadeDeleteScenario: Scenario {
         let measured = try context.measure(subjectWork, baseline)
         return [
             context.result(.cascadeDelete, records: dataset.tasks.count, subject: measured[0], baseline: measured[1])
-        ]
+        ] + (try modelKindRows(in: context))
     }
 }

@@ -6,6 +6,8 @@ import Foundation
 ///
 /// The subject returns decoded tasks in the caller's order; the baseline gets the raw bytes in the caller's order.
 /// The store is filled once per side and read by every run. Latency is per batch, or per task for the N+1 variant.
+///
+/// The class/struct comparison's fetches follow, in a table of their own; see ``modelKindRows(in:)``.
 struct FetchScenario: Scenario {
     /// Runs the scenario.
     func run<Subject: ScenarioSubject>(
@@ -25,7 +27,7 @@ struct FetchScenario: Scenario {
         let keys = batches.map(flatKeys)
         let settings = context.settings(records: dataset.tasks.count)
 
-        return try context.workspace.withSubject(Subject.self, settings: settings) { subject in
+        let rows = try context.workspace.withSubject(Subject.self, settings: settings) { subject in
             try context.workspace.withBaseline(settings: settings) { raw in
                 try dataset.fill(subject, chunkSize: sizes.chunkSize)
                 try dataset.fill(raw, chunkSize: sizes.chunkSize)
@@ -71,6 +73,7 @@ struct FetchScenario: Scenario {
                 ]
             }
         }
+        return rows + (try modelKindRows(in: context))
     }
 
     /// Each batch of IDs read by one call of `fetch` in a read transaction of its own; latency per batch.

@@ -3,6 +3,8 @@
 ///
 /// The baseline puts the same keys, record bytes and index entries through the C API with the same chunking. Each
 /// run starts from a fresh store; the projects are inserted before the timed region. Latency is per chunk.
+///
+/// The class/struct comparison's insert follows, in a table of its own; see ``modelKindRows(in:)``.
 struct InsertScenario: Scenario {
     /// Runs the scenario.
     func run<Subject: ScenarioSubject>(
@@ -41,5 +43,6 @@ struct InsertScenario: Scenario {
         }
         let measured = try context.measure(subjectWork, baseline)
         return [context.result(.insert, records: count, subject: measured[0], baseline: measured[1])]
+            + (try modelKindRows(in: context))
     }
 }

@@ -7,6 +7,8 @@ import TestSupport
 /// The baseline gets each record, puts the changed bytes (prepared before the timed region with the same
 /// ``TaskChange/apply(to:)``), and deletes and puts the index entry of moved tasks. Each run starts from a freshly
 /// filled store. Latency is per chunk.
+///
+/// The class/struct comparison's updates and saves follow, in a table of their own; see ``modelKindRows(in:)``.
 struct UpdateScenario: Scenario {
     /// The tasks changed per write transaction.
     static let chunkSize = 1_000
@@ -69,5 +71,6 @@ struct UpdateScenario: Scenario {
         }
         let measured = try context.measure(subjectWork, baseline)
         return [context.result(.update, records: dataset.tasks.count, subject: measured[0], baseline: measured[1])]
+            + (try modelKindRows(in: context))
     }
 }
