@@ -122,6 +122,7 @@ extension ModelContext {
             if try isExact || descriptor.matches(candidate) { stored.append(try register(candidate)) }
         }
         let results = descriptor.sortedPage(of: try pending.overlaid(stored, matching: descriptor.matches))
+        for object in results { tracked.hold(object) }
         if !descriptor.relationshipsToPrefetch.isEmpty {
             try prefetch(descriptor.relationshipsToPrefetch, of: results)
         }
@@ -156,7 +157,10 @@ extension ModelContext {
         for (position, id) in ids.enumerated() {
             switch tracked.state(of: M.self, id: id) {
             case .deleted: continue
-            case .some: results[position] = tracked.held(M.self, id: id)
+            case .some:
+                guard let object = tracked.held(M.self, id: id) else { continue }
+                tracked.hold(object)
+                results[position] = object
             case nil: missing.append((position, id))
             }
         }
@@ -407,7 +411,18 @@ extension ModelContext: RelationshipLoader {
 
     func relationshipDidChange(of owner: AnyObject, related: [AnyObject]) {
         relationshipGeneration += 1
-        for object in related { insertIfNew(object) }
+        holdIfHeld(owner)
+        for object in related {
+            insertIfNew(object)
+            holdIfHeld(object)
+        }
+    }
+
+    /// Holds `object` strongly until the next save or rollback, when it is the context's.
+    private func holdIfHeld(_ object: AnyObject) {
+        guard let model = object as? any PersistentModel else { return }
+        func hold<T: PersistentModel>(_ model: T) { tracked.hold(model) }
+        hold(model)
     }
 }
 

@@ -3,9 +3,10 @@ import Foundation
 /// A context's ``PersistentModel`` objects: one per entity and ID (its identity map), each with the encoding it was
 /// fetched or last saved with, against which a save finds what changed.
 ///
-/// Objects are held strongly from the moment they enter the context until its next save or rollback, so that a change
-/// made through a reference nobody keeps (`try context.fetch(descriptor)[0].isDone = true`) is still saved; after
-/// that, the context keeps them weakly, and an object nobody holds leaves it.
+/// Objects are held strongly from the moment the context hands them out (a fetch, a lookup, a relationship property)
+/// or sees their relationships change, until its next save or rollback, so that a change made through a reference
+/// nobody keeps (`try context.fetch(descriptor)[0].isDone = true`) is still saved; in between, the context keeps them
+/// weakly, and an object nobody holds leaves it.
 struct TrackedObjects {
     /// An object's identity in the map: its model type and ID.
     struct Key: Hashable {
@@ -66,6 +67,14 @@ struct TrackedObjects {
     mutating func set<M: PersistentModel>(_ object: M, _ state: State) {
         entries[Key(type: ObjectIdentifier(M.self), id: object.id)] = Entry(
             strong: object, object: object, state: state)
+    }
+
+    /// Holds `object`, which the map has, strongly until the next save or rollback: the context hands it out, or it
+    /// changes.
+    mutating func hold<M: PersistentModel>(_ object: M) {
+        let key = Key(type: ObjectIdentifier(M.self), id: object.id)
+        guard entries[key]?.object === object, entries[key]?.strong == nil else { return }
+        entries[key]?.strong = object
     }
 
     /// Takes the object of `type` with `id` out of the map.
