@@ -155,6 +155,7 @@ import Testing
                 directory = directory.deletingLastPathComponent()
             }
         }
-        throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "Modules/KVStore.swiftmodule near \(candidates)"])
+        throw CocoaError(
+            .fileNoSuchFile, userInfo: [NSFilePathErrorKey: "Modules/KVStore.swiftmodule near \(candidates)"])
     }
 }
