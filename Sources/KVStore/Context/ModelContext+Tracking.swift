@@ -131,7 +131,7 @@ extension ModelContext {
 
     /// The number of objects that match `descriptor`'s predicate, with the context's unsaved changes.
     ///
-    /// - Throws: What ``fetch(_:)-(FetchDescriptor<M>)`` throws.
+    /// - Throws: What ``fetch(_:)-3tbhk`` throws.
     public func fetchCount<M: PersistentModel>(_ descriptor: FetchDescriptor<M>) throws -> Int {
         var unpaged = descriptor.unpaged
         unpaged.sortBy = []

@@ -56,7 +56,7 @@ public final class ModelContext {
 
     /// Whether there are changes that ``save()`` would write.
     ///
-    /// It is true after any ``insert(_:)``, ``delete(_:)`` or ``modify(_:_:)`` until ``save()`` or ``rollback()``;
+    /// It is true after any ``insert(_:)-2csnj``, ``delete(_:)-6a0h7`` or ``modify(_:_:)`` until ``save()`` or ``rollback()``;
     /// it does not compare the pending models with the stored ones. For the ``PersistentModel`` objects the context
     /// holds, it is true when one was inserted or deleted, or encodes differently from when it was fetched: the
     /// answer costs one encoding per object held.
@@ -108,7 +108,7 @@ public final class ModelContext {
     /// - Returns: The changed model.
     /// - Throws: ``KVStoreError/modelNotFound`` when neither the store nor this context's pending changes hold a
     ///   model of `type` with `id` (or it is pending deletion), ``KVStoreError/invalidModel`` when `change` changes
-    ///   the model's ID, what `change` throws, or what ``model(for:as:)`` throws.
+    ///   the model's ID, what `change` throws, or what ``model(for:as:)-7noy`` throws.
     @discardableResult
     public func modify<M: Model>(_ type: M.Type, id: UUID, _ change: (inout M) throws -> Void) throws -> M {
         guard let model = try model(for: id, as: M.self) else {
@@ -260,7 +260,7 @@ public final class ModelContext {
 
     /// The number of models that match `descriptor`'s predicate.
     ///
-    /// - Throws: What ``fetch(_:)`` throws.
+    /// - Throws: What ``fetch(_:)-9vvf6`` throws.
     public func fetchCount<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> Int {
         let changes = pending.changes(of: M.self)
         guard !changes.isEmpty else { return try container.read { txn in try txn.fetchCount(descriptor) } }
@@ -277,7 +277,7 @@ public final class ModelContext {
 
     /// The IDs of the models that match `descriptor`, in its order.
     ///
-    /// - Throws: What ``fetch(_:)`` throws.
+    /// - Throws: What ``fetch(_:)-9vvf6`` throws.
     public func fetchIdentifiers<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> [UUID] {
         try fetch(descriptor).map(\.id)
     }
@@ -289,7 +289,7 @@ public final class ModelContext {
     /// a pending delete does not come.
     ///
     /// - Throws: ``KVStoreError/invalidModel`` when the descriptor sorts or pages, what `body` or the predicate
-    ///   throws, or what ``fetch(_:)`` throws.
+    ///   throws, or what ``fetch(_:)-9vvf6`` throws.
     public func enumerate<M: Model>(
         _ descriptor: FetchDescriptor<M>,
         batchSize: Int = 1000,
