@@ -27,6 +27,63 @@ extension ModelContext {
         for related in heldRelatedObjects(of: object) { insertIfNew(related) }
     }
 
+    /// Inserts the objects of any sequence, even a lazy one of millions, and saves the context after every
+    /// `chunkSize` of them: the objects of a saved chunk are held only weakly afterwards, so an importer's memory holds
+    /// about one chunk (a context that inserts without saving holds everything it inserted).
+    ///
+    /// ```swift
+    /// try context.insert(contentsOf: rows.lazy.map { Task(title: $0) }, chunkSize: 1_000)
+    /// ```
+    ///
+    /// Each save writes every change of the context, so changes made before the call go with its first chunk. When a
+    /// save fails, the chunks before it stay committed, the failing chunk stays pending in the context (save again,
+    /// or ``rollback()``), and the error's ``KVStoreError/committedCount`` says how many objects were committed.
+    ///
+    /// - Parameters:
+    ///   - objects: The objects to insert, with the new objects their relationship properties hold.
+    ///   - chunkSize: How many of `objects` each save holds.
+    ///   - progress: Called after each chunk commits, with the number of objects of `objects` committed so far.
+    /// - Returns: The number of objects of `objects` saved.
+    /// - Throws: ``KVStoreError/invalidModel`` for a chunk size below 1, or the error of the failing save (what
+    ///   ``save()`` throws), with ``KVStoreError/committedCount`` set.
+    @discardableResult
+    public func insert<S: Sequence>(
+        contentsOf objects: S,
+        chunkSize: Int = 10_000,
+        progress: ((Int) -> Void)? = nil
+    ) throws -> Int where S.Element: PersistentModel {
+        guard chunkSize >= 1 else {
+            throw KVStoreError(
+                .invalidModel, entity: S.Element.entity.name,
+                message: "The chunk size must be at least 1, not \(chunkSize)")
+        }
+        var committed = 0
+        var inChunk = 0
+        func flush() throws {
+            guard inChunk > 0 else { return }
+            do {
+                try save()
+            } catch var error as KVStoreError {
+                error.committedCount = committed
+                throw error
+            } catch {
+                var wrapped = KVStoreError(.storage, message: "A chunked insert's save failed", cause: error)
+                wrapped.committedCount = committed
+                throw wrapped
+            }
+            committed += inChunk
+            inChunk = 0
+            progress?(committed)
+        }
+        for object in objects {
+            insert(object)
+            inChunk += 1
+            if inChunk == chunkSize { try flush() }
+        }
+        try flush()
+        return committed
+    }
+
     /// Registers `object` to be deleted at the next ``save()``, and applies the delete rules of its relationships to
     /// the objects this context holds: a cascade deletes them too, a nullify removes their references to it. The
     /// store applies the rules to the models the context does not hold when it saves.

@@ -31,7 +31,7 @@ extension ModelContainer {
         migrationProgress: (@Sendable (MigrationProgress) -> Void)? = nil
     ) throws {
         try self.init(
-            for: schema.models, configuration: configuration, observer: observer,
+            for: schema.allModels, configuration: configuration, observer: observer,
             preparation: VersionedOpening(
                 versioning: migrationPlan.map { .plan($0, target: schema) } ?? .schema(schema),
                 progress: migrationProgress))

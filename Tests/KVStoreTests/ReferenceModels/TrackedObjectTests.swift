@@ -128,3 +128,58 @@ class BaseNote: Codable {
 final class InheritingNote: BaseNote, PersistentModel {
     static let entity = Entity<InheritingNote>()
 }
+
+/// A chunked insert of reference models saves every chunk and lets its objects go.
+@Suite struct ChunkedReferenceInsertTests {
+    final class Weak: @unchecked Sendable {
+        // @unchecked: only the test's thread touches it.
+        var objects: [() -> AnyObject?] = []
+    }
+
+    @Test func eachChunkIsSavedAndReleased() throws {
+        try withContainer(RefProject.self) { container in
+            let context = ModelContext(container)
+            let made = Weak()
+            var progress: [Int] = []
+            let tasks = (0..<25).lazy.map { number -> RefTask in
+                let task = RefTask(title: "task \(number)", priority: number)
+                made.objects.append { [weak task] in task }
+                return task
+            }
+            let saved = try context.insert(contentsOf: tasks, chunkSize: 10) { progress.append($0) }
+            #expect(saved == 25)
+            #expect(progress == [10, 20, 25])
+            #expect(made.objects.count == 25)
+            #expect(made.objects.allSatisfy { $0() == nil })
+            #expect(!context.hasChanges)
+            #expect(try ModelContext(container).fetchCount(FetchDescriptor<RefTask>()) == 25)
+        }
+    }
+
+    @Test func aFailingChunkSaysWhatWasCommittedAndStaysPending() throws {
+        try withContainer(UniqueLabel.self) { container throws in
+            let context = ModelContext(container)
+            let labels = (0..<15).map { UniqueLabel(name: $0 == 12 ? "label 3" : "label \($0)") }
+            let error = #expect(throws: KVStoreError.uniqueViolation) {
+                try context.insert(contentsOf: labels, chunkSize: 5)
+            }
+            #expect(error?.committedCount == 10)
+            #expect(try ModelContext(container).fetchCount(FetchDescriptor<UniqueLabel>()) == 10)
+            #expect(context.hasChanges)
+            context.rollback()
+            #expect(!context.hasChanges)
+            #expect(throws: KVStoreError.invalidModel) { try context.insert(contentsOf: labels, chunkSize: 0) }
+        }
+    }
+}
+
+final class UniqueLabel: PersistentModel {
+    var id = UUID.timeOrdered()
+    var name: String
+
+    init(name: String) {
+        self.name = name
+    }
+
+    static let entity = Entity<UniqueLabel>(indexes: [.unique(\.name)])
+}
