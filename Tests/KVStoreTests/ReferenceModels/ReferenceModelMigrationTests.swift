@@ -81,7 +81,8 @@ enum BoardPlan: SchemaMigrationPlan {
     @Test func aLightweightStageRenamesAFieldOfReferenceModels() throws {
         let directory = StoreDirectory()
         do {
-            let container = try ModelContainer(for: BoardV1.self, configuration: ModelConfiguration(path: directory.path))
+            let container = try ModelContainer(
+                for: BoardV1.self, configuration: ModelConfiguration(path: directory.path))
             let context = ModelContext(container)
             let todo = BoardV1.List(name: "To do")
             todo.cards.append(BoardV1.Card(title: "Write", list: nil))
