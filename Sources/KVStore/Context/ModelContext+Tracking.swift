@@ -89,9 +89,9 @@ extension ModelContext {
     /// store applies the rules to the models the context does not hold when it saves.
     ///
     /// Deleting an object inserted and not saved yet takes it out of the context.
-    public func delete<M: PersistentModel>(_ object: M) {
-        guard tracked.held(M.self, id: object.id) === object || tracked.state(of: M.self, id: object.id) == nil
-        else { return }
+    public func delete<M: PersistentModel>(_ model: M) {
+        // Another object of the same model (read outside the context) deletes the context's.
+        let object = tracked.held(M.self, id: model.id) ?? model
         switch tracked.state(of: M.self, id: object.id) {
         case .deleted: return
         case .inserted: tracked.remove(M.self, id: object.id)
@@ -257,12 +257,15 @@ extension ModelContext {
         }
     }
 
-    /// Takes a save's effects on the objects of `M`: the saved ones are stored as they are now, the deleted ones leave.
-    func didSave<M: PersistentModel>(_ type: M.Type) throws {
+    /// Takes a save's effects on the objects of `M`: the saved ones are stored as they are now, the deleted ones leave,
+    /// and so do inserted ones that a unique constraint merged into another stored model (`merged`, by ID): the
+    /// store holds their values under that model's ID, which ``SaveResult/storedID(of:)`` gives.
+    func didSave<M: PersistentModel>(_ type: M.Type, merged: [UUID: UUID]) throws {
         let store = try container.store(for: M.self)
         for (object, state) in tracked.objects(of: M.self) {
             switch state {
             case .deleted: tracked.remove(M.self, id: object.id)
+            case .inserted where merged[object.id] != nil: tracked.remove(M.self, id: object.id)
             case .inserted, .stored: tracked.set(object, .stored(snapshot: try store.comparisonEncoding(of: object)))
             }
         }
@@ -486,7 +489,7 @@ extension ModelContext: RelationshipLoader {
 /// The operations a context runs on the objects of one model type it holds, without knowing the type.
 protocol TrackedTypeOperations {
     func recordChanges(_ context: ModelContext) throws
-    func didSave(_ context: ModelContext) throws
+    func didSave(_ context: ModelContext, merged: [UUID: UUID]) throws
     func rollBack(_ context: ModelContext)
     func hasChanges(_ context: ModelContext) -> Bool
 }
@@ -494,7 +497,9 @@ protocol TrackedTypeOperations {
 /// ``TrackedTypeOperations`` of `M`.
 struct TrackedType<M: PersistentModel>: TrackedTypeOperations {
     func recordChanges(_ context: ModelContext) throws { try context.recordChanges(of: M.self) }
-    func didSave(_ context: ModelContext) throws { try context.didSave(M.self) }
+    func didSave(_ context: ModelContext, merged: [UUID: UUID]) throws {
+        try context.didSave(M.self, merged: merged)
+    }
     func rollBack(_ context: ModelContext) { context.rollBack(M.self) }
     func hasChanges(_ context: ModelContext) -> Bool { context.hasChanges(M.self) }
 }

@@ -184,7 +184,7 @@ public final class ModelContext {
         }
         pending.removeAll()
         forgetPrefetched()
-        for type in tracked.types { try trackedTypes[type]?.didSave(self) }
+        for type in tracked.types { try trackedTypes[type]?.didSave(self, merged: merged) }
         tracked.holdWeakly()
         relationshipGeneration += 1
         return SaveResult(mergedIDs: merged)

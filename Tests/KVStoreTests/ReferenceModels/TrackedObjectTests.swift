@@ -183,3 +183,54 @@ final class UniqueLabel: PersistentModel {
 
     static let entity = Entity<UniqueLabel>(indexes: [.unique(\.name)])
 }
+
+/// Unique upserts and deletes by ID with reference models.
+@Suite struct ReferenceModelUpsertTests {
+    @Test func anInsertThatMergesLeavesTheContextAndTheStoredModelTakesItsValues() throws {
+        try withContainer(UpsertLabel.self) { container throws in
+            let first = ModelContext(container)
+            let stored = UpsertLabel(name: "red", uses: 1)
+            first.insert(stored)
+            try first.save()
+
+            let context = ModelContext(container)
+            let again = UpsertLabel(name: "red", uses: 5)
+            context.insert(again)
+            let result = try context.save()
+            #expect(result.storedID(of: again.id) == stored.id)
+            let labels = try context.fetch(FetchDescriptor<UpsertLabel>())
+            #expect(labels.map(\.id) == [stored.id])
+            #expect(labels.first !== again)
+            #expect(labels.first?.uses == 5)
+            #expect(!context.hasChanges)
+        }
+    }
+
+    @Test func deletingAnotherObjectOfAModelDeletesTheContextsOne() throws {
+        try withContainer(UpsertLabel.self) { container throws in
+            let context = ModelContext(container)
+            let label = UpsertLabel(name: "blue", uses: 0)
+            context.insert(label)
+            try context.save()
+            let copy = try #require(try container.read { txn in try txn.model(for: label.id, as: UpsertLabel.self) })
+            #expect(copy !== label)
+            context.delete(copy)
+            #expect(try context.fetch(FetchDescriptor<UpsertLabel>()).isEmpty)
+            try context.save()
+            #expect(try ModelContext(container).fetchCount(FetchDescriptor<UpsertLabel>()) == 0)
+        }
+    }
+}
+
+final class UpsertLabel: PersistentModel {
+    var id = UUID.timeOrdered()
+    var name: String
+    var uses: Int
+
+    init(name: String, uses: Int) {
+        self.name = name
+        self.uses = uses
+    }
+
+    static let entity = Entity<UpsertLabel>(indexes: [.unique(\.name, onConflict: .update)])
+}
