@@ -262,12 +262,34 @@ extension ModelContext {
     /// store holds their values under that model's ID, which ``SaveResult/storedID(of:)`` gives.
     func didSave<M: PersistentModel>(_ type: M.Type, merged: [UUID: UUID]) throws {
         let store = try container.store(for: M.self)
+        try takeStoredExternalValues(of: M.self, store: store, merged: merged)
         for (object, state) in tracked.objects(of: M.self) {
             switch state {
             case .deleted: tracked.remove(M.self, id: object.id)
             case .inserted where merged[object.id] != nil: tracked.remove(M.self, id: object.id)
             case .inserted, .stored: tracked.set(object, .stored(snapshot: try store.comparisonEncoding(of: object)))
             }
+        }
+    }
+
+    /// Gives the objects of `M` that held external values not saved yet the descriptors the save stored, read back
+    /// in one transaction, so that they hold what the store holds and a later save does not write the bytes again.
+    private func takeStoredExternalValues<M: PersistentModel>(
+        of type: M.Type, store: EntityStore<M>, merged: [UUID: UUID]
+    ) throws {
+        guard store.hasExternalAttributes else { return }
+        let unsaved = tracked.objects(of: M.self).compactMap { object, state -> M? in
+            if case .deleted = state { return nil }
+            guard merged[object.id] == nil else { return nil }
+            let holdsUnsaved = store.externalAttributes.contains { attribute in
+                attribute.value(in: object).map { !$0.isStored } ?? false
+            }
+            return holdsUnsaved ? object : nil
+        }
+        guard !unsaved.isEmpty else { return }
+        let stored = try container.read { txn in try txn.models(for: unsaved.map(\.id), as: M.self) }
+        for case (var object, let saved?) in zip(unsaved, stored) {
+            for attribute in store.externalAttributes { attribute.set(attribute.value(in: saved), in: &object) }
         }
     }
 

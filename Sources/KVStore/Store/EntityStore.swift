@@ -262,7 +262,13 @@ final class EntityStore<M: StoredModel>: AnyEntityStore {
     /// - Throws: ``KVStoreError/encodingFailed`` when the model does not encode.
     func comparisonEncoding(of model: M) throws -> [UInt8] {
         var fields = self.fields
+        return try comparisonEncoding(of: model, fields: &fields)
+    }
+
+    /// `model`'s record as a save would write it now with `fields`, to which new names are added.
+    private func comparisonEncoding(of model: M, fields: inout FieldTable) throws -> [UInt8] {
         var encoder = RecordEncoder()
+        encoder.encodesUnsavedExternalValues = true
         var bytes: [UInt8] = []
         do {
             if codesFields {
@@ -278,6 +284,20 @@ final class EntityStore<M: StoredModel>: AnyEntityStore {
         return bytes
     }
 
+    /// `model`, or, for a ``PersistentModel`` with external attributes, a copy of it: a write sets the descriptors of
+    /// the values it stores into the model it saves, which must not be the caller's object, since the transaction may
+    /// yet abort or run again.
+    ///
+    /// - Throws: ``KVStoreError/encodingFailed`` when the model does not encode, and what decoding its record throws.
+    func writableCopy(of model: M) throws -> M {
+        guard hasExternalAttributes, M.self is AnyClass else { return model }
+        var fields = self.fields
+        let bytes = try comparisonEncoding(of: model, fields: &fields)
+        var copy = try bytes.withBorrowedBytes { try decodeRecord($0, fields: fields, decoder: RecordDecoder()) }
+        for attribute in externalAttributes { attribute.set(attribute.value(in: model), in: &copy) }
+        return copy
+    }
+
     /// `model` with the ID `id`: its record with the `id` field set to `id`, decoded again, to merge it into the
     /// stored model of that ID.
     ///
@@ -285,7 +305,7 @@ final class EntityStore<M: StoredModel>: AnyEntityStore {
     ///   it cannot be merged; what encoding and decoding the model throw.
     private func reidentified(_ model: M, as id: UUID, index: String) throws -> M {
         // External values not saved yet do not encode: they stand aside, and go back on the merged model.
-        var encodable = model
+        var encodable = try writableCopy(of: model)
         let placeholder = ExternalData(stored: ExternalValueDescriptor(valueID: id, byteCount: 0, chunkSize: 1))
         let externalValues = externalAttributes.map { $0.value(in: model) }
         for (attribute, value) in zip(externalAttributes, externalValues) where value != nil {
