@@ -83,7 +83,8 @@ extension ModelTransaction {
     }
 
     /// Writes the bytes of the value at `keyPath` to `handle`; returns whether there is a value.
-    private func writeExternal<M: StoredModel>(_ keyPath: AnyKeyPath, of model: M, to handle: FileHandle) throws -> Bool {
+    private func writeExternal<M: StoredModel>(_ keyPath: AnyKeyPath, of model: M, to handle: FileHandle) throws -> Bool
+    {
         try run {
             let store = try container.store(for: M.self)
             switch try store.valueToRead(keyPath, of: model, in: transaction.pointee) {
