@@ -94,7 +94,9 @@ extension ModelContext {
         let object = tracked.held(M.self, id: model.id) ?? model
         switch tracked.state(of: M.self, id: object.id) {
         case .deleted: return
-        case .inserted: tracked.remove(M.self, id: object.id)
+        case .inserted:
+            tracked.remove(M.self, id: object.id)
+            pending.forget(M.self, id: object.id)
         case .stored(let snapshot): tracked.set(object, .deleted(snapshot: snapshot))
         case nil:
             // An object the context never saw, read elsewhere: deleted by its ID.
@@ -269,6 +271,36 @@ extension ModelContext {
             case .inserted where merged[object.id] != nil: tracked.remove(M.self, id: object.id)
             case .inserted, .stored: tracked.set(object, .stored(snapshot: try store.comparisonEncoding(of: object)))
             }
+        }
+    }
+
+    /// Brings the objects of `M` the context holds in line with the store after a save that deleted models: the delete
+    /// rules the store applied to models the context held without knowing (fetched after the delete) deleted some
+    /// (a cascade), which leave the context, and changed the references of others (a nullify), which take the stored
+    /// ones. One read of the held objects of `M` that have stored relationships.
+    func reconcileAfterDeletes<M: PersistentModel>(_ type: M.Type) throws {
+        let stored = M.entity.relationships.filter { $0.property?.kind == .toOne || $0.property?.kind == .manyToMany }
+        guard !stored.isEmpty else { return }
+        let held = tracked.objects(of: M.self).map(\.object)
+        guard !held.isEmpty else { return }
+        let store = try container.store(for: M.self)
+        let records = try container.read { txn in try txn.models(for: held.map(\.id), as: M.self) }
+        for (object, record) in zip(held, records) {
+            guard let record else {
+                tracked.remove(M.self, id: object.id)
+                continue
+            }
+            var changed = false
+            for relationship in stored {
+                guard let property = relationship.property else { continue }
+                let (mine, theirs) = (property.relatedObjects(object), property.relatedObjects(record))
+                if mine.ids != theirs.ids {
+                    mine.ids = theirs.ids
+                    mine.objects = nil
+                    changed = true
+                }
+            }
+            if changed { tracked.set(object, .stored(snapshot: try store.comparisonEncoding(of: object))) }
         }
     }
 
@@ -512,6 +544,7 @@ extension ModelContext: RelationshipLoader {
 protocol TrackedTypeOperations {
     func recordChanges(_ context: ModelContext) throws
     func didSave(_ context: ModelContext, merged: [UUID: UUID]) throws
+    func reconcileAfterDeletes(_ context: ModelContext) throws
     func rollBack(_ context: ModelContext)
     func hasChanges(_ context: ModelContext) -> Bool
 }
@@ -522,6 +555,7 @@ struct TrackedType<M: PersistentModel>: TrackedTypeOperations {
     func didSave(_ context: ModelContext, merged: [UUID: UUID]) throws {
         try context.didSave(M.self, merged: merged)
     }
+    func reconcileAfterDeletes(_ context: ModelContext) throws { try context.reconcileAfterDeletes(M.self) }
     func rollBack(_ context: ModelContext) { context.rollBack(M.self) }
     func hasChanges(_ context: ModelContext) -> Bool { context.hasChanges(M.self) }
 }

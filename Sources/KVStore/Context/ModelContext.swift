@@ -61,7 +61,9 @@ public final class ModelContext {
     /// holds, it is true when one was inserted or deleted, or encodes differently from when it was fetched: the
     /// answer costs one encoding per object held.
     public var hasChanges: Bool {
-        !pending.isEmpty || trackedObjectsHaveChanges()
+        // The objects' changes as they are now, not as the last fetch recorded them.
+        guard (try? recordTrackedChanges()) != nil else { return !pending.isEmpty || trackedObjectsHaveChanges() }
+        return !pending.isEmpty
     }
 
     /// Registers `model` to be saved: inserted, or replacing the stored model with the same ID.
@@ -185,6 +187,9 @@ public final class ModelContext {
         pending.removeAll()
         forgetPrefetched()
         for type in tracked.types { try trackedTypes[type]?.didSave(self, merged: merged) }
+        if changes.contains(where: { if case .delete = $0.change { true } else { false } }) {
+            for type in tracked.types { try trackedTypes[type]?.reconcileAfterDeletes(self) }
+        }
         tracked.holdWeakly()
         relationshipGeneration += 1
         return SaveResult(mergedIDs: merged)
