@@ -154,9 +154,8 @@ extension ModelContext {
     /// its unsaved changes (an object changed to match comes, one changed not to does not, a deleted one does not).
     ///
     /// The predicate is planned over the indexes as for structs, and evaluated on the objects once they are in the
-    /// context, where their relationship properties read. Before reading, the context compares the objects of `M` it
-    /// holds with their encodings as fetched, to find their unsaved changes: a fetch costs one encoding per object of
-    /// `M` the context holds.
+    /// context, where their relationship properties read. The objects of `M` the context already holds answer with
+    /// their values as they are now: a fetch evaluates the predicate on each of them (no encoding).
     ///
     /// - Throws: ``KVStoreError/closed`` after the container closed, ``KVStoreError/schemaChanged`` when the store's
     ///   schema moved past the container's models, ``KVStoreError/corruptRecord`` when a stored record does not decode,
@@ -165,22 +164,30 @@ extension ModelContext {
     ///   encode, what the predicate throws as it evaluates an object, or ``KVStoreError/damaged`` or
     ///   ``KVStoreError/storage`` when the store cannot be read.
     public func fetch<M: PersistentModel>(_ descriptor: FetchDescriptor<M>) throws -> [M] {
-        try recordChanges(of: M.self)
         let store = try container.store(for: M.self)
         let (candidates, isExact) = try container.read { txn in
             try txn.run { try store.candidates(descriptor, in: txn.transaction.pointee) }
         }
-        var stored: [M] = []
-        stored.reserveCapacity(candidates.count)
+        var results: [M] = []
+        results.reserveCapacity(candidates.count)
+        var offered = Set<UUID>(minimumCapacity: candidates.count)
         for candidate in candidates {
+            offered.insert(candidate.id)
+            // An object the context holds answers with its values as they are now.
             if let object = tracked.held(M.self, id: candidate.id) {
-                if try isExact || descriptor.matches(object) { stored.append(object) }
+                if case .deleted = tracked.state(of: M.self, id: candidate.id) { continue }
+                if try descriptor.matches(object) { results.append(object) }
                 continue
             }
             attach(candidate)
-            if try isExact || descriptor.matches(candidate) { stored.append(try register(candidate)) }
+            if try isExact || descriptor.matches(candidate) { results.append(try register(candidate)) }
         }
-        let results = descriptor.sortedPage(of: try pending.overlaid(stored, matching: descriptor.matches))
+        // The objects the store did not offer may match now: inserted here, or changed to match.
+        try tracked.forEach(of: M.self) { object, state in
+            if case .deleted = state { return }
+            if !offered.contains(object.id), try descriptor.matches(object) { results.append(object) }
+        }
+        results = descriptor.sortedPage(of: results)
         for object in results { tracked.hold(object) }
         if !descriptor.relationshipsToPrefetch.isEmpty {
             try prefetch(descriptor.relationshipsToPrefetch, of: results)
@@ -242,18 +249,22 @@ extension ModelContext {
         }
     }
 
-    /// Records the unsaved changes of the objects of `M`: inserts, deletes, and objects whose encoding changed.
+    /// Records the unsaved changes of the objects of `M`: inserts, deletes, and objects whose encoding changed, whose
+    /// new encodings become their snapshots once a save writes them.
     func recordChanges<M: PersistentModel>(of type: M.Type) throws {
         let store = try container.store(for: M.self)
-        for (object, state) in tracked.objects(of: M.self) {
+        try tracked.forEach(of: M.self) { object, state in
             switch state {
             case .inserted: pending.record(.insert(object), of: M.self, id: object.id)
             case .deleted: pending.record(.delete(M.self), of: M.self, id: object.id)
             case .stored(let snapshot):
-                if try store.comparisonEncoding(of: object) != snapshot {
+                let encoding = try store.comparisonEncoding(of: object, encoder: &comparisonEncoder)
+                if encoding != snapshot {
                     pending.record(.insert(object), of: M.self, id: object.id)
+                    changedEncodings[ObjectIdentifier(object)] = encoding
                 } else {
                     pending.forget(M.self, id: object.id)
+                    changedEncodings[ObjectIdentifier(object)] = nil
                 }
             }
         }
@@ -269,7 +280,17 @@ extension ModelContext {
             switch state {
             case .deleted: tracked.remove(M.self, id: object.id)
             case .inserted where merged[object.id] != nil: tracked.remove(M.self, id: object.id)
-            case .inserted, .stored: tracked.set(object, .stored(snapshot: try store.comparisonEncoding(of: object)))
+            case .inserted:
+                tracked.set(
+                    object, .stored(snapshot: try store.comparisonEncoding(of: object, encoder: &comparisonEncoder)))
+            case .stored:
+                // Unchanged objects keep their snapshots; changed ones take the encoding the save wrote.
+                guard let encoding = changedEncodings[ObjectIdentifier(object)] else { continue }
+                tracked.set(
+                    object,
+                    .stored(
+                        snapshot: store.hasExternalAttributes
+                            ? try store.comparisonEncoding(of: object, encoder: &comparisonEncoder) : encoding))
             }
         }
     }
@@ -300,7 +321,10 @@ extension ModelContext {
                     changed = true
                 }
             }
-            if changed { tracked.set(object, .stored(snapshot: try store.comparisonEncoding(of: object))) }
+            if changed {
+                tracked.set(
+                    object, .stored(snapshot: try store.comparisonEncoding(of: object, encoder: &comparisonEncoder)))
+            }
         }
     }
 
@@ -340,7 +364,9 @@ extension ModelContext {
                     tracked.remove(M.self, id: object.id)
                 }
             case .stored(let snapshot):
-                guard (try? store.comparisonEncoding(of: object)) != snapshot else { continue }
+                guard (try? store.comparisonEncoding(of: object, encoder: &comparisonEncoder)) != snapshot else {
+                    continue
+                }
                 restore(object, from: snapshot, store: store)
             }
         }
@@ -373,7 +399,7 @@ extension ModelContext {
         guard let store = try? container.store(for: M.self) else { return false }
         return tracked.objects(of: M.self).contains { object, state in
             guard case .stored(let snapshot) = state else { return true }
-            return (try? store.comparisonEncoding(of: object)) != snapshot
+            return (try? store.comparisonEncoding(of: object, encoder: &comparisonEncoder)) != snapshot
         }
     }
 
@@ -382,7 +408,7 @@ extension ModelContext {
     /// The context's object for `object`'s ID: the one it holds, or `object`, registered as stored.
     private func register<M: PersistentModel>(_ object: M) throws -> M {
         if let held = tracked.held(M.self, id: object.id) { return held }
-        let snapshot = try container.store(for: M.self).comparisonEncoding(of: object)
+        let snapshot = try container.store(for: M.self).comparisonEncoding(of: object, encoder: &comparisonEncoder)
         tracked.set(object, .stored(snapshot: snapshot))
         trackType(M.self)
         return object

@@ -41,6 +41,11 @@ public final class ModelContext {
     var tracked = TrackedObjects()
     /// The operations on the objects of each model type the context holds.
     var trackedTypes: [ObjectIdentifier: any TrackedTypeOperations] = [:]
+    /// The encoder of the objects' comparison encodings, reused so that each costs no setup.
+    var comparisonEncoder = RecordEncoder()
+    /// The encodings that the last recording of changes found for changed objects, by object: their snapshots once a
+    /// save writes them.
+    var changedEncodings: [ObjectIdentifier: [UInt8]] = [:]
     /// Changes whenever a relationship of an object the context holds changed, so that lists of related objects
     /// computed before are computed again.
     var relationshipGeneration = 0
@@ -187,6 +192,7 @@ public final class ModelContext {
         pending.removeAll()
         forgetPrefetched()
         for type in tracked.types { try trackedTypes[type]?.didSave(self, merged: merged) }
+        changedEncodings.removeAll()
         if changes.contains(where: { if case .delete = $0.change { true } else { false } }) {
             for type in tracked.types { try trackedTypes[type]?.reconcileAfterDeletes(self) }
         }
@@ -202,6 +208,7 @@ public final class ModelContext {
         pending.removeAll()
         forgetPrefetched()
         for type in tracked.types { trackedTypes[type]?.rollBack(self) }
+        changedEncodings.removeAll()
         tracked.holdWeakly()
         relationshipGeneration += 1
     }

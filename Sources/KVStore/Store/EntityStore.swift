@@ -262,13 +262,22 @@ final class EntityStore<M: StoredModel>: AnyEntityStore {
     /// - Throws: ``KVStoreError/encodingFailed`` when the model does not encode.
     func comparisonEncoding(of model: M) throws -> [UInt8] {
         var fields = self.fields
-        return try comparisonEncoding(of: model, fields: &fields)
+        var encoder = RecordEncoder()
+        return try comparisonEncoding(of: model, fields: &fields, encoder: &encoder)
+    }
+
+    /// `model`'s record as ``comparisonEncoding(of:)`` gives it, with an encoder the caller reuses.
+    func comparisonEncoding(of model: M, encoder: inout RecordEncoder) throws -> [UInt8] {
+        var fields = self.fields
+        return try comparisonEncoding(of: model, fields: &fields, encoder: &encoder)
     }
 
     /// `model`'s record as a save would write it now with `fields`, to which new names are added.
-    private func comparisonEncoding(of model: M, fields: inout FieldTable) throws -> [UInt8] {
-        var encoder = RecordEncoder()
+    private func comparisonEncoding(
+        of model: M, fields: inout FieldTable, encoder: inout RecordEncoder
+    ) throws -> [UInt8] {
         encoder.encodesUnsavedExternalValues = true
+        defer { encoder.encodesUnsavedExternalValues = false }
         var bytes: [UInt8] = []
         do {
             if codesFields {
@@ -292,7 +301,8 @@ final class EntityStore<M: StoredModel>: AnyEntityStore {
     func writableCopy(of model: M) throws -> M {
         guard hasExternalAttributes, M.self is AnyClass else { return model }
         var fields = self.fields
-        let bytes = try comparisonEncoding(of: model, fields: &fields)
+        var encoder = RecordEncoder()
+        let bytes = try comparisonEncoding(of: model, fields: &fields, encoder: &encoder)
         var copy = try bytes.withBorrowedBytes { try decodeRecord($0, fields: fields, decoder: RecordDecoder()) }
         for attribute in externalAttributes { attribute.set(attribute.value(in: model), in: &copy) }
         return copy
