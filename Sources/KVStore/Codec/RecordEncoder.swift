@@ -28,6 +28,13 @@ struct RecordEncoder {
     /// Creates an encoder.
     init() {}
 
+    /// Whether an external value not saved yet encodes as a placeholder rather than throwing: for encodings that are
+    /// compared, or decoded into a copy of a model, and never stored.
+    var encodesUnsavedExternalValues: Bool {
+        get { encoding.encodesUnsavedExternalValues }
+        set { encoding.encodesUnsavedExternalValues = newValue }
+    }
+
     /// Returns the record for `value`.
     ///
     /// - Parameters:

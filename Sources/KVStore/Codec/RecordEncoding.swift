@@ -69,6 +69,10 @@ final class RecordEncoding: Encoder {
     /// No user info: records do not depend on configuration.
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
+    /// Whether an external value not saved yet encodes as a placeholder, for an encoding that is compared or decoded
+    /// again but never stored (see `ExternalData`); otherwise it throws.
+    var encodesUnsavedExternalValues = false
+
     /// Creates an encoding with an empty buffer.
     init() {}
 

@@ -2,7 +2,7 @@ import Foundation
 
 /// Hooks for logging and metrics on everything a container does, in the manner of BLoC's global observer.
 ///
-/// Pass one to ``ModelContainer/init(for:configuration:observer:)-(Model....,_,_)``. Every method has an
+/// Pass one to ``ModelContainer/init(for:configuration:observer:)-(StoredModel....,_,_)``. Every method has an
 /// empty default, so implement only what you need. The hooks run on the thread that did the work, after it: keep them
 /// fast, and do not write to the same container from them. A container without an observer collects nothing for it.
 ///

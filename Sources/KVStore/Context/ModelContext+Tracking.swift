@@ -27,17 +27,76 @@ extension ModelContext {
         for related in heldRelatedObjects(of: object) { insertIfNew(related) }
     }
 
+    /// Inserts the objects of any sequence, even a lazy one of millions, and saves the context after every
+    /// `chunkSize` of them: the objects of a saved chunk are held only weakly afterwards, so an importer's memory holds
+    /// about one chunk (a context that inserts without saving holds everything it inserted).
+    ///
+    /// ```swift
+    /// try context.insert(contentsOf: rows.lazy.map { Task(title: $0) }, chunkSize: 1_000)
+    /// ```
+    ///
+    /// Each save writes every change of the context, so changes made before the call go with its first chunk. When a
+    /// save fails, the chunks before it stay committed, the failing chunk stays pending in the context (save again,
+    /// or ``rollback()``), and the error's ``KVStoreError/committedCount`` says how many objects were committed.
+    ///
+    /// - Parameters:
+    ///   - objects: The objects to insert, with the new objects their relationship properties hold.
+    ///   - chunkSize: How many of `objects` each save holds.
+    ///   - progress: Called after each chunk commits, with the number of objects of `objects` committed so far.
+    /// - Returns: The number of objects of `objects` saved.
+    /// - Throws: ``KVStoreError/invalidModel`` for a chunk size below 1, or the error of the failing save (what
+    ///   ``save()`` throws), with ``KVStoreError/committedCount`` set.
+    @discardableResult
+    public func insert<S: Sequence>(
+        contentsOf objects: S,
+        chunkSize: Int = 10_000,
+        progress: ((Int) -> Void)? = nil
+    ) throws -> Int where S.Element: PersistentModel {
+        guard chunkSize >= 1 else {
+            throw KVStoreError(
+                .invalidModel, entity: S.Element.entity.name,
+                message: "The chunk size must be at least 1, not \(chunkSize)")
+        }
+        var committed = 0
+        var inChunk = 0
+        func flush() throws {
+            guard inChunk > 0 else { return }
+            do {
+                try save()
+            } catch var error as KVStoreError {
+                error.committedCount = committed
+                throw error
+            } catch {
+                var wrapped = KVStoreError(.storage, message: "A chunked insert's save failed", cause: error)
+                wrapped.committedCount = committed
+                throw wrapped
+            }
+            committed += inChunk
+            inChunk = 0
+            progress?(committed)
+        }
+        for object in objects {
+            insert(object)
+            inChunk += 1
+            if inChunk == chunkSize { try flush() }
+        }
+        try flush()
+        return committed
+    }
+
     /// Registers `object` to be deleted at the next ``save()``, and applies the delete rules of its relationships to
     /// the objects this context holds: a cascade deletes them too, a nullify removes their references to it. The
     /// store applies the rules to the models the context does not hold when it saves.
     ///
     /// Deleting an object inserted and not saved yet takes it out of the context.
-    public func delete<M: PersistentModel>(_ object: M) {
-        guard tracked.held(M.self, id: object.id) === object || tracked.state(of: M.self, id: object.id) == nil
-        else { return }
+    public func delete<M: PersistentModel>(_ model: M) {
+        // Another object of the same model (read outside the context) deletes the context's.
+        let object = tracked.held(M.self, id: model.id) ?? model
         switch tracked.state(of: M.self, id: object.id) {
         case .deleted: return
-        case .inserted: tracked.remove(M.self, id: object.id)
+        case .inserted:
+            tracked.remove(M.self, id: object.id)
+            pending.forget(M.self, id: object.id)
         case .stored(let snapshot): tracked.set(object, .deleted(snapshot: snapshot))
         case nil:
             // An object the context never saw, read elsewhere: deleted by its ID.
@@ -95,9 +154,8 @@ extension ModelContext {
     /// its unsaved changes (an object changed to match comes, one changed not to does not, a deleted one does not).
     ///
     /// The predicate is planned over the indexes as for structs, and evaluated on the objects once they are in the
-    /// context, where their relationship properties read. Before reading, the context compares the objects of `M` it
-    /// holds with their encodings as fetched, to find their unsaved changes: a fetch costs one encoding per object of
-    /// `M` the context holds.
+    /// context, where their relationship properties read. The objects of `M` the context already holds answer with
+    /// their values as they are now: a fetch evaluates the predicate on each of them (no encoding).
     ///
     /// - Throws: ``KVStoreError/closed`` after the container closed, ``KVStoreError/schemaChanged`` when the store's
     ///   schema moved past the container's models, ``KVStoreError/corruptRecord`` when a stored record does not decode,
@@ -106,22 +164,31 @@ extension ModelContext {
     ///   encode, what the predicate throws as it evaluates an object, or ``KVStoreError/damaged`` or
     ///   ``KVStoreError/storage`` when the store cannot be read.
     public func fetch<M: PersistentModel>(_ descriptor: FetchDescriptor<M>) throws -> [M] {
-        try recordChanges(of: M.self)
         let store = try container.store(for: M.self)
         let (candidates, isExact) = try container.read { txn in
             try txn.run { try store.candidates(descriptor, in: txn.transaction.pointee) }
         }
-        var stored: [M] = []
-        stored.reserveCapacity(candidates.count)
+        var results: [M] = []
+        results.reserveCapacity(candidates.count)
+        var offered = Set<UUID>(minimumCapacity: candidates.count)
         for candidate in candidates {
+            offered.insert(candidate.id)
+            // An object the context holds answers with its values as they are now.
             if let object = tracked.held(M.self, id: candidate.id) {
-                if try isExact || descriptor.matches(object) { stored.append(object) }
+                if case .deleted = tracked.state(of: M.self, id: candidate.id) { continue }
+                if try descriptor.matches(object) { results.append(object) }
                 continue
             }
             attach(candidate)
-            if try isExact || descriptor.matches(candidate) { stored.append(try register(candidate)) }
+            if try isExact || descriptor.matches(candidate) { results.append(try register(candidate)) }
         }
-        let results = descriptor.sortedPage(of: try pending.overlaid(stored, matching: descriptor.matches))
+        // The objects the store did not offer may match now: inserted here, or changed to match.
+        try tracked.forEach(of: M.self) { object, state in
+            if case .deleted = state { return }
+            if !offered.contains(object.id), try descriptor.matches(object) { results.append(object) }
+        }
+        results = descriptor.sortedPage(of: results)
+        for object in results { tracked.hold(object) }
         if !descriptor.relationshipsToPrefetch.isEmpty {
             try prefetch(descriptor.relationshipsToPrefetch, of: results)
         }
@@ -130,7 +197,7 @@ extension ModelContext {
 
     /// The number of objects that match `descriptor`'s predicate, with the context's unsaved changes.
     ///
-    /// - Throws: What ``fetch(_:)-(FetchDescriptor<M>)`` throws.
+    /// - Throws: What ``fetch(_:)-3tbhk`` throws.
     public func fetchCount<M: PersistentModel>(_ descriptor: FetchDescriptor<M>) throws -> Int {
         var unpaged = descriptor.unpaged
         unpaged.sortBy = []
@@ -156,7 +223,10 @@ extension ModelContext {
         for (position, id) in ids.enumerated() {
             switch tracked.state(of: M.self, id: id) {
             case .deleted: continue
-            case .some: results[position] = tracked.held(M.self, id: id)
+            case .some:
+                guard let object = tracked.held(M.self, id: id) else { continue }
+                tracked.hold(object)
+                results[position] = object
             case nil: missing.append((position, id))
             }
         }
@@ -179,31 +249,103 @@ extension ModelContext {
         }
     }
 
-    /// Records the unsaved changes of the objects of `M`: inserts, deletes, and objects whose encoding changed.
+    /// Records the unsaved changes of the objects of `M`: inserts, deletes, and objects whose encoding changed, whose
+    /// new encodings become their snapshots once a save writes them.
     func recordChanges<M: PersistentModel>(of type: M.Type) throws {
         let store = try container.store(for: M.self)
-        for (object, state) in tracked.objects(of: M.self) {
+        try tracked.forEach(of: M.self) { object, state in
             switch state {
             case .inserted: pending.record(.insert(object), of: M.self, id: object.id)
             case .deleted: pending.record(.delete(M.self), of: M.self, id: object.id)
             case .stored(let snapshot):
-                if try store.comparisonEncoding(of: object) != snapshot {
+                let encoding = try store.comparisonEncoding(of: object, encoder: &comparisonEncoder)
+                if encoding != snapshot {
                     pending.record(.insert(object), of: M.self, id: object.id)
+                    changedEncodings[ObjectIdentifier(object)] = encoding
                 } else {
                     pending.forget(M.self, id: object.id)
+                    changedEncodings[ObjectIdentifier(object)] = nil
                 }
             }
         }
     }
 
-    /// Takes a save's effects on the objects of `M`: the saved ones are stored as they are now, the deleted ones leave.
-    func didSave<M: PersistentModel>(_ type: M.Type) throws {
+    /// Takes a save's effects on the objects of `M`: the saved ones are stored as they are now, the deleted ones leave,
+    /// and so do inserted ones that a unique constraint merged into another stored model (`merged`, by ID): the
+    /// store holds their values under that model's ID, which ``SaveResult/storedID(of:)`` gives.
+    func didSave<M: PersistentModel>(_ type: M.Type, merged: [UUID: UUID]) throws {
         let store = try container.store(for: M.self)
+        try takeStoredExternalValues(of: M.self, store: store, merged: merged)
         for (object, state) in tracked.objects(of: M.self) {
             switch state {
             case .deleted: tracked.remove(M.self, id: object.id)
-            case .inserted, .stored: tracked.set(object, .stored(snapshot: try store.comparisonEncoding(of: object)))
+            case .inserted where merged[object.id] != nil: tracked.remove(M.self, id: object.id)
+            case .inserted:
+                tracked.set(
+                    object, .stored(snapshot: try store.comparisonEncoding(of: object, encoder: &comparisonEncoder)))
+            case .stored:
+                // Unchanged objects keep their snapshots; changed ones take the encoding the save wrote.
+                guard let encoding = changedEncodings[ObjectIdentifier(object)] else { continue }
+                tracked.set(
+                    object,
+                    .stored(
+                        snapshot: store.hasExternalAttributes
+                            ? try store.comparisonEncoding(of: object, encoder: &comparisonEncoder) : encoding))
             }
+        }
+    }
+
+    /// Brings the objects of `M` the context holds in line with the store after a save that deleted models: the delete
+    /// rules the store applied to models the context held without knowing (fetched after the delete) deleted some
+    /// (a cascade), which leave the context, and changed the references of others (a nullify), which take the stored
+    /// ones. One read of the held objects of `M` that have stored relationships.
+    func reconcileAfterDeletes<M: PersistentModel>(_ type: M.Type) throws {
+        let stored = M.entity.relationships.filter { $0.property?.kind == .toOne || $0.property?.kind == .manyToMany }
+        guard !stored.isEmpty else { return }
+        let held = tracked.objects(of: M.self).map(\.object)
+        guard !held.isEmpty else { return }
+        let store = try container.store(for: M.self)
+        let records = try container.read { txn in try txn.models(for: held.map(\.id), as: M.self) }
+        for (object, record) in zip(held, records) {
+            guard let record else {
+                tracked.remove(M.self, id: object.id)
+                continue
+            }
+            var changed = false
+            for relationship in stored {
+                guard let property = relationship.property else { continue }
+                let (mine, theirs) = (property.relatedObjects(object), property.relatedObjects(record))
+                if mine.ids != theirs.ids {
+                    mine.ids = theirs.ids
+                    mine.objects = nil
+                    changed = true
+                }
+            }
+            if changed {
+                tracked.set(
+                    object, .stored(snapshot: try store.comparisonEncoding(of: object, encoder: &comparisonEncoder)))
+            }
+        }
+    }
+
+    /// Gives the objects of `M` that held external values not saved yet the descriptors the save stored, read back
+    /// in one transaction, so that they hold what the store holds and a later save does not write the bytes again.
+    private func takeStoredExternalValues<M: PersistentModel>(
+        of type: M.Type, store: EntityStore<M>, merged: [UUID: UUID]
+    ) throws {
+        guard store.hasExternalAttributes else { return }
+        let unsaved = tracked.objects(of: M.self).compactMap { object, state -> M? in
+            if case .deleted = state { return nil }
+            guard merged[object.id] == nil else { return nil }
+            let holdsUnsaved = store.externalAttributes.contains { attribute in
+                attribute.value(in: object).map { !$0.isStored } ?? false
+            }
+            return holdsUnsaved ? object : nil
+        }
+        guard !unsaved.isEmpty else { return }
+        let stored = try container.read { txn in try txn.models(for: unsaved.map(\.id), as: M.self) }
+        for case (var object, let saved?) in zip(unsaved, stored) {
+            for attribute in store.externalAttributes { attribute.set(attribute.value(in: saved), in: &object) }
         }
     }
 
@@ -222,7 +364,9 @@ extension ModelContext {
                     tracked.remove(M.self, id: object.id)
                 }
             case .stored(let snapshot):
-                guard (try? store.comparisonEncoding(of: object)) != snapshot else { continue }
+                guard (try? store.comparisonEncoding(of: object, encoder: &comparisonEncoder)) != snapshot else {
+                    continue
+                }
                 restore(object, from: snapshot, store: store)
             }
         }
@@ -255,7 +399,7 @@ extension ModelContext {
         guard let store = try? container.store(for: M.self) else { return false }
         return tracked.objects(of: M.self).contains { object, state in
             guard case .stored(let snapshot) = state else { return true }
-            return (try? store.comparisonEncoding(of: object)) != snapshot
+            return (try? store.comparisonEncoding(of: object, encoder: &comparisonEncoder)) != snapshot
         }
     }
 
@@ -264,7 +408,7 @@ extension ModelContext {
     /// The context's object for `object`'s ID: the one it holds, or `object`, registered as stored.
     private func register<M: PersistentModel>(_ object: M) throws -> M {
         if let held = tracked.held(M.self, id: object.id) { return held }
-        let snapshot = try container.store(for: M.self).comparisonEncoding(of: object)
+        let snapshot = try container.store(for: M.self).comparisonEncoding(of: object, encoder: &comparisonEncoder)
         tracked.set(object, .stored(snapshot: snapshot))
         trackType(M.self)
         return object
@@ -407,14 +551,26 @@ extension ModelContext: RelationshipLoader {
 
     func relationshipDidChange(of owner: AnyObject, related: [AnyObject]) {
         relationshipGeneration += 1
-        for object in related { insertIfNew(object) }
+        holdIfHeld(owner)
+        for object in related {
+            insertIfNew(object)
+            holdIfHeld(object)
+        }
+    }
+
+    /// Holds `object` strongly until the next save or rollback, when it is the context's.
+    private func holdIfHeld(_ object: AnyObject) {
+        guard let model = object as? any PersistentModel else { return }
+        func hold<T: PersistentModel>(_ model: T) { tracked.hold(model) }
+        hold(model)
     }
 }
 
 /// The operations a context runs on the objects of one model type it holds, without knowing the type.
 protocol TrackedTypeOperations {
     func recordChanges(_ context: ModelContext) throws
-    func didSave(_ context: ModelContext) throws
+    func didSave(_ context: ModelContext, merged: [UUID: UUID]) throws
+    func reconcileAfterDeletes(_ context: ModelContext) throws
     func rollBack(_ context: ModelContext)
     func hasChanges(_ context: ModelContext) -> Bool
 }
@@ -422,7 +578,10 @@ protocol TrackedTypeOperations {
 /// ``TrackedTypeOperations`` of `M`.
 struct TrackedType<M: PersistentModel>: TrackedTypeOperations {
     func recordChanges(_ context: ModelContext) throws { try context.recordChanges(of: M.self) }
-    func didSave(_ context: ModelContext) throws { try context.didSave(M.self) }
+    func didSave(_ context: ModelContext, merged: [UUID: UUID]) throws {
+        try context.didSave(M.self, merged: merged)
+    }
+    func reconcileAfterDeletes(_ context: ModelContext) throws { try context.reconcileAfterDeletes(M.self) }
     func rollBack(_ context: ModelContext) { context.rollBack(M.self) }
     func hasChanges(_ context: ModelContext) -> Bool { context.hasChanges(M.self) }
 }

@@ -41,6 +41,11 @@ public final class ModelContext {
     var tracked = TrackedObjects()
     /// The operations on the objects of each model type the context holds.
     var trackedTypes: [ObjectIdentifier: any TrackedTypeOperations] = [:]
+    /// The encoder of the objects' comparison encodings, reused so that each costs no setup.
+    var comparisonEncoder = RecordEncoder()
+    /// The encodings that the last recording of changes found for changed objects, by object: their snapshots once a
+    /// save writes them.
+    var changedEncodings: [ObjectIdentifier: [UInt8]] = [:]
     /// Changes whenever a relationship of an object the context holds changed, so that lists of related objects
     /// computed before are computed again.
     var relationshipGeneration = 0
@@ -56,12 +61,14 @@ public final class ModelContext {
 
     /// Whether there are changes that ``save()`` would write.
     ///
-    /// It is true after any ``insert(_:)``, ``delete(_:)`` or ``modify(_:_:)`` until ``save()`` or ``rollback()``;
+    /// It is true after any ``insert(_:)-2csnj``, ``delete(_:)-6a0h7`` or ``modify(_:_:)`` until ``save()`` or ``rollback()``;
     /// it does not compare the pending models with the stored ones. For the ``PersistentModel`` objects the context
     /// holds, it is true when one was inserted or deleted, or encodes differently from when it was fetched: the
     /// answer costs one encoding per object held.
     public var hasChanges: Bool {
-        !pending.isEmpty || trackedObjectsHaveChanges()
+        // The objects' changes as they are now, not as the last fetch recorded them.
+        guard (try? recordTrackedChanges()) != nil else { return !pending.isEmpty || trackedObjectsHaveChanges() }
+        return !pending.isEmpty
     }
 
     /// Registers `model` to be saved: inserted, or replacing the stored model with the same ID.
@@ -108,7 +115,7 @@ public final class ModelContext {
     /// - Returns: The changed model.
     /// - Throws: ``KVStoreError/modelNotFound`` when neither the store nor this context's pending changes hold a
     ///   model of `type` with `id` (or it is pending deletion), ``KVStoreError/invalidModel`` when `change` changes
-    ///   the model's ID, what `change` throws, or what ``model(for:as:)`` throws.
+    ///   the model's ID, what `change` throws, or what ``model(for:as:)-7noy`` throws.
     @discardableResult
     public func modify<M: Model>(_ type: M.Type, id: UUID, _ change: (inout M) throws -> Void) throws -> M {
         guard let model = try model(for: id, as: M.self) else {
@@ -184,7 +191,11 @@ public final class ModelContext {
         }
         pending.removeAll()
         forgetPrefetched()
-        for type in tracked.types { try trackedTypes[type]?.didSave(self) }
+        for type in tracked.types { try trackedTypes[type]?.didSave(self, merged: merged) }
+        changedEncodings.removeAll()
+        if changes.contains(where: { if case .delete = $0.change { true } else { false } }) {
+            for type in tracked.types { try trackedTypes[type]?.reconcileAfterDeletes(self) }
+        }
         tracked.holdWeakly()
         relationshipGeneration += 1
         return SaveResult(mergedIDs: merged)
@@ -197,6 +208,7 @@ public final class ModelContext {
         pending.removeAll()
         forgetPrefetched()
         for type in tracked.types { trackedTypes[type]?.rollBack(self) }
+        changedEncodings.removeAll()
         tracked.holdWeakly()
         relationshipGeneration += 1
     }
@@ -260,7 +272,7 @@ public final class ModelContext {
 
     /// The number of models that match `descriptor`'s predicate.
     ///
-    /// - Throws: What ``fetch(_:)`` throws.
+    /// - Throws: What ``fetch(_:)-9vvf6`` throws.
     public func fetchCount<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> Int {
         let changes = pending.changes(of: M.self)
         guard !changes.isEmpty else { return try container.read { txn in try txn.fetchCount(descriptor) } }
@@ -277,7 +289,7 @@ public final class ModelContext {
 
     /// The IDs of the models that match `descriptor`, in its order.
     ///
-    /// - Throws: What ``fetch(_:)`` throws.
+    /// - Throws: What ``fetch(_:)-9vvf6`` throws.
     public func fetchIdentifiers<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> [UUID] {
         try fetch(descriptor).map(\.id)
     }
@@ -289,7 +301,7 @@ public final class ModelContext {
     /// a pending delete does not come.
     ///
     /// - Throws: ``KVStoreError/invalidModel`` when the descriptor sorts or pages, what `body` or the predicate
-    ///   throws, or what ``fetch(_:)`` throws.
+    ///   throws, or what ``fetch(_:)-9vvf6`` throws.
     public func enumerate<M: Model>(
         _ descriptor: FetchDescriptor<M>,
         batchSize: Int = 1000,

@@ -3,16 +3,11 @@ import Foundation
 /// A context's ``PersistentModel`` objects: one per entity and ID (its identity map), each with the encoding it was
 /// fetched or last saved with, against which a save finds what changed.
 ///
-/// Objects are held strongly from the moment they enter the context until its next save or rollback, so that a change
-/// made through a reference nobody keeps (`try context.fetch(descriptor)[0].isDone = true`) is still saved; after
-/// that, the context keeps them weakly, and an object nobody holds leaves it.
+/// Objects are held strongly from the moment the context hands them out (a fetch, a lookup, a relationship property)
+/// or sees their relationships change, until its next save or rollback, so that a change made through a reference
+/// nobody keeps (`try context.fetch(descriptor)[0].isDone = true`) is still saved; in between, the context keeps them
+/// weakly, and an object nobody holds leaves it.
 struct TrackedObjects {
-    /// An object's identity in the map: its model type and ID.
-    struct Key: Hashable {
-        let type: ObjectIdentifier
-        let id: UUID
-    }
-
     /// Where an object stands.
     enum State {
         /// Fetched from the store (or saved by the context): written again when its encoding differs from
@@ -32,65 +27,90 @@ struct TrackedObjects {
         var state: State
     }
 
-    private(set) var entries: [Key: Entry] = [:]
+    /// The entries of each model type, by ID.
+    private(set) var entries: [ObjectIdentifier: [UUID: Entry]] = [:]
 
-    /// Whether the map holds no objects, or only ones it would save nothing of without comparing encodings.
+    /// Whether an object was inserted or deleted and not saved yet.
     var hasInsertsOrDeletes: Bool {
-        entries.values.contains { entry in
-            if case .stored = entry.state { return false }
-            return true
+        entries.values.contains { byID in
+            byID.values.contains { entry in
+                if case .stored = entry.state { return false }
+                return entry.object != nil
+            }
         }
     }
 
     /// The object of `type` with `id`, while one is in the map.
     func held<M: PersistentModel>(_ type: M.Type, id: UUID) -> M? {
-        entries[Key(type: ObjectIdentifier(M.self), id: id)]?.object as? M
+        entries[ObjectIdentifier(M.self)]?[id]?.object as? M
     }
 
     /// The state of the object of `type` with `id`.
     func state<M: PersistentModel>(of type: M.Type, id: UUID) -> State? {
-        let key = Key(type: ObjectIdentifier(M.self), id: id)
-        guard let entry = entries[key], entry.object != nil else { return nil }
+        guard let entry = entries[ObjectIdentifier(M.self)]?[id], entry.object != nil else { return nil }
         return entry.state
     }
 
     /// Whether `object` is the one the map holds for its ID and is deleted there.
-    func isDeleted(_ object: some PersistentModel) -> Bool {
-        guard let entry = entries[Key(type: ObjectIdentifier(type(of: object)), id: object.id)],
-            entry.object === object, case .deleted = entry.state
+    func isDeleted<M: PersistentModel>(_ object: M) -> Bool {
+        guard let entry = entries[ObjectIdentifier(M.self)]?[object.id], entry.object === object,
+            case .deleted = entry.state
         else { return false }
         return true
     }
 
     /// Puts `object` in the map, held strongly, in `state`.
     mutating func set<M: PersistentModel>(_ object: M, _ state: State) {
-        entries[Key(type: ObjectIdentifier(M.self), id: object.id)] = Entry(
-            strong: object, object: object, state: state)
+        entries[ObjectIdentifier(M.self), default: [:]][object.id] = Entry(strong: object, object: object, state: state)
+    }
+
+    /// Holds `object`, which the map has, strongly until the next save or rollback: the context hands it out, or it
+    /// changes.
+    mutating func hold<M: PersistentModel>(_ object: M) {
+        let type = ObjectIdentifier(M.self)
+        guard let entry = entries[type]?[object.id], entry.strong == nil, entry.object === object else { return }
+        entries[type]?[object.id]?.strong = object
     }
 
     /// Takes the object of `type` with `id` out of the map.
     mutating func remove<M: PersistentModel>(_ type: M.Type, id: UUID) {
-        entries[Key(type: ObjectIdentifier(M.self), id: id)] = nil
+        entries[ObjectIdentifier(M.self)]?[id] = nil
+    }
+
+    /// Calls `body` with each object of `type` in the map and its state; `body` may change the map's entry of the
+    /// object it is given, and only that one.
+    func forEach<M: PersistentModel>(of type: M.Type, _ body: (M, State) throws -> Void) rethrows {
+        guard let byID = entries[ObjectIdentifier(M.self)] else { return }
+        for entry in byID.values {
+            guard let object = entry.object as? M else { continue }
+            try body(object, entry.state)
+        }
     }
 
     /// The objects of `type` in the map, with their states.
     func objects<M: PersistentModel>(of type: M.Type) -> [(object: M, state: State)] {
-        let identifier = ObjectIdentifier(M.self)
-        return entries.compactMap { key, entry in
-            guard key.type == identifier, let object = entry.object as? M else { return nil }
-            return (object, entry.state)
-        }
+        var objects: [(object: M, state: State)] = []
+        forEach(of: M.self) { objects.append(($0, $1)) }
+        return objects
     }
 
     /// The model types of the objects in the map.
-    var types: Set<ObjectIdentifier> {
-        Set(entries.keys.map(\.type))
+    var types: [ObjectIdentifier] {
+        Array(entries.keys)
     }
 
     /// Lets go of the strong references, and of the entries whose objects are gone.
     mutating func holdWeakly() {
-        entries = entries.filter { $0.value.object != nil }
-        for key in entries.keys { entries[key]?.strong = nil }
+        for type in Array(entries.keys) {
+            guard var byID = entries.removeValue(forKey: type) else { continue }
+            var gone: [UUID] = []
+            for index in byID.indices {
+                byID.values[index].strong = nil
+                if byID.values[index].object == nil { gone.append(byID.keys[index]) }
+            }
+            for id in gone { byID[id] = nil }
+            if !byID.isEmpty { entries[type] = byID }
+        }
     }
 
     /// Forgets every object.

@@ -8,7 +8,7 @@ extension ModelContainer {
     ///   - model: The model.
     /// - Returns: The value's bytes, all in memory.
     /// - Throws: What ``ModelTransaction/data(for:of:)-(WritableKeyPath<M,ExternalData>,_)`` throws.
-    public func data<M: Model>(for keyPath: WritableKeyPath<M, ExternalData>, of model: M) throws -> Data {
+    public func data<M: StoredModel>(for keyPath: WritableKeyPath<M, ExternalData>, of model: M) throws -> Data {
         try read { txn in try txn.data(for: keyPath, of: model) }
     }
 
@@ -19,7 +19,7 @@ extension ModelContainer {
     ///   - model: The model.
     /// - Returns: The value's bytes, all in memory, or `nil`.
     /// - Throws: What ``ModelTransaction/data(for:of:)-(WritableKeyPath<M,ExternalData>,_)`` throws.
-    public func data<M: Model>(for keyPath: WritableKeyPath<M, ExternalData?>, of model: M) throws -> Data? {
+    public func data<M: StoredModel>(for keyPath: WritableKeyPath<M, ExternalData?>, of model: M) throws -> Data? {
         try read { txn in try txn.data(for: keyPath, of: model) }
     }
 
@@ -30,7 +30,7 @@ extension ModelContainer {
     ///   - model: The model.
     ///   - handle: Where to write, from its current offset.
     /// - Throws: What ``ModelTransaction/write(_:of:to:)-(WritableKeyPath<M,ExternalData>,_,_)`` throws.
-    public func write<M: Model>(
+    public func write<M: StoredModel>(
         _ keyPath: WritableKeyPath<M, ExternalData>, of model: M, to handle: FileHandle
     )
         throws
@@ -48,7 +48,7 @@ extension ModelContainer {
     /// - Returns: Whether the attribute holds a value.
     /// - Throws: What ``ModelTransaction/write(_:of:to:)-(WritableKeyPath<M,ExternalData>,_,_)`` throws.
     @discardableResult
-    public func write<M: Model>(
+    public func write<M: StoredModel>(
         _ keyPath: WritableKeyPath<M, ExternalData?>, of model: M, to handle: FileHandle
     ) throws -> Bool {
         try read { txn in try txn.write(keyPath, of: model, to: handle) }

@@ -15,7 +15,7 @@ extension ModelContext {
     /// - Returns: The value's bytes, all in memory: use ``write(_:of:to:)-(WritableKeyPath<M,ExternalData>,_,_)`` for
     ///   values larger than memory.
     /// - Throws: What ``ModelTransaction/data(for:of:)-(WritableKeyPath<M,ExternalData>,_)`` throws.
-    public func data<M: Model>(for keyPath: WritableKeyPath<M, ExternalData>, of model: M) throws -> Data {
+    public func data<M: StoredModel>(for keyPath: WritableKeyPath<M, ExternalData>, of model: M) throws -> Data {
         try container.data(for: keyPath, of: model)
     }
 
@@ -27,7 +27,7 @@ extension ModelContext {
     ///   - model: The model.
     /// - Returns: The value's bytes, all in memory, or `nil`.
     /// - Throws: What ``ModelTransaction/data(for:of:)-(WritableKeyPath<M,ExternalData>,_)`` throws.
-    public func data<M: Model>(for keyPath: WritableKeyPath<M, ExternalData?>, of model: M) throws -> Data? {
+    public func data<M: StoredModel>(for keyPath: WritableKeyPath<M, ExternalData?>, of model: M) throws -> Data? {
         try container.data(for: keyPath, of: model)
     }
 
@@ -38,7 +38,7 @@ extension ModelContext {
     ///   - model: The model.
     ///   - handle: Where to write, from its current offset.
     /// - Throws: What ``ModelTransaction/write(_:of:to:)-(WritableKeyPath<M,ExternalData>,_,_)`` throws.
-    public func write<M: Model>(
+    public func write<M: StoredModel>(
         _ keyPath: WritableKeyPath<M, ExternalData>, of model: M, to handle: FileHandle
     )
         throws
@@ -56,7 +56,7 @@ extension ModelContext {
     /// - Returns: Whether the attribute holds a value.
     /// - Throws: What ``ModelTransaction/write(_:of:to:)-(WritableKeyPath<M,ExternalData>,_,_)`` throws.
     @discardableResult
-    public func write<M: Model>(
+    public func write<M: StoredModel>(
         _ keyPath: WritableKeyPath<M, ExternalData?>, of model: M, to handle: FileHandle
     ) throws -> Bool {
         try container.write(keyPath, of: model, to: handle)

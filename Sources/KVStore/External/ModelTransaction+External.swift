@@ -14,7 +14,7 @@ extension ModelTransaction {
     ///   values larger than memory.
     /// - Throws: ``KVStoreError/modelNotFound`` when no model has the ID, ``KVStoreError/missingExternalData``
     ///   when chunks are missing, ``KVStoreError/invalidModel`` when the attribute is not external.
-    public func data<M: Model>(for keyPath: WritableKeyPath<M, ExternalData>, of model: M) throws -> Data {
+    public func data<M: StoredModel>(for keyPath: WritableKeyPath<M, ExternalData>, of model: M) throws -> Data {
         try externalData(for: keyPath, of: model) ?? Data()
     }
 
@@ -26,7 +26,7 @@ extension ModelTransaction {
     ///   - model: The model; only its ID counts once it is stored.
     /// - Returns: The value's bytes, all in memory, or `nil`.
     /// - Throws: What ``data(for:of:)-(WritableKeyPath<M,ExternalData>,_)`` throws.
-    public func data<M: Model>(for keyPath: WritableKeyPath<M, ExternalData?>, of model: M) throws -> Data? {
+    public func data<M: StoredModel>(for keyPath: WritableKeyPath<M, ExternalData?>, of model: M) throws -> Data? {
         try externalData(for: keyPath, of: model)
     }
 
@@ -37,7 +37,7 @@ extension ModelTransaction {
     ///   - model: The model; only its ID counts once its value is stored.
     ///   - handle: Where to write, from its current offset.
     /// - Throws: The errors of ``data(for:of:)-(WritableKeyPath<M,ExternalData>,_)``, or the file's error.
-    public func write<M: Model>(
+    public func write<M: StoredModel>(
         _ keyPath: WritableKeyPath<M, ExternalData>, of model: M, to handle: FileHandle
     )
         throws
@@ -55,14 +55,14 @@ extension ModelTransaction {
     /// - Returns: Whether the attribute holds a value.
     /// - Throws: The errors of ``data(for:of:)-(WritableKeyPath<M,ExternalData>,_)``, or the file's error.
     @discardableResult
-    public func write<M: Model>(
+    public func write<M: StoredModel>(
         _ keyPath: WritableKeyPath<M, ExternalData?>, of model: M, to handle: FileHandle
     ) throws -> Bool {
         try writeExternal(keyPath, of: model, to: handle)
     }
 
     /// The bytes of the value at `keyPath`, or `nil` when an optional attribute holds none.
-    private func externalData<M: Model>(for keyPath: AnyKeyPath, of model: M) throws -> Data? {
+    private func externalData<M: StoredModel>(for keyPath: AnyKeyPath, of model: M) throws -> Data? {
         try run {
             let store = try container.store(for: M.self)
             switch try store.valueToRead(keyPath, of: model, in: transaction.pointee) {
@@ -83,7 +83,8 @@ extension ModelTransaction {
     }
 
     /// Writes the bytes of the value at `keyPath` to `handle`; returns whether there is a value.
-    private func writeExternal<M: Model>(_ keyPath: AnyKeyPath, of model: M, to handle: FileHandle) throws -> Bool {
+    private func writeExternal<M: StoredModel>(_ keyPath: AnyKeyPath, of model: M, to handle: FileHandle) throws -> Bool
+    {
         try run {
             let store = try container.store(for: M.self)
             switch try store.valueToRead(keyPath, of: model, in: transaction.pointee) {

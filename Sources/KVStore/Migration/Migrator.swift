@@ -14,8 +14,8 @@ struct Migrator {
         /// Every model type the opening may touch, for the environment's table slots.
         var models: [any StoredModel.Type] {
             switch self {
-            case .schema(let schema): schema.models
-            case .plan(let plan, let target): plan.schemas.flatMap { $0.models } + target.models
+            case .schema(let schema): schema.allModels
+            case .plan(let plan, let target): plan.schemas.flatMap { $0.allModels } + target.allModels
             }
         }
     }

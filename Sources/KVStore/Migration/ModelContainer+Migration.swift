@@ -5,7 +5,7 @@ extension ModelContainer {
     /// Without a plan the store must be at `schema`'s version, or record none (it is then stamped with it). With a
     /// plan, the stages from the store's version to `schema`'s run before the container opens, a chunk of records per
     /// write transaction; a migration that was killed part-way resumes. Then the models of `schema` are loaded as by
-    /// ``init(for:configuration:observer:)-(Model....,_,_)``, and the indexes a stage rewrote are rebuilt.
+    /// ``init(for:configuration:observer:)-(StoredModel....,_,_)``, and the indexes a stage rewrote are rebuilt.
     ///
     /// ```swift
     /// let container = try ModelContainer(
@@ -22,7 +22,7 @@ extension ModelContainer {
     /// - Throws: ``KVStoreError/noMigrationPath`` naming the stored and the wanted version,
     ///   ``KVStoreError/migrationFailed`` when a custom stage throws, ``KVStoreError/migrationInProgress``,
     ///   ``KVStoreError/invalidMigrationPlan``, ``KVStoreError/incompatibleSchema`` when a lightweight stage cannot
-    ///   make a change, and the errors of ``init(for:configuration:observer:)-(Model....,_,_)``.
+    ///   make a change, and the errors of ``init(for:configuration:observer:)-(StoredModel....,_,_)``.
     public convenience init(
         for schema: any VersionedSchema.Type,
         migrationPlan: (any SchemaMigrationPlan.Type)? = nil,
@@ -31,7 +31,7 @@ extension ModelContainer {
         migrationProgress: (@Sendable (MigrationProgress) -> Void)? = nil
     ) throws {
         try self.init(
-            for: schema.models, configuration: configuration, observer: observer,
+            for: schema.allModels, configuration: configuration, observer: observer,
             preparation: VersionedOpening(
                 versioning: migrationPlan.map { .plan($0, target: schema) } ?? .schema(schema),
                 progress: migrationProgress))

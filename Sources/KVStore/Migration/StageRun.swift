@@ -45,9 +45,9 @@ struct StageRun {
         var steps = stage.migrations.map {
             EntityStep(source: $0.transform.sourceName, target: $0.transform.targetName, transform: $0.transform)
         }
-        let fromNames = Set(stage.fromVersion.models.map { EntityFacts($0).name })
+        let fromNames = Set(stage.fromVersion.allModels.map { EntityFacts($0).name })
         let handled = Set(steps.flatMap { [$0.source, $0.target] })
-        for model in stage.toVersion.models {
+        for model in stage.toVersion.allModels {
             let facts = EntityFacts(model)
             guard let original = facts.originalName, original != facts.name, fromNames.contains(original),
                 !fromNames.contains(facts.name), !handled.contains(original), !handled.contains(facts.name)
@@ -60,7 +60,7 @@ struct StageRun {
     /// Runs the stage, or the rest of it when `resuming` is the state of this stage left by an earlier open.
     func run(resuming: MigrationState?) throws {
         let steps = self.steps
-        let toNames = stage.toVersion.models.map { EntityFacts($0).name }
+        let toNames = stage.toVersion.allModels.map { EntityFacts($0).name }
         // Tables are opened before any transaction, as LMDB requires.
         var tables: [String: Table] = [:]
         for name in toNames {
@@ -164,9 +164,9 @@ struct StageRun {
     /// Renames fields in the catalog, and gives each renamed entity its new catalog entry: the old one's fields
     /// (renamed as declared), with no index yet, so that the container builds them once the records are in.
     private func applyRenames(steps: [EntityStep], in txn: borrowing Transaction) throws {
-        let fromNames = Set(stage.fromVersion.models.map { EntityFacts($0).name })
+        let fromNames = Set(stage.fromVersion.allModels.map { EntityFacts($0).name })
         let custom = Set(steps.filter { $0.transform != nil }.flatMap { [$0.source, $0.target] })
-        for model in stage.toVersion.models {
+        for model in stage.toVersion.allModels {
             let facts = EntityFacts(model)
             if let move = steps.first(where: { $0.transform == nil && $0.target == facts.name }) {
                 guard
@@ -224,9 +224,9 @@ struct StageRun {
     /// new schema's model, before anything is written: a change a lightweight stage cannot make fails here, with
     /// the entity and field named, and the store is left as it was.
     private func checkLightweightEntities(steps: [EntityStep], tables: [String: Table]) throws {
-        let fromNames = Set(stage.fromVersion.models.map { EntityFacts($0).name })
+        let fromNames = Set(stage.fromVersion.allModels.map { EntityFacts($0).name })
         let custom = Set(steps.filter { $0.transform != nil }.flatMap { [$0.source, $0.target] })
-        for model in stage.toVersion.models {
+        for model in stage.toVersion.allModels {
             let facts = EntityFacts(model)
             guard !custom.contains(facts.name) else { continue }
             let source =
@@ -270,7 +270,7 @@ struct StageRun {
     /// migration), stamps the new version and records the stage in the history, in one transaction; then deletes
     /// the emptied tables.
     private func finish(_ state: MigrationState, toNames: Set<String>) throws {
-        let removed = stage.fromVersion.models.map { EntityFacts($0).name }.filter { !toNames.contains($0) }
+        let removed = stage.fromVersion.allModels.map { EntityFacts($0).name }.filter { !toNames.contains($0) }
         let entries = try environment.read { txn in
             try removed.compactMap { name in
                 try Catalog.read(EntityCatalog.self, key: Catalog.entityKey(name), in: txn, table: catalog)

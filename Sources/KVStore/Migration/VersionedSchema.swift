@@ -24,6 +24,22 @@ public protocol VersionedSchema: Sendable {
 
     /// The model types of this version. Two versions may share a model type when it did not change.
     static var models: [any Model.Type] { get }
+
+    /// The ``PersistentModel`` classes of this version, beside ``models``; none by default.
+    ///
+    /// Lightweight stages migrate them as they do structs. A custom stage's transforms take and return structs: give
+    /// a class whose records a custom stage rewrites a struct twin with the same entity name for that stage.
+    static var referenceModels: [any PersistentModel.Type] { get }
+}
+
+extension VersionedSchema {
+    /// No reference models.
+    public static var referenceModels: [any PersistentModel.Type] { [] }
+
+    /// Every model type of this version: its structs, then its classes.
+    static var allModels: [any StoredModel.Type] {
+        models.map { $0 as any StoredModel.Type } + referenceModels.map { $0 as any StoredModel.Type }
+    }
 }
 
 /// The versions of a program's schema and the stages that migrate a store from each version to the next, as in

@@ -286,11 +286,25 @@ public struct ModelIndex<M: StoredModel>: Sendable {
 
     /// The index of a relationship property's stored IDs: one entry for a to-one's ID (`nil` included, as for a
     /// `UUID?` field), one per ID for a many-to-many, named after the field that stores them.
-    static func references(_ field: String, isToMany: Bool, read: @escaping @Sendable (M) -> [UUID]) -> Self {
+    ///
+    /// A to-one's index is planned for predicates on `keyPath`, its property, compared with an ID or `nil`
+    /// (`$0.project?.id == id`, `$0.project == nil`).
+    static func references(
+        _ field: String, isToMany: Bool, plannedAs keyPath: (PartialKeyPath<M> & Sendable)?,
+        read: @escaping @Sendable (M) -> [UUID]
+    ) -> Self {
         let ids = ModelAddress.reader(read)
+        var keyPaths: [PartialKeyPath<M> & Sendable] = []
+        if let keyPath { keyPaths.append(keyPath) }
+        let componentEncoder: @Sendable (Any) -> [UInt8]?
+        if isToMany {
+            componentEncoder = encoder(UUID.self)
+        } else {
+            componentEncoder = { value in referenceKey(value) }
+        }
         return ModelIndex(
             name: field, fields: [field], isUnique: false, onConflict: .fail, isMultiEntry: isToMany,
-            isDerivable: true, keyPaths: [],
+            isDerivable: true, keyPaths: keyPaths,
             appendKeys: { model, position, set in
                 let related = ids(model)
                 guard isToMany else {
@@ -302,7 +316,25 @@ public struct ModelIndex<M: StoredModel>: Sendable {
                     set.append(index: position) { id.appendIndexKey(to: &$0) }
                 }
             },
-            componentEncoders: [isToMany ? encoder(UUID.self) : encoder(UUID?.self)])
+            componentEncoders: [componentEncoder])
+    }
+
+    /// The key component of a to-one's value in a predicate: an ID, an optional ID, a model (its ID) or `nil`.
+    private static func referenceKey(_ value: Any) -> [UInt8]? {
+        let id: UUID?
+        switch value {
+        case let value as UUID: id = value
+        case let value as UUID?: id = value
+        case let model as any StoredModel: id = model.id
+        case let optional as any AnyOptional where optional.isNil: id = nil
+        case let optional as any AnyOptional:
+            guard let model = optional.wrappedValue as? any StoredModel else { return nil }
+            id = model.id
+        default: return nil
+        }
+        var key: [UInt8] = []
+        id.appendIndexKey(to: &key)
+        return key
     }
 
     private static func compound<V1: IndexKeyEncodable, V2: IndexKeyEncodable>(

@@ -138,6 +138,13 @@ extension ExternalData: Codable {
     ///   into an encoding.
     public func encode(to encoder: any Encoder) throws {
         guard let descriptor else {
+            if let record = encoder as? RecordEncoding, record.encodesUnsavedExternalValues {
+                // An encoding never stored: the size stands for the bytes, under no value's ID.
+                let placeholder = ExternalValueDescriptor(
+                    valueID: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), byteCount: byteCount,
+                    chunkSize: 1)
+                return try placeholder.encode(to: encoder)
+            }
             throw EncodingError.invalidValue(
                 self,
                 EncodingError.Context(

@@ -15,6 +15,9 @@
 ///   own address); each value is owned exactly once before and after, so retain counts stay right.
 /// - **Lifetime.** Both objects are held alive across the exchange, and no other code runs during it: a context and
 ///   its objects belong to one actor.
+/// - **Relationship storage.** A relationship property's storage is read at the offset the runtime's field list gives
+///   for its name, only when the listed type there is the wrapper declared (checked when the offset is taken), and
+///   every wrapper is a struct of one stored class reference.
 enum ObjectContents {
     /// Exchanges all stored properties of `first` and `second`.
     ///
@@ -58,6 +61,32 @@ enum ObjectContents {
             return true
         }
         return listed ? properties : nil
+    }
+
+    /// The offset in an instance of `type` of its stored property `name`, when the property has type `propertyType`
+    /// and that type is a relationship property's wrapper; `nil` otherwise.
+    static func offset(ofStoredProperty name: String, ofType propertyType: Any.Type, in type: AnyClass) -> Int? {
+        guard propertyType is any RelationshipPropertyWrapper.Type else { return nil }
+        var found: Int?
+        _ = unsafe _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) { fieldName, offset, fieldType, _ in
+            guard unsafe String(cString: fieldName) == name else { return true }
+            if fieldType == propertyType { found = offset }
+            return false
+        }
+        return found
+    }
+
+    /// The shared state of the relationship property stored at `offset` in `object`, an offset that
+    /// ``offset(ofStoredProperty:ofType:in:)`` gave for the object's class.
+    ///
+    /// ``ToOne``, ``ToMany`` and ``ManyToMany`` each hold one stored property, their ``RelatedObjects`` reference, so
+    /// the property's storage is laid out as that reference: reading it there retains it as a copy of the wrapper
+    /// would.
+    static func relatedObjects(in object: AnyObject, at offset: Int) -> RelatedObjects {
+        withExtendedLifetime(object) {
+            unsafe Unmanaged.passUnretained(object).toOpaque().advanced(by: offset)
+                .assumingMemoryBound(to: RelatedObjects.self).pointee
+        }
     }
 
     /// Whether `type` inherits from another class.

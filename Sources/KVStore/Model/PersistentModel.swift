@@ -12,7 +12,7 @@ import Foundation
 ///     init(name: String) { self.name = name }
 ///
 ///     static let entity = Entity<Project>(relationships: [
-///         .toMany("tasks", \.$tasks, inverse: "project", deleteRule: .cascade)
+///         .toMany("tasks", \.tasks, inverse: "project", deleteRule: .cascade)
 ///     ])
 /// }
 ///
@@ -27,7 +27,7 @@ import Foundation
 ///         self.project = project
 ///     }
 ///
-///     static let entity = Entity<Task>(relationships: [.toOne("project", \.$project, inverse: "tasks")])
+///     static let entity = Entity<Task>(relationships: [.toOne("project", \.project, inverse: "tasks")])
 /// }
 ///
 /// let task = try context.fetch(FetchDescriptor<Task>())[0]
@@ -50,7 +50,19 @@ import Foundation
 ///
 /// `@Observable` does not combine with these models: its macro rewrites the stored properties that synthesized
 /// `Codable` and the relationship properties rely on.
-public protocol PersistentModel: StoredModel, AnyObject {}
+public protocol PersistentModel: StoredModel, AnyObject, Hashable {}
+
+extension PersistentModel {
+    /// Whether `lhs` and `rhs` are the same object: a context holds one object per model, as SwiftData's does.
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs === rhs
+    }
+
+    /// Hashes the object's identity.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ObjectIdentifier(self))
+    }
+}
 
 /// What relationship properties ask of the context their object belongs to: the related objects, read through the
 /// context's identity map with its pending changes.

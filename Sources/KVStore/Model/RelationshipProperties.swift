@@ -61,7 +61,7 @@ extension ManyToMany: RelationshipPropertyWrapper {}
 /// ```swift
 /// @ToOne var project: Project?
 ///
-/// static let entity = Entity<Task>(relationships: [.toOne("project", \.$project, inverse: "tasks")])
+/// static let entity = Entity<Task>(relationships: [.toOne("project", \.project, inverse: "tasks")])
 /// ```
 ///
 /// The record stores the related model's ID under the property's name, indexed; reading the property loads the
@@ -99,7 +99,7 @@ public struct ToOne<Target: PersistentModel> {
         set { RelationshipUpdate.setToOne(newValue, of: owner, related: owner[keyPath: storageKeyPath].related) }
     }
 
-    /// The property itself, for its ``id`` and for the entity's declaration (`\.$project`).
+    /// The property itself, for its ``id``, read without loading the related object (`task.$project.id`).
     public var projectedValue: Self { self }
 
     /// The related model's ID, read without loading it; `nil` when there is no related model.
@@ -113,7 +113,7 @@ public struct ToOne<Target: PersistentModel> {
 /// @ToMany var tasks: [Task]
 ///
 /// static let entity = Entity<Project>(relationships: [
-///     .toMany("tasks", \.$tasks, inverse: "project", deleteRule: .cascade)
+///     .toMany("tasks", \.tasks, inverse: "project", deleteRule: .cascade)
 /// ])
 /// ```
 ///
@@ -157,7 +157,7 @@ public struct ToMany<Target: PersistentModel> {
 /// ```swift
 /// @ManyToMany var tags: [Tag]
 ///
-/// static let entity = Entity<Task>(relationships: [.manyToMany("tags", \.$tags, inverse: "tasks")])
+/// static let entity = Entity<Task>(relationships: [.manyToMany("tags", \.tags, inverse: "tasks")])
 /// ```
 ///
 /// The record stores the related models' IDs under the property's name, with a multi-entry index; the other side
@@ -194,7 +194,7 @@ public struct ManyToMany<Target: PersistentModel> {
         set { RelationshipUpdate.setManyToMany(newValue, of: owner, related: owner[keyPath: storageKeyPath].related) }
     }
 
-    /// The property itself, for its ``ids`` and for the entity's declaration (`\.$tags`).
+    /// The property itself, for its ``ids``, read without loading the related objects (`task.$tags.ids`).
     public var projectedValue: Self { self }
 
     /// The related models' IDs, read without loading them.

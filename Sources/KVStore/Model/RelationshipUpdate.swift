@@ -61,8 +61,12 @@ enum RelationshipUpdate {
     /// Sets the derived to-many property whose state is `related` in `owner` to `targets`: each target added points
     /// at `owner` through its inverse property, and each one removed no longer does.
     static func setDerived<Owner: PersistentModel, Target: PersistentModel>(
-        _ targets: [Target], of owner: Owner, related: RelatedObjects
+        _ assigned: [Target], of owner: Owner, related: RelatedObjects
     ) {
+        // A model is in the list once, and the list is in ID order, as it reads from the store.
+        var seen = Set<ObjectIdentifier>()
+        let targets = assigned.filter { seen.insert(ObjectIdentifier($0)).inserted }
+            .sorted { $0.id.isOrdered(before: $1.id) }
         let old = derived(Target.self, of: owner, related: related)
         guard let field = Owner.entity.relationship(of: owner, sharing: related)?.inverseField,
             let inverse = storedSide(field, of: Target.self)

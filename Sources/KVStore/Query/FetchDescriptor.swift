@@ -27,8 +27,8 @@ public struct FetchDescriptor<M: StoredModel>: Sendable {
     public var fetchOffset: Int
 
     /// Relationships of the fetched models (by name, as declared in their ``Entity``) whose related models
-    /// ``ModelContext/fetch(_:)`` reads in the same transaction, in batches, and keeps: later calls to
-    /// ``ModelContext/model(for:as:)``, ``ModelContext/models(for:as:)`` and
+    /// ``ModelContext/fetch(_:)-9vvf6`` reads in the same transaction, in batches, and keeps: later calls to
+    /// ``ModelContext/model(for:as:)-7noy``, ``ModelContext/models(for:as:)`` and
     /// ``ModelContext/children(of:through:)-(_,KeyPath<Child,UUID?>Sendable)`` for them read no store. Like SwiftData's `relationshipKeyPathsForPrefetching`.
     public var relationshipsToPrefetch: [String]
 

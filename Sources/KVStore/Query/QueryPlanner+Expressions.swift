@@ -144,6 +144,43 @@ extension PredicateExpressions.Value: QueryPlanner.ConstantSequenceOperand where
     var plannerElements: [Any] { value.map { $0 } }
 }
 
+extension PredicateExpressions.OptionalFlatMap: QueryPlanner.KeyPathOperand where LHS: QueryPlanner.KeyPathOperand {
+    /// `$0.project?.id`, the ID of the model a to-one relationship property holds, reads as the property itself,
+    /// whose relationship index is keyed by that ID (``ModelIndex/references(_:isToMany:plannedAs:read:)``). Any
+    /// other optional chain reads no attribute.
+    var plannerKeyPath: AnyKeyPath? {
+        guard let read = transform as? any QueryPlanner.ModelIDRead, read.readsID(of: variable.key) else { return nil }
+        return wrapped.plannerKeyPath
+    }
+}
+
+extension QueryPlanner {
+    /// An expression that may read a model's `id` from a variable.
+    protocol ModelIDRead {
+        /// Whether the expression is `variable.id`, the ID of the model the variable holds.
+        func readsID(of variable: PredicateExpressions.VariableID) -> Bool
+    }
+}
+
+extension PredicateExpressions.KeyPath: QueryPlanner.ModelIDRead {
+    func readsID(of variable: PredicateExpressions.VariableID) -> Bool {
+        // The key path literal `\Project.id` is the model's own property, which ``StoredModel`` makes its ID.
+        guard let root = root as? any QueryPlanner.VariableRead, root.variableKey == variable else { return false }
+        return Root.Output.self is any StoredModel.Type && String(describing: keyPath) == "\\\(Root.Output.self).id"
+    }
+}
+
+extension QueryPlanner {
+    /// A variable of a predicate.
+    protocol VariableRead {
+        var variableKey: PredicateExpressions.VariableID { get }
+    }
+}
+
+extension PredicateExpressions.Variable: QueryPlanner.VariableRead {
+    var variableKey: PredicateExpressions.VariableID { key }
+}
+
 extension PredicateExpressions.NilLiteral: QueryPlanner.ConstantOperand {
     /// `nil`, boxed as `Optional<Wrapped>.none` as `PlannerIndex.encodeComponent` expects.
     var plannerConstant: Any? { .some(Wrapped?.none as Any) }

@@ -45,7 +45,7 @@ extension EntityStore {
     ///   ``ExternalCopiesNeeded``.
     func storeExternalValues(of model: M, in txn: borrowing Transaction, writes: WriteState?) throws -> M {
         guard let table = externalTable else { return model }
-        var model = model
+        var model = try writableCopy(of: model)
         let old = try self.model(for: model.id, in: txn, reader: reader)
         for attribute in externalAttributes {
             let oldDescriptor = old.flatMap { attribute.value(in: $0)?.descriptor }

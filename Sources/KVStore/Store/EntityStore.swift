@@ -263,6 +263,21 @@ final class EntityStore<M: StoredModel>: AnyEntityStore {
     func comparisonEncoding(of model: M) throws -> [UInt8] {
         var fields = self.fields
         var encoder = RecordEncoder()
+        return try comparisonEncoding(of: model, fields: &fields, encoder: &encoder)
+    }
+
+    /// `model`'s record as ``comparisonEncoding(of:)`` gives it, with an encoder the caller reuses.
+    func comparisonEncoding(of model: M, encoder: inout RecordEncoder) throws -> [UInt8] {
+        var fields = self.fields
+        return try comparisonEncoding(of: model, fields: &fields, encoder: &encoder)
+    }
+
+    /// `model`'s record as a save would write it now with `fields`, to which new names are added.
+    private func comparisonEncoding(
+        of model: M, fields: inout FieldTable, encoder: inout RecordEncoder
+    ) throws -> [UInt8] {
+        encoder.encodesUnsavedExternalValues = true
+        defer { encoder.encodesUnsavedExternalValues = false }
         var bytes: [UInt8] = []
         do {
             if codesFields {
@@ -278,6 +293,21 @@ final class EntityStore<M: StoredModel>: AnyEntityStore {
         return bytes
     }
 
+    /// `model`, or, for a ``PersistentModel`` with external attributes, a copy of it: a write sets the descriptors of
+    /// the values it stores into the model it saves, which must not be the caller's object, since the transaction may
+    /// yet abort or run again.
+    ///
+    /// - Throws: ``KVStoreError/encodingFailed`` when the model does not encode, and what decoding its record throws.
+    func writableCopy(of model: M) throws -> M {
+        guard hasExternalAttributes, M.self is AnyClass else { return model }
+        var fields = self.fields
+        var encoder = RecordEncoder()
+        let bytes = try comparisonEncoding(of: model, fields: &fields, encoder: &encoder)
+        var copy = try bytes.withBorrowedBytes { try decodeRecord($0, fields: fields, decoder: RecordDecoder()) }
+        for attribute in externalAttributes { attribute.set(attribute.value(in: model), in: &copy) }
+        return copy
+    }
+
     /// `model` with the ID `id`: its record with the `id` field set to `id`, decoded again, to merge it into the
     /// stored model of that ID.
     ///
@@ -285,7 +315,7 @@ final class EntityStore<M: StoredModel>: AnyEntityStore {
     ///   it cannot be merged; what encoding and decoding the model throw.
     private func reidentified(_ model: M, as id: UUID, index: String) throws -> M {
         // External values not saved yet do not encode: they stand aside, and go back on the merged model.
-        var encodable = model
+        var encodable = try writableCopy(of: model)
         let placeholder = ExternalData(stored: ExternalValueDescriptor(valueID: id, byteCount: 0, chunkSize: 1))
         let externalValues = externalAttributes.map { $0.value(in: model) }
         for (attribute, value) in zip(externalAttributes, externalValues) where value != nil {

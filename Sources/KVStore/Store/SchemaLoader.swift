@@ -350,7 +350,7 @@ struct SchemaLoader {
         for relationship in entity.relationships {
             guard let property = relationship.property else { continue }
             let found = properties.first { $0.name == "_" + relationship.name }
-            guard let found, found.type == property.wrapper else {
+            guard let found, found.type == property.wrapper, property.offset != nil else {
                 throw KVStoreError(
                     .invalidModel, entity: entity.name, field: relationship.name,
                     message: "\(entity.name) declares the relationship \(relationship.name) with a property of type "

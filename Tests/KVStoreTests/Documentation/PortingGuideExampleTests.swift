@@ -120,6 +120,77 @@ enum PortingRepositoryExample {
     // Example: end porting in-memory tests
 }
 
+/// The repository pattern with reference models: SwiftData's code with its declarations changed.
+enum PortingReferenceRepositoryExample {
+    // Example: begin porting reference repository models
+    final class Project: PersistentModel {
+        var id = UUID.timeOrdered()
+        var name: String
+        @ToMany var todos: [Todo] = []
+
+        init(name: String) {
+            self.name = name
+        }
+
+        static let entity = Entity<Project>(relationships: [
+            .toMany("todos", \.todos, inverse: "project", deleteRule: .cascade)
+        ])
+    }
+
+    final class Todo: PersistentModel {
+        var id = UUID.timeOrdered()
+        var title: String
+        var isDone = false
+        var createdAt = Date.now
+        @ToOne var project: Project?
+
+        init(title: String, project: Project? = nil) {
+            self.title = title
+            self.project = project
+        }
+
+        static let entity = Entity<Todo>(
+            indexes: [.index(\.createdAt)], relationships: [.toOne("project", \.project, inverse: "todos")])
+    }
+    // Example: end porting reference repository models
+
+    // Example: begin porting reference repository
+    enum RepositoryError: Error {
+        case notFound
+    }
+
+    struct TodoRepository {
+        let container: ModelContainer
+
+        func addTodo(_ title: String, to projectID: UUID) throws -> UUID {
+            let context = ModelContext(container)
+            guard let project = try context.model(for: projectID, as: Project.self) else {
+                throw RepositoryError.notFound
+            }
+            let todo = Todo(title: title, project: project)
+            context.insert(todo)
+            try context.save()
+            return todo.id
+        }
+
+        func complete(_ todoID: UUID) throws {
+            let context = ModelContext(container)
+            guard let todo = try context.model(for: todoID, as: Todo.self) else { throw RepositoryError.notFound }
+            todo.isDone = true
+            try context.save()
+        }
+
+        func openTodos(in projectID: UUID) throws -> [String] {
+            let context = ModelContext(container)
+            let descriptor = FetchDescriptor<Todo>(
+                predicate: #Predicate { $0.project?.id == projectID && !$0.isDone },
+                sortBy: [SortDescriptor(\.createdAt)])
+            return try context.fetch(descriptor).map(\.title)
+        }
+    }
+    // Example: end porting reference repository
+}
+
 /// The pattern "a background importer that saves every 100 models".
 enum PortingImporterExample {
     // Example: begin porting importer models
@@ -523,6 +594,31 @@ enum PortingNotesExample {
         }
     }
 
+    @Test func theReferenceModelRepositoryWorksAsSwiftDatasDoes() throws {
+        typealias Example = PortingReferenceRepositoryExample
+        let container = try ModelContainer(
+            for: Example.Project.self, configuration: ModelConfiguration(isStoredInMemoryOnly: true))
+        defer { try? container.close() }
+        let project = Example.Project(name: "Garden")
+        let setup = ModelContext(container)
+        setup.insert(project)
+        try setup.save()
+        let repository = Example.TodoRepository(container: container)
+        let water = try repository.addTodo("Water the tulips", to: project.id)
+        _ = try repository.addTodo("Plant the bulbs", to: project.id)
+        #expect(try repository.openTodos(in: project.id) == ["Water the tulips", "Plant the bulbs"])
+        try repository.complete(water)
+        #expect(try repository.openTodos(in: project.id) == ["Plant the bulbs"])
+        #expect(throws: Example.RepositoryError.self) { try repository.complete(UUID()) }
+        #expect(throws: Example.RepositoryError.self) { try repository.addTodo("Lost", to: UUID()) }
+        let context = ModelContext(container)
+        let garden = try #require(try context.model(for: project.id, as: Example.Project.self))
+        #expect(garden.todos.map(\.title) == ["Water the tulips", "Plant the bulbs"])
+        context.delete(garden)
+        try context.save()
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Example.Todo>()) == 0)
+    }
+
     @Test func theGuideShowsTheExamplesAsTested() throws {
         #expect(
             try documentationDifferences(
@@ -533,6 +629,7 @@ enum PortingNotesExample {
                     ("porting external models", 4), ("porting external", 8), ("porting batch fetch models", 4),
                     ("porting batch fetch", 8), ("porting chunked insert models", 4), ("porting chunked insert", 8),
                     ("porting notes models", 4), ("porting notes", 8),
+                    ("porting reference repository models", 4), ("porting reference repository", 4),
                 ], testedIn: #filePath) == [])
     }
 }

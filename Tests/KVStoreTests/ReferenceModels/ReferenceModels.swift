@@ -12,7 +12,7 @@ final class RefProject: PersistentModel {
     }
 
     static let entity = Entity<RefProject>(
-        name: "Project", relationships: [.toMany("tasks", \.$tasks, inverse: "project", deleteRule: .cascade)])
+        name: "Project", relationships: [.toMany("tasks", \.tasks, inverse: "project", deleteRule: .cascade)])
 }
 
 final class RefTask: PersistentModel {
@@ -32,7 +32,7 @@ final class RefTask: PersistentModel {
     static let entity = Entity<RefTask>(
         name: "Task", indexes: [.index(\.priority)],
         relationships: [
-            .toOne("project", \.$project, inverse: "tasks"), .manyToMany("tags", \.$tags, inverse: "tasks"),
+            .toOne("project", \.project, inverse: "tasks"), .manyToMany("tags", \.tags, inverse: "tasks"),
         ])
 }
 
@@ -45,5 +45,5 @@ final class RefTag: PersistentModel {
         self.name = name
     }
 
-    static let entity = Entity<RefTag>(name: "Tag", relationships: [.toMany("tasks", \.$tasks, inverse: "tags")])
+    static let entity = Entity<RefTag>(name: "Tag", relationships: [.toMany("tasks", \.tasks, inverse: "tags")])
 }

@@ -223,5 +223,5 @@ final class UndeclaredLink: PersistentModel {
 final class MisnamedLink: PersistentModel {
     var id = UUID.timeOrdered()
     @ToOne var target: RefProject?
-    static let entity = Entity<MisnamedLink>(relationships: [.toOne("targte", \.$target)])
+    static let entity = Entity<MisnamedLink>(relationships: [.toOne("targte", \.target)])
 }

@@ -128,3 +128,109 @@ class BaseNote: Codable {
 final class InheritingNote: BaseNote, PersistentModel {
     static let entity = Entity<InheritingNote>()
 }
+
+/// A chunked insert of reference models saves every chunk and lets its objects go.
+@Suite struct ChunkedReferenceInsertTests {
+    final class Weak: @unchecked Sendable {
+        // @unchecked: only the test's thread touches it.
+        var objects: [() -> AnyObject?] = []
+    }
+
+    @Test func eachChunkIsSavedAndReleased() throws {
+        try withContainer(RefProject.self) { container in
+            let context = ModelContext(container)
+            let made = Weak()
+            var progress: [Int] = []
+            let tasks = (0..<25).lazy.map { number -> RefTask in
+                let task = RefTask(title: "task \(number)", priority: number)
+                made.objects.append { [weak task] in task }
+                return task
+            }
+            let saved = try context.insert(contentsOf: tasks, chunkSize: 10) { progress.append($0) }
+            #expect(saved == 25)
+            #expect(progress == [10, 20, 25])
+            #expect(made.objects.count == 25)
+            #expect(made.objects.allSatisfy { $0() == nil })
+            #expect(!context.hasChanges)
+            #expect(try ModelContext(container).fetchCount(FetchDescriptor<RefTask>()) == 25)
+        }
+    }
+
+    @Test func aFailingChunkSaysWhatWasCommittedAndStaysPending() throws {
+        try withContainer(UniqueLabel.self) { container throws in
+            let context = ModelContext(container)
+            let labels = (0..<15).map { UniqueLabel(name: $0 == 12 ? "label 3" : "label \($0)") }
+            let error = #expect(throws: KVStoreError.uniqueViolation) {
+                try context.insert(contentsOf: labels, chunkSize: 5)
+            }
+            #expect(error?.committedCount == 10)
+            #expect(try ModelContext(container).fetchCount(FetchDescriptor<UniqueLabel>()) == 10)
+            #expect(context.hasChanges)
+            context.rollback()
+            #expect(!context.hasChanges)
+            #expect(throws: KVStoreError.invalidModel) { try context.insert(contentsOf: labels, chunkSize: 0) }
+        }
+    }
+}
+
+final class UniqueLabel: PersistentModel {
+    var id = UUID.timeOrdered()
+    var name: String
+
+    init(name: String) {
+        self.name = name
+    }
+
+    static let entity = Entity<UniqueLabel>(indexes: [.unique(\.name)])
+}
+
+/// Unique upserts and deletes by ID with reference models.
+@Suite struct ReferenceModelUpsertTests {
+    @Test func anInsertThatMergesLeavesTheContextAndTheStoredModelTakesItsValues() throws {
+        try withContainer(UpsertLabel.self) { container throws in
+            let first = ModelContext(container)
+            let stored = UpsertLabel(name: "red", uses: 1)
+            first.insert(stored)
+            try first.save()
+
+            let context = ModelContext(container)
+            let again = UpsertLabel(name: "red", uses: 5)
+            context.insert(again)
+            let result = try context.save()
+            #expect(result.storedID(of: again.id) == stored.id)
+            let labels = try context.fetch(FetchDescriptor<UpsertLabel>())
+            #expect(labels.map(\.id) == [stored.id])
+            #expect(labels.first !== again)
+            #expect(labels.first?.uses == 5)
+            #expect(!context.hasChanges)
+        }
+    }
+
+    @Test func deletingAnotherObjectOfAModelDeletesTheContextsOne() throws {
+        try withContainer(UpsertLabel.self) { container throws in
+            let context = ModelContext(container)
+            let label = UpsertLabel(name: "blue", uses: 0)
+            context.insert(label)
+            try context.save()
+            let copy = try #require(try container.read { txn in try txn.model(for: label.id, as: UpsertLabel.self) })
+            #expect(copy !== label)
+            context.delete(copy)
+            #expect(try context.fetch(FetchDescriptor<UpsertLabel>()).isEmpty)
+            try context.save()
+            #expect(try ModelContext(container).fetchCount(FetchDescriptor<UpsertLabel>()) == 0)
+        }
+    }
+}
+
+final class UpsertLabel: PersistentModel {
+    var id = UUID.timeOrdered()
+    var name: String
+    var uses: Int
+
+    init(name: String, uses: Int) {
+        self.name = name
+        self.uses = uses
+    }
+
+    static let entity = Entity<UpsertLabel>(indexes: [.unique(\.name, onConflict: .update)])
+}
