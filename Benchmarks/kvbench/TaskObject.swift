@@ -36,7 +36,7 @@ final class TaskObject: PersistentModel {
 
     /// Indexed on the due date; its project's tasks are read through the `project` index.
     static let entity = Entity<TaskObject>(
-        name: "Task", indexes: [.index(\.dueAt)], relationships: [.toOne("project", \.$project, inverse: "tasks")])
+        name: "Task", indexes: [.index(\.dueAt)], relationships: [.toOne("project", \.project, inverse: "tasks")])
 }
 
 /// A project as a reference model; deleting one deletes its tasks.
@@ -57,7 +57,7 @@ final class ProjectObject: PersistentModel {
 
     /// Deleting a project deletes its tasks.
     static let entity = Entity<ProjectObject>(
-        name: "Project", relationships: [.toMany("tasks", \.$tasks, inverse: "project", deleteRule: .cascade)])
+        name: "Project", relationships: [.toMany("tasks", \.tasks, inverse: "project", deleteRule: .cascade)])
 }
 
 extension TaskObject: FieldCodable {
