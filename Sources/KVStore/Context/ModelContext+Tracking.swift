@@ -165,13 +165,13 @@ extension ModelContext {
     ///   ``KVStoreError/storage`` when the store cannot be read.
     public func fetch<M: PersistentModel>(_ descriptor: FetchDescriptor<M>) throws -> [M] {
         let store = try container.store(for: M.self)
-        let (candidates, isExact) = try container.read { txn in
+        let (candidates, records, isExact) = try container.read { txn in
             try txn.run { try store.candidates(descriptor, in: txn.transaction.pointee) }
         }
         var results: [M] = []
         results.reserveCapacity(candidates.count)
         var offered = Set<UUID>(minimumCapacity: candidates.count)
-        for candidate in candidates {
+        for (position, candidate) in candidates.enumerated() {
             offered.insert(candidate.id)
             // An object the context holds answers with its values as they are now.
             if let object = tracked.held(M.self, id: candidate.id) {
@@ -180,7 +180,9 @@ extension ModelContext {
                 continue
             }
             attach(candidate)
-            if try isExact || descriptor.matches(candidate) { results.append(try register(candidate)) }
+            if try isExact || descriptor.matches(candidate) {
+                results.append(try register(candidate, record: position < records.count ? records[position] : nil))
+            }
         }
         // The objects the store did not offer may match now: inserted here, or changed to match.
         try tracked.forEach(of: M.self) { object, state in
@@ -405,10 +407,15 @@ extension ModelContext {
 
     // MARK: - Registration
 
-    /// The context's object for `object`'s ID: the one it holds, or `object`, registered as stored.
-    private func register<M: PersistentModel>(_ object: M) throws -> M {
+    /// The context's object for `object`'s ID: the one it holds, or `object`, registered as stored with `record`, the
+    /// bytes it was decoded from, or its encoding.
+    ///
+    /// A record this version wrote is the object's encoding, byte for byte. One written otherwise (before a field was
+    /// added, in another field order) compares as changed, and the next save writes it once in the current form.
+    private func register<M: PersistentModel>(_ object: M, record: [UInt8]? = nil) throws -> M {
         if let held = tracked.held(M.self, id: object.id) { return held }
-        let snapshot = try container.store(for: M.self).comparisonEncoding(of: object, encoder: &comparisonEncoder)
+        let snapshot =
+            try record ?? container.store(for: M.self).comparisonEncoding(of: object, encoder: &comparisonEncoder)
         tracked.set(object, .stored(snapshot: snapshot))
         trackType(M.self)
         return object

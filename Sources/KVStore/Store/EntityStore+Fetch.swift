@@ -41,19 +41,32 @@ extension EntityStore {
 
     /// The models a fetch of `descriptor` reads, unsorted and unpaged, without evaluating its predicate on them: all
     /// of them match when `isExact` (the plan's index answers the predicate), and the caller evaluates it otherwise.
+    /// A scan gives each model's record too (`records`, in the same order; empty for other plans), which a context
+    /// keeps as the model's encoding as fetched rather than encoding it again.
     ///
     /// A context's fetch of ``PersistentModel`` classes evaluates the predicate once the objects are in the context,
     /// where their relationship properties read.
     func candidates(
         _ descriptor: FetchDescriptor<M>, in txn: borrowing Transaction
-    ) throws -> (models: [M], isExact: Bool) {
+    ) throws -> (models: [M], records: [[UInt8]], isExact: Bool) {
         let planned = plan(descriptor.unpaged)
+        let isExact = planned.isExact || descriptor.predicate == nil
         var models: [M] = []
+        var records: [[UInt8]] = []
+        if case .scan = planned.plan {
+            let reader = self.reader
+            try txn.scanEntries(self.records) { key, value in
+                models.append(try decode(value, key: key, reader: reader))
+                records.append(Array(value))
+                return true
+            }
+            return (models, records, isExact)
+        }
         try forEachCandidate(planned.plan, in: txn, reader: reader) { model in
             models.append(model)
             return true
         }
-        return (models, planned.isExact || descriptor.predicate == nil)
+        return (models, [], isExact)
     }
 
     /// The number of models that match `descriptor`, ignoring its sort, offset and limit.
