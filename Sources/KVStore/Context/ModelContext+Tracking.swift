@@ -185,7 +185,7 @@ extension ModelContext {
             }
         }
         // The objects the store did not offer may match now: inserted here, or changed to match.
-        try tracked.forEach(of: M.self) { object, state in
+        try tracked.forEachObject(of: M.self) { object, state in
             if case .deleted = state { return }
             if !offered.contains(object.id), try descriptor.matches(object) { results.append(object) }
         }
@@ -255,7 +255,7 @@ extension ModelContext {
     /// new encodings become their snapshots once a save writes them.
     func recordChanges<M: PersistentModel>(of type: M.Type) throws {
         let store = try container.store(for: M.self)
-        try tracked.forEach(of: M.self) { object, state in
+        try tracked.forEachObject(of: M.self) { object, state in
             switch state {
             case .inserted: pending.record(.insert(object), of: M.self, id: object.id)
             case .deleted: pending.record(.delete(M.self), of: M.self, id: object.id)

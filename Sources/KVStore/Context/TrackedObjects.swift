@@ -79,7 +79,7 @@ struct TrackedObjects {
 
     /// Calls `body` with each object of `type` in the map and its state; `body` may change the map's entry of the
     /// object it is given, and only that one.
-    func forEach<M: PersistentModel>(of type: M.Type, _ body: (M, State) throws -> Void) rethrows {
+    func forEachObject<M: PersistentModel>(of type: M.Type, _ body: (M, State) throws -> Void) rethrows {
         guard let byID = entries[ObjectIdentifier(M.self)] else { return }
         for entry in byID.values {
             guard let object = entry.object as? M else { continue }
@@ -90,7 +90,7 @@ struct TrackedObjects {
     /// The objects of `type` in the map, with their states.
     func objects<M: PersistentModel>(of type: M.Type) -> [(object: M, state: State)] {
         var objects: [(object: M, state: State)] = []
-        forEach(of: M.self) { objects.append(($0, $1)) }
+        forEachObject(of: M.self) { objects.append(($0, $1)) }
         return objects
     }
 
