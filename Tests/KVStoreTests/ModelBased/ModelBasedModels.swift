@@ -82,6 +82,25 @@ let modelBasedTypes: [any Model.Type] = [
 ]
 
 extension UUID {
+    /// The ID a model-based run makes for the `counter`th ID or name of the run seeded with `seed`: distinct for each
+    /// counter below 2^48, in the order of the counter (key order), and the same for the same seed.
+    ///
+    /// The counter takes the first 48 bits, as a UUIDv7's timestamp does, so that the version and variant bits do not
+    /// overwrite any bit of it; the seed fills what the variant leaves of the last 8 bytes.
+    init(modelBasedCounter counter: UInt64, seed: UInt64) {
+        precondition(counter < 1 << 48, "a model-based run made more than 2^48 IDs")
+        var bytes = [UInt8](repeating: 0, count: 16)
+        withUnsafeBytes(of: (counter << 16).bigEndian) { bytes.replaceSubrange(0..<8, with: $0) }
+        withUnsafeBytes(of: seed.bigEndian) { bytes.replaceSubrange(8..<16, with: $0) }
+        bytes[6] = 0x70
+        bytes[8] = 0x80 | (bytes[8] & 0x3F)
+        self.init(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
+                bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            ))
+    }
+
     /// Whether this ID sorts before `other` in the store's key order (its 16 bytes).
     func precedesInKeyOrder(_ other: UUID) -> Bool {
         withUnsafeBytes(of: uuid) { left in

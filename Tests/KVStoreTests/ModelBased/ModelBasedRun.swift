@@ -433,16 +433,7 @@ final class ModelBasedRun {
     /// A new ID from the counter: IDs sort in creation order, and a seed makes the same ones.
     private func newID() -> UUID {
         counter += 1
-        var bytes = [UInt8](repeating: 0, count: 16)
-        withUnsafeBytes(of: counter.bigEndian) { bytes.replaceSubrange(0..<8, with: $0) }
-        withUnsafeBytes(of: seed.bigEndian) { bytes.replaceSubrange(8..<16, with: $0) }
-        bytes[6] = 0x70 | (bytes[6] & 0x0F)
-        bytes[8] = 0x80 | (bytes[8] & 0x3F)
-        return UUID(
-            uuid: (
-                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
-                bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
-            ))
+        return UUID(modelBasedCounter: counter, seed: seed)
     }
 
     private func freshName(_ prefix: String) -> String {

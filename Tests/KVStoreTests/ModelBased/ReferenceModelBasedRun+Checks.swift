@@ -17,9 +17,8 @@ extension ReferenceModelBasedRun {
     ) throws {
         let which = isMain ? "the context" : "a fresh context"
         let expectsChanges = isMain && (expected != saved || !pendingStructs.isEmpty)
-        // Known issue: after a fetch, `hasChanges` stays true for an object changed back to its fetched values until
-        // the next fetch of its type; the fetches below refresh it.
-        if includesKnownIssues, context.hasChanges != expectsChanges {
+        // `hasChanges` is checked before the fetches below and again after them: a fetch never changes it.
+        if context.hasChanges != expectsChanges {
             throw mismatch("\(which)'s hasChanges is \(context.hasChanges), not \(expectsChanges)")
         }
         let projects = try context.fetch(FetchDescriptor<RefProject>())
@@ -162,19 +161,18 @@ extension ReferenceModelBasedRun {
                 throw mismatch("in \(which), task \(id)'s tags read \(tags.map(\.id)), not \(value.tagIDs)")
             }
         }
-        // Known issue: a derived list assigned or appended to reads in that order until a relationship changes.
-        let order = { (ids: [UUID]) in self.includesKnownIssues ? ids : self.inKeyOrder(ids) }
+        // A derived list reads in key order, even right after it is assigned or appended to.
         for (id, project) in objects.projects {
             let list = project.tasks
             let expectedList = expected.tasks(in: id)
-            if order(list.map(\.id)) != expectedList || list.contains(where: { objects.tasks[$0.id] !== $0 }) {
+            if list.map(\.id) != expectedList || list.contains(where: { objects.tasks[$0.id] !== $0 }) {
                 throw mismatch("in \(which), project \(id)'s tasks read \(list.map(\.id)), not \(expectedList)")
             }
         }
         for (id, tag) in objects.tags {
             let list = tag.tasks
             let expectedList = expected.tasks(taggedWith: id)
-            if order(list.map(\.id)) != expectedList || list.contains(where: { objects.tasks[$0.id] !== $0 }) {
+            if list.map(\.id) != expectedList || list.contains(where: { objects.tasks[$0.id] !== $0 }) {
                 throw mismatch("in \(which), tag \(id)'s tasks read \(list.map(\.id)), not \(expectedList)")
             }
         }

@@ -140,9 +140,7 @@ extension ReferenceModelBasedRun {
         guard let id = pickID(current.tasks), let value = current.tasks[id] else { return }
         let task = try object(RefTask.self, id)
         let way = Int.random(in: 0..<4, using: &random)
-        // Known issue: appending a task to the project it is in lists it twice.
-        let targets = current.projects.filter { includesKnownIssues || $0.key != value.projectID }
-        if way == 1, let targetID = pickID(targets) {
+        if way == 1, let targetID = pickID(current.projects) {
             operation =
                 value.projectID == targetID ? "append a task to its own project's tasks" : "move a task by append"
             try object(RefProject.self, targetID).tasks.append(task)
@@ -208,15 +206,9 @@ extension ReferenceModelBasedRun {
         }
     }
 
-    /// The models of `values` that may be deleted: those stored, or all of them with the known issues (an inserted
-    /// object deleted after a fetch stays in the fetches and is saved).
-    private func deletable<V>(_ values: [UUID: V], stored: [UUID: V]) -> [UUID: V] {
-        includesKnownIssues ? values : values.filter { stored[$0.key] != nil }
-    }
-
     /// Deletes a task.
     func deleteTask() throws {
-        guard let id = pickID(deletable(current.tasks, stored: saved.tasks)) else { return }
+        guard let id = pickID(current.tasks) else { return }
         operation = "delete a task"
         let task = try object(RefTask.self, id)
         noteDeleted(task)
@@ -226,10 +218,7 @@ extension ReferenceModelBasedRun {
 
     /// Deletes a project, whose cascade deletes its tasks in the context at once.
     func deleteProject() throws {
-        let projects = deletable(current.projects, stored: saved.projects).filter { id, _ in
-            includesKnownIssues || current.tasks(in: id).allSatisfy { saved.tasks[$0] != nil }
-        }
-        guard let id = pickID(projects), let value = current.projects[id] else { return }
+        guard let id = pickID(current.projects), let value = current.projects[id] else { return }
         let children = current.tasks(in: id)
         operation = "delete a project with \(children.count) tasks (cascade)"
         for child in children { noteDeleted(try object(RefTask.self, child)) }
@@ -241,7 +230,7 @@ extension ReferenceModelBasedRun {
 
     /// Deletes a tag, whose nullify takes it out of its tasks' tags in the context at once.
     func deleteTag() throws {
-        guard let id = pickID(deletable(current.tags, stored: saved.tags)), let value = current.tags[id] else { return }
+        guard let id = pickID(current.tags), let value = current.tags[id] else { return }
         operation = "delete a tag on \(current.tasks(taggedWith: id).count) tasks (nullify)"
         let tag = try object(RefTag.self, id)
         if saved.tags[id] != nil { deletedHere[id] = .tag(tag, value) }

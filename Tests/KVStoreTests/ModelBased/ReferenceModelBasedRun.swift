@@ -44,17 +44,14 @@ final class ReferenceModelBasedRun {
 
     /// The seed of the run's choices.
     let seed: UInt64
-    /// Whether the run also takes the paths of the known issues (``ReferenceModelBasedKnownIssueTests``) and checks
-    /// what they break: deletes of objects inserted and not saved, appends of an object a derived list already holds,
-    /// fetches between a delete in a fresh context and its save, the order of derived lists, and `hasChanges` before
-    /// a fetch. Off, the run steers clear of them, so that it finds the others.
-    let includesKnownIssues: Bool
     /// The on-disk store under test.
     let container: ModelContainer
     /// The context the operations go through; replaced by a fresh one now and then.
     var context: ModelContext
     /// The run's random choices.
     var random: SplitMix64
+    /// The number of steps of the run.
+    private(set) var steps = 0
     /// The number of the step running.
     var step = 0
     /// The source of new IDs and names.
@@ -85,9 +82,8 @@ final class ReferenceModelBasedRun {
         modelBasedTypes.map { $0 as any StoredModel.Type } + [RefProject.self, RefTask.self, RefTag.self]
 
     /// A run seeded with `seed`, on a new store at `path`.
-    init(seed: UInt64, path: String, includesKnownIssues: Bool = false) throws {
+    init(seed: UInt64, path: String) throws {
         self.seed = seed
-        self.includesKnownIssues = includesKnownIssues
         random = SplitMix64(seed: seed)
         container = try ModelContainer(for: Self.types, configuration: ModelConfiguration(path: path, isDurable: false))
         context = ModelContext(container)
@@ -95,6 +91,7 @@ final class ReferenceModelBasedRun {
 
     /// Runs `steps` random operations, checking the context against the references after each.
     func run(steps: Int) throws {
+        self.steps = steps
         for number in 1...steps {
             step = number
             try nextOperation()
@@ -107,8 +104,8 @@ final class ReferenceModelBasedRun {
     func mismatch(_ detail: String) -> ModelBasedMismatch {
         ModelBasedMismatch(
             description: "seed \(seed), step \(step) (\(operation)): \(detail)\n"
-                + "Replay: \(includesKnownIssues ? "KVSTORE_REFMODEL_KNOWN_ISSUES=1 " : "")"
-                + "KVSTORE_REFMODEL_SEED=\(seed) swift test --filter ReferenceModelBasedTests")
+                + "Replay: KVSTORE_REFMODEL_SEED=\(seed) KVSTORE_REFMODEL_STEPS=\(steps) "
+                + "swift test --filter ReferenceModelBasedTests")
     }
 
     /// Counts an outcome.
@@ -291,9 +288,9 @@ final class ReferenceModelBasedRun {
             context.delete(try object(RefTag.self, tagID))
             current.deleteTag(tagID)
         }
-        if includesKnownIssues, oneIn(2) {
-            // Known issue: the tasks this fetch brings in after the delete keep, after the save, what the store's rule
-            // changed (a cascaded task still reads, a nullified one keeps the tag's ID).
+        if oneIn(2) {
+            // The tasks this fetch brings in after the delete must take, at the save, what the store's rule does to
+            // them (a cascaded task no longer reads, a nullified one loses the tag's ID).
             operation += ", fetching the tasks before the save"
             for task in try context.fetch(FetchDescriptor<RefTask>()) { held[task.id] = task }
         }
@@ -324,16 +321,7 @@ final class ReferenceModelBasedRun {
     /// A new ID from the counter: IDs sort in creation order, and a seed makes the same ones.
     func newID() -> UUID {
         counter += 1
-        var bytes = [UInt8](repeating: 0, count: 16)
-        withUnsafeBytes(of: counter.bigEndian) { bytes.replaceSubrange(0..<8, with: $0) }
-        withUnsafeBytes(of: seed.bigEndian) { bytes.replaceSubrange(8..<16, with: $0) }
-        bytes[6] = 0x70 | (bytes[6] & 0x0F)
-        bytes[8] = 0x80 | (bytes[8] & 0x3F)
-        return UUID(
-            uuid: (
-                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
-                bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
-            ))
+        return UUID(modelBasedCounter: counter, seed: seed)
     }
 
     /// A name not used before, whose number is zero-padded so that names sort the same as strings and as numbers.

@@ -7,8 +7,8 @@ import Testing
 /// the store's integrity.
 ///
 /// Seeded and reproducible: a failure names its seed and step. `KVSTORE_REFMODEL_SEED=<seed>` runs that seed alone,
-/// `KVSTORE_REFMODEL_STEPS=<n>` changes the number of steps per seed, and `KVSTORE_REFMODEL_KNOWN_ISSUES=1` takes
-/// the paths of the bugs of ``ReferenceModelBasedKnownIssueTests`` too, which the runs steer clear of otherwise.
+/// `KVSTORE_REFMODEL_STEPS=<n>` changes the number of steps per seed. The smallest forms of the failures it found are
+/// kept in ``ReferenceModelRegressionTests``.
 ///
 /// Each seed runs on a store of its own on disk, which the integrity check reads after every save.
 ///
@@ -20,15 +20,12 @@ import Testing
     /// The seeds to run: `KVSTORE_REFMODEL_SEED` alone, or 1 to 6.
     static let seeds: [UInt64] =
         environment["KVSTORE_REFMODEL_SEED"].flatMap { UInt64($0) }.map { [$0] } ?? Array(1...6)
-    /// Whether the runs take the paths of the known issues too: `KVSTORE_REFMODEL_KNOWN_ISSUES=1`.
-    static let includesKnownIssues = environment["KVSTORE_REFMODEL_KNOWN_ISSUES"] == "1"
     /// The steps per seed: `KVSTORE_REFMODEL_STEPS`, or 250.
     static let steps = environment["KVSTORE_REFMODEL_STEPS"].flatMap { Int($0) } ?? 250
 
     @Test(arguments: seeds) func contextAgreesWithTheReference(seed: UInt64) throws {
         let directory = StoreDirectory()
-        let run = try ReferenceModelBasedRun(
-            seed: seed, path: directory.path, includesKnownIssues: Self.includesKnownIssues)
+        let run = try ReferenceModelBasedRun(seed: seed, path: directory.path)
         defer { try? run.container.close() }
         do {
             try run.run(steps: Self.steps)

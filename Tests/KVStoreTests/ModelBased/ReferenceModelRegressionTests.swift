@@ -2,10 +2,9 @@ import Foundation
 import KVStore
 import Testing
 
-/// The library bugs the mixed model-based test (``ReferenceModelBasedTests``) found, each in its smallest form and
-/// marked as a known issue until it is fixed: then `withKnownIssue` fails, the marking goes, and the run's
-/// `includesKnownIssues` paths can be made the default (`KVSTORE_REFMODEL_KNOWN_ISSUES=1` runs them now).
-@Suite struct ReferenceModelBasedKnownIssueTests {
+/// The smallest forms of the failures the mixed model-based test (``ReferenceModelBasedTests``) found in reference
+/// models, kept as regression tests.
+@Suite struct ReferenceModelRegressionTests {
     /// Saves a project with one task, and a tag on a second task outside it.
     private func seed(_ container: ModelContainer) throws -> (project: UUID, task: UUID, tag: UUID, tagged: UUID) {
         let context = ModelContext(container)
@@ -20,9 +19,9 @@ import Testing
         return (project.id, task.id, tag.id, tagged.id)
     }
 
-    /// Bug: `ModelContext.delete(_:)` of an object inserted and not saved takes it out of the tracked objects
-    /// (`tracked.remove`) but leaves the `.insert` that an earlier fetch recorded for it in the pending changes
-    /// (`recordChanges(of:)`): later fetches still return it, `hasChanges` stays true, and `save()` writes it.
+    /// An object inserted and deleted before any save leaves no trace, even when a fetch ran between the insert and the
+    /// delete: later fetches do not return it, `hasChanges` is false and `save()` writes nothing. The delete used to
+    /// leave in the pending changes the insert that the fetch had recorded.
     @Test func anInsertedObjectDeletedAfterAFetchIsNeitherFetchedNorSaved() throws {
         try withContainer(RefProject.self) { container throws in
             let context = ModelContext(container)
@@ -31,19 +30,16 @@ import Testing
             #expect(try context.fetch(FetchDescriptor<RefTask>()).count == 1)
             context.delete(task)
             #expect(try context.model(for: task.id, as: RefTask.self) == nil)
-            withKnownIssue("the delete leaves the insert a fetch recorded in the pending changes") {
-                #expect(try context.fetch(FetchDescriptor<RefTask>()).isEmpty)
-                #expect(!context.hasChanges)
-                try context.save()
-                #expect(try ModelContext(container).fetchCount(FetchDescriptor<RefTask>()) == 0)
-            }
+            #expect(try context.fetch(FetchDescriptor<RefTask>()).isEmpty)
+            #expect(!context.hasChanges)
+            try context.save()
+            #expect(try ModelContext(container).fetchCount(FetchDescriptor<RefTask>()) == 0)
         }
     }
 
-    /// Bug: appending to a derived to-many list (`project.tasks`, `tag.tasks`) an object it already holds lists the
-    /// object twice: `RelationshipUpdate.setDerived` keeps the assigned array, duplicate included, as the list until
-    /// the next relationship change. The stored side does not change, and the many-to-many side (`task.tags`) stays
-    /// right.
+    /// Appending to a derived to-many list (`project.tasks`, `tag.tasks`) an object it already holds changes nothing:
+    /// the list holds the object once and the context has no changes. The list used to keep the assigned array,
+    /// duplicate included.
     @Test func appendingAnObjectADerivedListHoldsListsItOnce() throws {
         try withContainer(RefProject.self) { container in
             let ids = try seed(container)
@@ -55,18 +51,16 @@ import Testing
             project.tasks.append(task)
             tag.tasks.append(tagged)
             #expect(tagged.tags.count == 1)
-            withKnownIssue("the derived list keeps the assigned array with its duplicate") {
-                #expect(project.tasks.count == 1)
-                #expect(tag.tasks.count == 1)
-            }
+            #expect(project.tasks.count == 1)
+            #expect(tag.tasks.count == 1)
             #expect(!context.hasChanges)
         }
     }
 
-    /// Bug: a derived to-many list that was assigned or appended to reads in the order it was assigned, and after any
-    /// relationship change elsewhere in the context in ID order (the order it reads in from the store): the same
-    /// list changes order with no change to it.
-    @Test func aDerivedListKeepsItsOrderUntilItChanges() throws {
+    /// A derived to-many list reads in ID order from the moment it is assigned, and keeps that order through
+    /// unrelated changes in the context. It used to read in the assigned order until the next relationship change,
+    /// then in ID order.
+    @Test func anAssignedDerivedListReadsInIDOrder() throws {
         try withContainer(RefProject.self) { container in
             let ids = try seed(container)
             let context = ModelContext(container)
@@ -79,14 +73,12 @@ import Testing
             context.insert(RefTag(name: "unrelated"))
             let afterAnUnrelatedInsert = project.tasks.map(\.title)
             #expect(afterAnUnrelatedInsert == ["in the project", "newer"])
-            withKnownIssue("the assigned array is the list until the next relationship change") {
-                #expect(assigned == afterAnUnrelatedInsert)
-            }
+            #expect(assigned == afterAnUnrelatedInsert)
         }
     }
 
-    /// Bug: `hasChanges` counts the pending changes a fetch recorded for tracked objects, so an object changed, fetched
-    /// and changed back to its fetched values reads as a change until the next fetch of its type records it again.
+    /// An object changed and changed back to its stored values is no change, whether or not a fetch ran between the
+    /// two changes. `hasChanges` used to count the change the fetch recorded until the next fetch of the type.
     @Test func anObjectChangedBackAfterAFetchIsNoChange() throws {
         try withContainer(RefProject.self) { container in
             let ids = try seed(container)
@@ -95,18 +87,16 @@ import Testing
             task.title = "changed"
             _ = try context.fetch(FetchDescriptor<RefTask>())
             task.title = "in the project"
-            withKnownIssue("hasChanges reads the pending changes the fetch recorded") {
-                #expect(!context.hasChanges)
-            }
+            #expect(!context.hasChanges)
             _ = try context.fetch(FetchDescriptor<RefTask>())
             #expect(!context.hasChanges)
         }
     }
 
-    /// Bug: objects a context fetches after `delete(_:)` of their parent or tag and before `save()`, and that the app
-    /// keeps, miss after the save what the store's delete rule did to them: `didSave` takes every held object as
-    /// stored as it is. A task the cascade deleted still reads through `model(for:)`, a task the nullify changed
-    /// keeps the tag's ID, and the next save of that task, after any change, fails with `missingReference`.
+    /// Objects a context fetches between `delete(_:)` of their parent or tag and `save()`, and that the app keeps,
+    /// show after the save what the store's delete rules did to them: a task the cascade deleted no longer reads, a
+    /// task the nullify changed no longer holds the tag's ID, and the next save of that task succeeds. The save used
+    /// to take every held object as stored as it was, so the next save failed with `missingReference`.
     @Test func objectsFetchedBetweenADeleteAndItsSaveTakeTheStoresRule() throws {
         try withContainer(RefProject.self) { container in
             let ids = try seed(container)
@@ -121,14 +111,14 @@ import Testing
             #expect(try context.fetch(FetchDescriptor<RefTask>()).map(\.title) == ["tagged"])
             let tagged = try #require(try context.model(for: ids.tagged, as: RefTask.self))
             #expect(tagged.tags.isEmpty)
-            withKnownIssue("the save keeps the held objects as they were, not as the rules left them") {
-                #expect(try context.model(for: ids.task, as: RefTask.self) == nil)
-                #expect(tagged.$tags.ids.isEmpty)
-                tagged.title = "renamed"
-                try context.save()
-            }
+            #expect(try context.model(for: ids.task, as: RefTask.self) == nil)
+            #expect(tagged.$tags.ids.isEmpty)
+            tagged.title = "renamed"
+            try context.save()
             let fresh = ModelContext(container)
-            #expect(try fresh.model(for: ids.tagged, as: RefTask.self)?.$tags.ids == [])
+            let stored = try #require(try fresh.model(for: ids.tagged, as: RefTask.self))
+            #expect(stored.$tags.ids == [])
+            #expect(stored.title == "renamed")
             withExtendedLifetime(fetched) {}
         }
     }
