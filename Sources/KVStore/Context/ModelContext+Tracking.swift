@@ -184,10 +184,11 @@ extension ModelContext {
                 results.append(try register(candidate, record: position < records.count ? records[position] : nil))
             }
         }
-        // The objects the store did not offer may match now: inserted here, or changed to match.
-        try tracked.forEachObject(of: M.self) { object, state in
-            if case .deleted = state { return }
-            if !offered.contains(object.id), try descriptor.matches(object) { results.append(object) }
+        // The objects the store did not offer may match now: inserted here, or changed to match. They are listed
+        // first: evaluating the predicate may load related objects into the map.
+        for (object, state) in tracked.objects(of: M.self) where !offered.contains(object.id) {
+            if case .deleted = state { continue }
+            if try descriptor.matches(object) { results.append(object) }
         }
         results = descriptor.sortedPage(of: results)
         for object in results { tracked.hold(object) }

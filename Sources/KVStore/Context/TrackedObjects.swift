@@ -77,8 +77,8 @@ struct TrackedObjects {
         entries[ObjectIdentifier(M.self)]?[id] = nil
     }
 
-    /// Calls `body` with each object of `type` in the map and its state; `body` may change the map's entry of the
-    /// object it is given, and only that one.
+    /// Calls `body` with each object of `type` in the map and its state; `body` must not change the map (the
+    /// context's `tracked` is being read): list the objects with ``objects(of:)`` for work that may.
     func forEachObject<M: PersistentModel>(of type: M.Type, _ body: (M, State) throws -> Void) rethrows {
         guard let byID = entries[ObjectIdentifier(M.self)] else { return }
         for entry in byID.values {

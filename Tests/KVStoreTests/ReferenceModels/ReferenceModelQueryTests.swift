@@ -68,4 +68,19 @@ import Testing
             #expect(try context.fetch(byName).map(\.title) == ["c", "d"])
         }
     }
+
+    /// A held object the store does not offer (changed in memory to match the indexed part) is evaluated with its
+    /// relationship read, which loads the related object into the context while the fetch goes through its objects.
+    @Test func aHeldObjectChangedToMatchReadsItsRelationshipDuringTheFetch() throws {
+        try withContainer(RefProject.self) { container in
+            _ = try seed(ModelContext(container))
+            let context = ModelContext(container)
+            let loose = try #require(try context.fetch(FetchDescriptor<RefTask>()).first { $0.title == "a" })
+            loose.priority = 5
+            let urgentInLaunch = FetchDescriptor<RefTask>(
+                predicate: #Predicate { $0.priority >= 1 && $0.project?.name == "Launch" })
+            #expect(try context.explain(urgentInLaunch).hasPrefix("index priority"))
+            #expect(try context.fetch(urgentInLaunch).map(\.title) == ["a"])
+        }
+    }
 }
