@@ -257,16 +257,10 @@ final class EntityStore<M: StoredModel>: AnyEntityStore {
     }
 
     /// `model`'s record as a save would write it now, for comparing a ``PersistentModel`` object with its encoding as
-    /// fetched: the field table is not changed (a name new to it is numbered in a copy).
+    /// fetched, with an encoder the caller reuses: the field table is not changed (a name new to it is numbered in a
+    /// copy).
     ///
     /// - Throws: ``KVStoreError/encodingFailed`` when the model does not encode.
-    func comparisonEncoding(of model: M) throws -> [UInt8] {
-        var fields = self.fields
-        var encoder = RecordEncoder()
-        return try comparisonEncoding(of: model, fields: &fields, encoder: &encoder)
-    }
-
-    /// `model`'s record as ``comparisonEncoding(of:)`` gives it, with an encoder the caller reuses.
     func comparisonEncoding(of model: M, encoder: inout RecordEncoder) throws -> [UInt8] {
         var fields = self.fields
         return try comparisonEncoding(of: model, fields: &fields, encoder: &encoder)
