@@ -13,7 +13,7 @@ extension ModelContext {
         switch tracked.state(of: M.self, id: object.id) {
         case .deleted(let snapshot):
             guard tracked.held(M.self, id: object.id) === object else { break }
-            tracked.set(object, snapshot.map { .stored(snapshot: $0) } ?? .inserted)
+            tracked.set(object, snapshot.map { .stored($0) } ?? .inserted)
             relationshipGeneration += 1
             return
         case .some:
@@ -97,10 +97,10 @@ extension ModelContext {
         case .inserted:
             tracked.remove(M.self, id: object.id)
             pending.forget(M.self, id: object.id)
-        case .stored(let snapshot): tracked.set(object, .deleted(snapshot: snapshot))
+        case .stored(let snapshot): tracked.set(object, .deleted(snapshot))
         case nil:
             // An object the context never saw, read elsewhere: deleted by its ID.
-            tracked.set(object, .deleted(snapshot: nil))
+            tracked.set(object, .deleted(nil))
             trackType(M.self)
         }
         relationshipGeneration += 1
@@ -166,36 +166,58 @@ extension ModelContext {
     public func fetch<M: PersistentModel>(_ descriptor: FetchDescriptor<M>) throws -> [M] {
         let store = try container.store(for: M.self)
         let (candidates, records, isExact) = try container.read { txn in
-            try txn.run { try store.candidates(descriptor, in: txn.transaction.pointee) }
+            try txn.run {
+                try store.candidates(
+                    descriptor, keepingRecords: store.objectLayout == nil, in: txn.transaction.pointee)
+            }
         }
+        // The held objects that changed here answer with their values as they are now; the others as the store does.
+        var changed = try changedObjects(of: M.self, store: store)
         var results: [M] = []
         results.reserveCapacity(candidates.count)
-        var offered = Set<UUID>(minimumCapacity: candidates.count)
-        for (position, candidate) in candidates.enumerated() {
-            offered.insert(candidate.id)
-            // An object the context holds answers with its values as they are now.
-            if let object = tracked.held(M.self, id: candidate.id) {
-                if case .deleted = tracked.state(of: M.self, id: candidate.id) { continue }
-                if try descriptor.matches(object) { results.append(object) }
+        tracked.makeRoom(for: M.self, adding: candidates.count)
+        let holdsAny = tracked.count(of: M.self) > 0
+        for position in candidates.indices {
+            let candidate = candidates[position]
+            if holdsAny, let (object, state) = tracked.entry(M.self, id: candidate.id) {
+                if let object = changed.removeValue(forKey: object.id) {
+                    if try descriptor.matches(object) { results.append(object) }
+                    continue
+                }
+                guard case .stored = state else { continue }
+                attach(candidate, store: store)
+                if try isExact || descriptor.matches(candidate) { results.append(object) }
                 continue
             }
-            attach(candidate)
+            attach(candidate, store: store)
             if try isExact || descriptor.matches(candidate) {
-                results.append(try register(candidate, record: position < records.count ? records[position] : nil))
+                results.append(
+                    try register(candidate, store: store, record: position < records.count ? records[position] : nil))
             }
         }
-        // The objects the store did not offer may match now: inserted here, or changed to match. They are listed
-        // first: evaluating the predicate may load related objects into the map.
-        for (object, state) in tracked.objects(of: M.self) where !offered.contains(object.id) {
-            if case .deleted = state { continue }
-            if try descriptor.matches(object) { results.append(object) }
-        }
+        // The changed objects the store did not offer may match now: inserted here, or changed to match.
+        for object in changed.values where try descriptor.matches(object) { results.append(object) }
         results = descriptor.sortedPage(of: results)
-        for object in results { tracked.hold(object) }
         if !descriptor.relationshipsToPrefetch.isEmpty {
             try prefetch(descriptor.relationshipsToPrefetch, of: results)
         }
         return results
+    }
+
+    /// The objects of `M` the context holds whose values may differ from the store's because of this context:
+    /// inserted, or stored and changed since their snapshot (deleted ones are not among them). One comparison per
+    /// object held, without encoding for a class with an ``ObjectLayout``.
+    private func changedObjects<M: PersistentModel>(of type: M.Type, store: EntityStore<M>) throws -> [UUID: M] {
+        var changed: [UUID: M] = [:]
+        try tracked.forEachObject(of: M.self) { object, state in
+            switch state {
+            case .inserted: changed[object.id] = object
+            case .deleted: break
+            case .stored(let snapshot):
+                if try !matches(object, snapshot, store: store) { changed[object.id] = object }
+            }
+        }
+        return changed
     }
 
     /// The number of objects that match `descriptor`'s predicate, with the context's unsaved changes.
@@ -227,18 +249,17 @@ extension ModelContext {
             switch tracked.state(of: M.self, id: id) {
             case .deleted: continue
             case .some:
-                guard let object = tracked.held(M.self, id: id) else { continue }
-                tracked.hold(object)
-                results[position] = object
+                results[position] = tracked.held(M.self, id: id)
             case nil: missing.append((position, id))
             }
         }
         guard !missing.isEmpty else { return results }
+        let store = try container.store(for: M.self)
         let read = try container.read { txn in try txn.models(for: missing.map(\.id), as: M.self) }
         for (slot, model) in zip(missing, read) {
             guard let model else { continue }
-            attach(model)
-            results[slot.position] = try register(model)
+            attach(model, store: store)
+            results[slot.position] = try register(model, store: store)
         }
         return results
     }
@@ -252,15 +273,23 @@ extension ModelContext {
         }
     }
 
-    /// Records the unsaved changes of the objects of `M`: inserts, deletes, and objects whose encoding changed, whose
-    /// new encodings become their snapshots once a save writes them.
+    /// Records the unsaved changes of the objects of `M`: inserts, deletes, and objects that no longer match their
+    /// snapshots, whose values become their snapshots once a save writes them.
     func recordChanges<M: PersistentModel>(of type: M.Type) throws {
         let store = try container.store(for: M.self)
         try tracked.forEachObject(of: M.self) { object, state in
             switch state {
             case .inserted: pending.record(.insert(object), of: M.self, id: object.id)
             case .deleted: pending.record(.delete(M.self), of: M.self, id: object.id)
-            case .stored(let snapshot):
+            case .stored(.fields(let shadow)):
+                if shadow.matches(object) && !storedRelationshipsChanged(object, store: store) {
+                    pending.forget(M.self, id: object.id)
+                    changedEncodings[ObjectIdentifier(object)] = nil
+                } else {
+                    pending.record(.insert(object), of: M.self, id: object.id)
+                    changedEncodings[ObjectIdentifier(object)] = .some(nil)
+                }
+            case .stored(.record(let snapshot)):
                 let encoding = try store.comparisonEncoding(of: object, encoder: &comparisonEncoder)
                 if encoding != snapshot {
                     pending.record(.insert(object), of: M.self, id: object.id)
@@ -279,23 +308,23 @@ extension ModelContext {
     func didSave<M: PersistentModel>(_ type: M.Type, merged: [UUID: UUID]) throws {
         let store = try container.store(for: M.self)
         try takeStoredExternalValues(of: M.self, store: store, merged: merged)
-        for (object, state) in tracked.objects(of: M.self) {
+        var left: [UUID] = []
+        var saved: [(object: M, snapshot: TrackedObjects.Snapshot)] = []
+        try tracked.forEachObject(of: M.self) { object, state in
             switch state {
-            case .deleted: tracked.remove(M.self, id: object.id)
-            case .inserted where merged[object.id] != nil: tracked.remove(M.self, id: object.id)
-            case .inserted:
-                tracked.set(
-                    object, .stored(snapshot: try store.comparisonEncoding(of: object, encoder: &comparisonEncoder)))
+            case .deleted: left.append(object.id)
+            case .inserted where merged[object.id] != nil: left.append(object.id)
+            case .inserted: saved.append((object, try snapshot(of: object, store: store)))
             case .stored:
-                // Unchanged objects keep their snapshots; changed ones take the encoding the save wrote.
-                guard let encoding = changedEncodings[ObjectIdentifier(object)] else { continue }
-                tracked.set(
-                    object,
-                    .stored(
-                        snapshot: store.hasExternalAttributes
-                            ? try store.comparisonEncoding(of: object, encoder: &comparisonEncoder) : encoding))
+                // Unchanged objects keep their snapshots; changed ones take what the save wrote.
+                guard let encoding = changedEncodings[ObjectIdentifier(object)] else { return }
+                let record = store.hasExternalAttributes ? nil : encoding
+                saved.append((object, try snapshot(of: object, store: store, record: record)))
             }
         }
+        // The map changes once it is no longer walked, which would copy it.
+        for id in left { tracked.remove(M.self, id: id) }
+        for (object, snapshot) in saved { tracked.set(object, .stored(snapshot)) }
     }
 
     /// Brings the objects of `M` the context holds in line with the store after a save that deleted models: the delete
@@ -324,10 +353,7 @@ extension ModelContext {
                     changed = true
                 }
             }
-            if changed {
-                tracked.set(
-                    object, .stored(snapshot: try store.comparisonEncoding(of: object, encoder: &comparisonEncoder)))
-            }
+            if changed { tracked.set(object, .stored(try snapshot(of: object, store: store))) }
         }
     }
 
@@ -362,25 +388,35 @@ extension ModelContext {
             case .deleted(let snapshot):
                 if let snapshot {
                     restore(object, from: snapshot, store: store)
-                    tracked.set(object, .stored(snapshot: snapshot))
+                    tracked.set(object, .stored(snapshot))
                 } else {
                     tracked.remove(M.self, id: object.id)
                 }
             case .stored(let snapshot):
-                guard (try? store.comparisonEncoding(of: object, encoder: &comparisonEncoder)) != snapshot else {
-                    continue
-                }
+                guard (try? matches(object, snapshot, store: store)) != true else { continue }
                 restore(object, from: snapshot, store: store)
             }
         }
     }
 
-    /// Gives `object` the values encoded in `snapshot`, keeping its identity; an object whose class the runtime
-    /// cannot lay out leaves the context instead, so that the next read gives its stored values.
-    private func restore<M: PersistentModel>(_ object: M, from snapshot: [UInt8], store: EntityStore<M>) {
+    /// Gives `object` the values of `snapshot`, keeping its identity; an object whose class the runtime cannot lay
+    /// out leaves the context instead, so that the next read gives its stored values.
+    private func restore<M: PersistentModel>(
+        _ object: M, from snapshot: TrackedObjects.Snapshot, store: EntityStore<M>
+    ) {
+        let record: [UInt8]
+        switch snapshot {
+        case .fields(let shadow):
+            shadow.restore(into: object)
+            for relationship in M.entity.relationships {
+                relationship.property?.relatedObjects(object).restoreSaved()
+            }
+            return
+        case .record(let bytes): record = bytes
+        }
         let reader = store.reader
         guard
-            let stored = try? snapshot.withBorrowedBytes({
+            let stored = try? record.withBorrowedBytes({
                 try store.decodeRecord($0, fields: reader.fields, decoder: reader.decoder)
             }),
             ObjectContents.exchange(object, stored)
@@ -391,18 +427,51 @@ extension ModelContext {
         attach(object)
     }
 
-    /// Whether an object the context holds has unsaved changes: one encoding per object held.
+    /// Whether an object the context holds has unsaved changes: one comparison per object held.
     func trackedObjectsHaveChanges() -> Bool {
         if tracked.hasInsertsOrDeletes { return true }
         return tracked.types.contains { trackedTypes[$0]?.hasChanges(self) ?? false }
     }
 
-    /// Whether an object of `M` the context holds encodes differently from its snapshot.
+    /// Whether an object of `M` the context holds no longer matches its snapshot.
     func hasChanges<M: PersistentModel>(_ type: M.Type) -> Bool {
         guard let store = try? container.store(for: M.self) else { return false }
         return tracked.objects(of: M.self).contains { object, state in
             guard case .stored(let snapshot) = state else { return true }
-            return (try? store.comparisonEncoding(of: object, encoder: &comparisonEncoder)) != snapshot
+            return (try? matches(object, snapshot, store: store)) != true
+        }
+    }
+
+    // MARK: - Snapshots
+
+    /// The snapshot of `object`, which holds the values of its stored record (`record`, when the caller has its
+    /// bytes): a copy of its attributes when its class has an ``ObjectLayout``, its encoding otherwise.
+    private func snapshot<M: PersistentModel>(
+        of object: M, store: EntityStore<M>, record: [UInt8]? = nil
+    ) throws -> TrackedObjects.Snapshot {
+        guard let layout = store.objectLayout else {
+            return .record(try record ?? store.comparisonEncoding(of: object, encoder: &comparisonEncoder))
+        }
+        for offset in store.storedRelationshipOffsets {
+            ObjectContents.relatedObjects(in: object, at: offset).markSaved()
+        }
+        return .fields(FieldShadow(of: object, layout: layout))
+    }
+
+    /// Whether `object` holds the values of `snapshot`.
+    private func matches<M: PersistentModel>(
+        _ object: M, _ snapshot: TrackedObjects.Snapshot, store: EntityStore<M>
+    ) throws -> Bool {
+        switch snapshot {
+        case .fields(let shadow): shadow.matches(object) && !storedRelationshipsChanged(object, store: store)
+        case .record(let bytes): try store.comparisonEncoding(of: object, encoder: &comparisonEncoder) == bytes
+        }
+    }
+
+    /// Whether a to-one or many-to-many relationship of `object` holds other IDs than its record.
+    private func storedRelationshipsChanged<M: PersistentModel>(_ object: M, store: EntityStore<M>) -> Bool {
+        store.storedRelationshipOffsets.contains { offset in
+            ObjectContents.relatedObjects(in: object, at: offset).idsChanged
         }
     }
 
@@ -413,11 +482,11 @@ extension ModelContext {
     ///
     /// A record this version wrote is the object's encoding, byte for byte. One written otherwise (before a field was
     /// added, in another field order) compares as changed, and the next save writes it once in the current form.
-    private func register<M: PersistentModel>(_ object: M, record: [UInt8]? = nil) throws -> M {
+    private func register<M: PersistentModel>(
+        _ object: M, store: EntityStore<M>, record: [UInt8]? = nil
+    ) throws -> M {
         if let held = tracked.held(M.self, id: object.id) { return held }
-        let snapshot =
-            try record ?? container.store(for: M.self).comparisonEncoding(of: object, encoder: &comparisonEncoder)
-        tracked.set(object, .stored(snapshot: snapshot))
+        tracked.set(object, .stored(try snapshot(of: object, store: store, record: record)))
         trackType(M.self)
         return object
     }
@@ -426,6 +495,13 @@ extension ModelContext {
     private func attach<M: PersistentModel>(_ object: M) {
         for relationship in M.entity.relationships {
             relationship.property?.relatedObjects(object).loader = self
+        }
+    }
+
+    /// Makes the context the loader of `object`'s relationship properties, found where `store` says they are.
+    private func attach<M: PersistentModel>(_ object: M, store: EntityStore<M>) {
+        for offset in store.relationshipOffsets {
+            ObjectContents.relatedObjects(in: object, at: offset).loader = self
         }
     }
 
@@ -559,18 +635,7 @@ extension ModelContext: RelationshipLoader {
 
     func relationshipDidChange(of owner: AnyObject, related: [AnyObject]) {
         relationshipGeneration += 1
-        holdIfHeld(owner)
-        for object in related {
-            insertIfNew(object)
-            holdIfHeld(object)
-        }
-    }
-
-    /// Holds `object` strongly until the next save or rollback, when it is the context's.
-    private func holdIfHeld(_ object: AnyObject) {
-        guard let model = object as? any PersistentModel else { return }
-        func hold<T: PersistentModel>(_ model: T) { tracked.hold(model) }
-        hold(model)
+        for object in related { insertIfNew(object) }
     }
 }
 

@@ -43,9 +43,9 @@ public final class ModelContext {
     var trackedTypes: [ObjectIdentifier: any TrackedTypeOperations] = [:]
     /// The encoder of the objects' comparison encodings, reused so that each costs no setup.
     var comparisonEncoder = RecordEncoder()
-    /// The encodings that the last recording of changes found for changed objects, by object: their snapshots once a
-    /// save writes them.
-    var changedEncodings: [ObjectIdentifier: [UInt8]] = [:]
+    /// The objects that the last recording of changes found changed, with their encodings when their snapshots are
+    /// encodings (`nil` for a copy of their attributes): their snapshots once a save writes them.
+    var changedEncodings: [ObjectIdentifier: [UInt8]?] = [:]
     /// Changes whenever a relationship of an object the context holds changed, so that lists of related objects
     /// computed before are computed again.
     var relationshipGeneration = 0
@@ -164,9 +164,26 @@ public final class ModelContext {
     public func save() throws -> SaveResult {
         try recordTrackedChanges()
         guard !pending.isEmpty else {
-            tracked.holdWeakly()
+            tracked.releaseUnreferenced()
             return SaveResult(mergedIDs: [:])
         }
+        let (merged, deleted) = try writePending()
+        pending.removeAll()
+        forgetPrefetched()
+        for type in tracked.types { try trackedTypes[type]?.didSave(self, merged: merged) }
+        changedEncodings.removeAll()
+        if deleted {
+            for type in tracked.types { try trackedTypes[type]?.reconcileAfterDeletes(self) }
+        }
+        tracked.releaseUnreferenced()
+        relationshipGeneration += 1
+        return SaveResult(mergedIDs: merged)
+    }
+
+    /// Writes the pending changes in one write transaction.
+    ///
+    /// - Returns: Which inserted models merged into stored ones, and whether a model was deleted.
+    private func writePending() throws -> (merged: [UUID: UUID], deleted: Bool) {
         let changes = pending.inSaveOrder
         let merged = try container.write { txn -> [UUID: UUID] in
             var merged: [UUID: UUID] = [:]
@@ -189,16 +206,7 @@ public final class ModelContext {
             if !deletes.isEmpty { try txn.delete(deletes) }
             return merged
         }
-        pending.removeAll()
-        forgetPrefetched()
-        for type in tracked.types { try trackedTypes[type]?.didSave(self, merged: merged) }
-        changedEncodings.removeAll()
-        if changes.contains(where: { if case .delete = $0.change { true } else { false } }) {
-            for type in tracked.types { try trackedTypes[type]?.reconcileAfterDeletes(self) }
-        }
-        tracked.holdWeakly()
-        relationshipGeneration += 1
-        return SaveResult(mergedIDs: merged)
+        return (merged, changes.contains { if case .delete = $0.change { true } else { false } })
     }
 
     /// Forgets every pending change, and the models prefetched so far. The ``PersistentModel`` objects the context
@@ -209,7 +217,7 @@ public final class ModelContext {
         forgetPrefetched()
         for type in tracked.types { trackedTypes[type]?.rollBack(self) }
         changedEncodings.removeAll()
-        tracked.holdWeakly()
+        tracked.releaseUnreferenced()
         relationshipGeneration += 1
     }
 

@@ -1,87 +1,164 @@
 import Foundation
 
-/// A context's ``PersistentModel`` objects: one per entity and ID (its identity map), each with the encoding it was
-/// fetched or last saved with, against which a save finds what changed.
+/// A context's ``PersistentModel`` objects: one per entity and ID (its identity map), each with what it was fetched
+/// or last saved with, against which a save finds what changed.
 ///
-/// Objects are held strongly from the moment the context hands them out (a fetch, a lookup, a relationship property)
-/// or sees their relationships change, until its next save or rollback, so that a change made through a reference
-/// nobody keeps (`try context.fetch(descriptor)[0].isDone = true`) is still saved; in between, the context keeps them
-/// weakly, and an object nobody holds leaves it.
+/// The map holds its objects strongly, so that a change made through a reference nobody keeps
+/// (`try context.fetch(descriptor)[0].isDone = true`) is still saved. After each save and rollback it lets go of the
+/// objects that nothing else references (``releaseUnreferenced()``): those could not change any more, and the store
+/// holds their values.
 struct TrackedObjects {
-    /// Where an object stands.
-    enum State {
-        /// Fetched from the store (or saved by the context): written again when its encoding differs from
-        /// `snapshot`.
-        case stored(snapshot: [UInt8])
-        /// Inserted, not saved yet.
-        case inserted
-        /// Deleted, not saved yet; `snapshot` is its encoding as stored, for a rollback.
-        case deleted(snapshot: [UInt8]?)
+    /// What an object held when the context last knew it to match its stored record.
+    enum Snapshot {
+        /// A copy of its attributes, for a class with an ``ObjectLayout``; its stored relationships keep their saved
+        /// IDs in their own state (``RelatedObjects/savedIDs``).
+        case fields(FieldShadow)
+        /// Its encoding, for any other class.
+        case record([UInt8])
     }
 
+    /// Where an object stands.
+    enum State {
+        /// Fetched from the store (or saved by the context): written again when it no longer matches `snapshot`.
+        case stored(Snapshot)
+        /// Inserted, not saved yet.
+        case inserted
+        /// Deleted, not saved yet; `snapshot` is what it held as stored, for a rollback.
+        case deleted(Snapshot?)
+    }
+
+    /// An object and where it stands. The object's type is the one its table is for: entries are not generic, so
+    /// that code generic over the model type (a context's, unspecialized for the caller's types) looks up no type
+    /// metadata per object.
     struct Entry {
-        /// The object while the context holds it strongly.
-        var strong: AnyObject?
-        /// The object.
-        weak var object: AnyObject?
+        var object: AnyObject
         var state: State
     }
 
-    /// The entries of each model type, by ID.
-    private(set) var entries: [ObjectIdentifier: [UUID: Entry]] = [:]
+    /// The objects of one model type, by ID.
+    final class Table {
+        var byID: [UUID: Entry] = [:]
+        /// Whether nothing else references an object of the table's type.
+        let isUniquelyReferenced: (inout AnyObject) -> Bool
+
+        init(isUniquelyReferenced: @escaping (inout AnyObject) -> Bool) {
+            self.isUniquelyReferenced = isUniquelyReferenced
+        }
+
+        var hasInsertsOrDeletes: Bool {
+            byID.values.contains { entry in
+                if case .stored = entry.state { return false }
+                return true
+            }
+        }
+
+        /// Lets go of the stored objects that nothing outside the table references.
+        func releaseUnreferenced() {
+            var gone: [UUID] = []
+            // Indexes walked by hand: `indices` would hold a second reference to the dictionary, and the in-place
+            // access below would copy it (and its objects' references).
+            var index = byID.startIndex
+            while index != byID.endIndex {
+                if isUnreferenced(&byID.values[index]) { gone.append(byID.keys[index]) }
+                byID.formIndex(after: &index)
+            }
+            for id in gone { byID[id] = nil }
+        }
+
+        /// Whether `entry` is stored and nothing else references its object, read in place.
+        private func isUnreferenced(_ entry: inout Entry) -> Bool {
+            guard case .stored = entry.state else { return false }
+            return isUniquelyReferenced(&entry.object)
+        }
+    }
+
+    /// Whether nothing but the variable references an object of `M`: the standard library's check, made on the
+    /// object as an `M` (on an `AnyObject` it answers `false` for some objects referenced once). The variable's
+    /// reference moves to a typed one for the check and back, so that the count is the same.
+    private static func uniquenessCheck<M: PersistentModel>(_: M.Type) -> (inout AnyObject) -> Bool {
+        { object in
+            guard var typed = object as? M else { return false }
+            object = Vacancy.shared
+            defer { object = typed }
+            return isKnownUniquelyReferenced(&typed)
+        }
+    }
+
+    /// What an entry's object variable holds while its reference is checked.
+    private final class Vacancy: Sendable {
+        static let shared = Vacancy()
+    }
+
+    /// The entries of each model type.
+    private var tables: [ObjectIdentifier: Table] = [:]
+
+    /// The table of `M`, when the map has one.
+    private func table<M: PersistentModel>(_: M.Type) -> Table? {
+        tables[ObjectIdentifier(M.self)]
+    }
+
+    /// The table of `M`, made when the map has none.
+    private mutating func makeTable<M: PersistentModel>(_: M.Type) -> Table {
+        if let table = table(M.self) { return table }
+        let table = Table(isUniquelyReferenced: Self.uniquenessCheck(M.self))
+        tables[ObjectIdentifier(M.self)] = table
+        return table
+    }
 
     /// Whether an object was inserted or deleted and not saved yet.
     var hasInsertsOrDeletes: Bool {
-        entries.values.contains { byID in
-            byID.values.contains { entry in
-                if case .stored = entry.state { return false }
-                return entry.object != nil
-            }
-        }
+        tables.values.contains { $0.hasInsertsOrDeletes }
+    }
+
+    /// The number of objects of `type` in the map.
+    func count<M: PersistentModel>(of type: M.Type) -> Int {
+        table(M.self)?.byID.count ?? 0
     }
 
     /// The object of `type` with `id`, while one is in the map.
     func held<M: PersistentModel>(_ type: M.Type, id: UUID) -> M? {
-        entries[ObjectIdentifier(M.self)]?[id]?.object as? M
+        table(M.self)?.byID[id]?.object as? M
+    }
+
+    /// The object of `type` with `id` and its state, while one is in the map.
+    func entry<M: PersistentModel>(_ type: M.Type, id: UUID) -> (object: M, state: State)? {
+        guard let entry = table(M.self)?.byID[id], let object = entry.object as? M else { return nil }
+        return (object, entry.state)
     }
 
     /// The state of the object of `type` with `id`.
     func state<M: PersistentModel>(of type: M.Type, id: UUID) -> State? {
-        guard let entry = entries[ObjectIdentifier(M.self)]?[id], entry.object != nil else { return nil }
-        return entry.state
+        table(M.self)?.byID[id]?.state
     }
 
     /// Whether `object` is the one the map holds for its ID and is deleted there.
     func isDeleted<M: PersistentModel>(_ object: M) -> Bool {
-        guard let entry = entries[ObjectIdentifier(M.self)]?[object.id], entry.object === object,
-            case .deleted = entry.state
+        guard let entry = table(M.self)?.byID[object.id], entry.object === object, case .deleted = entry.state
         else { return false }
         return true
     }
 
-    /// Puts `object` in the map, held strongly, in `state`.
+    /// Puts `object` in the map, in `state`.
     mutating func set<M: PersistentModel>(_ object: M, _ state: State) {
-        entries[ObjectIdentifier(M.self), default: [:]][object.id] = Entry(strong: object, object: object, state: state)
+        makeTable(M.self).byID[object.id] = Entry(object: object, state: state)
     }
 
-    /// Holds `object`, which the map has, strongly until the next save or rollback: the context hands it out, or it
-    /// changes.
-    mutating func hold<M: PersistentModel>(_ object: M) {
-        let type = ObjectIdentifier(M.self)
-        guard let entry = entries[type]?[object.id], entry.strong == nil, entry.object === object else { return }
-        entries[type]?[object.id]?.strong = object
+    /// Makes room for `count` more objects of `type`.
+    mutating func makeRoom<M: PersistentModel>(for type: M.Type, adding count: Int) {
+        let table = makeTable(M.self)
+        table.byID.reserveCapacity(table.byID.count + count)
     }
 
     /// Takes the object of `type` with `id` out of the map.
     mutating func remove<M: PersistentModel>(_ type: M.Type, id: UUID) {
-        entries[ObjectIdentifier(M.self)]?[id] = nil
+        table(M.self)?.byID[id] = nil
     }
 
-    /// Calls `body` with each object of `type` in the map and its state; `body` must not change the map (the
-    /// context's `tracked` is being read): list the objects with ``objects(of:)`` for work that may.
+    /// Calls `body` with each object of `type` in the map and its state, as the map stood when the call began:
+    /// `body` may change the map.
     func forEachObject<M: PersistentModel>(of type: M.Type, _ body: (M, State) throws -> Void) rethrows {
-        guard let byID = entries[ObjectIdentifier(M.self)] else { return }
-        for entry in byID.values {
+        guard let entries = table(M.self)?.byID else { return }
+        for entry in entries.values {
             guard let object = entry.object as? M else { continue }
             try body(object, entry.state)
         }
@@ -96,25 +173,16 @@ struct TrackedObjects {
 
     /// The model types of the objects in the map.
     var types: [ObjectIdentifier] {
-        Array(entries.keys)
+        Array(tables.keys)
     }
 
-    /// Lets go of the strong references, and of the entries whose objects are gone.
-    mutating func holdWeakly() {
-        for type in Array(entries.keys) {
-            guard var byID = entries.removeValue(forKey: type) else { continue }
-            var gone: [UUID] = []
-            for index in byID.indices {
-                byID.values[index].strong = nil
-                if byID.values[index].object == nil { gone.append(byID.keys[index]) }
-            }
-            for id in gone { byID[id] = nil }
-            if !byID.isEmpty { entries[type] = byID }
-        }
+    /// Lets go of the stored objects that nothing outside the map references.
+    func releaseUnreferenced() {
+        for table in tables.values { table.releaseUnreferenced() }
     }
 
     /// Forgets every object.
     mutating func removeAll() {
-        entries.removeAll()
+        tables.removeAll()
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 @_spi(Reflection) import Swift
 
 /// The stored properties of ``PersistentModel`` objects as a whole: a rollback gives an object back the values it was
@@ -82,7 +83,7 @@ enum ObjectContents {
     /// ``ToOne``, ``ToMany`` and ``ManyToMany`` each hold one stored property, their ``RelatedObjects`` reference, so
     /// the property's storage is laid out as that reference: reading it there retains it as a copy of the wrapper
     /// would.
-    static func relatedObjects(in object: AnyObject, at offset: Int) -> RelatedObjects {
+    static func relatedObjects<T: AnyObject>(in object: T, at offset: Int) -> RelatedObjects {
         withExtendedLifetime(object) {
             unsafe Unmanaged.passUnretained(object).toOpaque().advanced(by: offset)
                 .assumingMemoryBound(to: RelatedObjects.self).pointee
@@ -94,3 +95,213 @@ enum ObjectContents {
         _getSuperclass(type) != nil
     }
 }
+
+// MARK: - Field shadows
+
+/// Where the stored attributes of a ``PersistentModel`` class lie in its instances, and how to copy them, for
+/// ``FieldShadow``: known only for a class whose every attribute has value semantics that a bitwise comparison can
+/// trust (see ``ObjectLayout/init(of:)``).
+final class ObjectLayout: Sendable {
+    /// One stored attribute: its place, and, unless its type is trivial (no references), how to copy, assign and
+    /// destroy it.
+    struct Field: Sendable {
+        let offset: Int
+        let size: Int
+        let operations: FieldOperations?
+    }
+
+    /// The attributes, in offset order; relationship properties are not among them (their state compares by its
+    /// saved IDs).
+    let fields: [Field]
+    /// The first attribute's offset, where a shadow's bytes start.
+    let start: Int
+    /// The bytes from ``start`` to the end of the last attribute.
+    let byteCount: Int
+    /// The byte ranges (offset, count) that a comparison reads: the attributes' bytes, adjacent ones merged, so that
+    /// padding between them is never compared.
+    let ranges: [(offset: Int, count: Int)]
+
+    /// The layout of `type`, or `nil` when the runtime lists no fields for it, it has no attributes, or one of its
+    /// attributes has a type whose changes a bitwise comparison could miss (see ``ValueSemantics``).
+    init?(of type: AnyClass) {
+        var fields: [Field] = []
+        var trusted = true
+        // Option 1 is `.classType`, which the runtime needs to list a class's fields.
+        let listed = unsafe _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) {
+            _, offset, fieldType, _ in
+            if fieldType is any RelationshipPropertyWrapper.Type { return true }
+            guard ValueSemantics.isTrusted(fieldType) else {
+                trusted = false
+                return false
+            }
+            fields.append(Field(of: fieldType, at: offset))
+            return true
+        }
+        fields.sort { $0.offset < $1.offset }
+        guard listed, trusted, let first = fields.first, let end = fields.map({ $0.offset + $0.size }).max() else {
+            return nil
+        }
+        var ranges: [(offset: Int, count: Int)] = []
+        for field in fields where field.size > 0 {
+            if let last = ranges.last, last.offset + last.count == field.offset {
+                ranges[ranges.count - 1].count += field.size
+            } else {
+                ranges.append((field.offset, field.size))
+            }
+        }
+        self.fields = fields
+        self.start = first.offset
+        self.byteCount = end - first.offset
+        self.ranges = ranges
+    }
+}
+
+extension ObjectLayout.Field {
+    /// The attribute of type `type` at `offset`.
+    init(of type: Any.Type, at offset: Int) {
+        func field<V>(_: V.Type) -> Self {
+            Self(offset: offset, size: MemoryLayout<V>.size, operations: _isPOD(V.self) ? nil : FieldOperations(V.self))
+        }
+        self = _openExistential(type, do: field)
+    }
+}
+
+/// Copying, assigning and destroying a value of one type at raw addresses, for the attributes of a ``FieldShadow``
+/// whose types hold references.
+@safe
+struct FieldOperations: Sendable {
+    /// Initializes the uninitialized memory at the second address with a copy of the value at the first.
+    let copy: @Sendable (UnsafeRawPointer, UnsafeMutableRawPointer) -> Void
+    /// Replaces the value at the second address with a copy of the value at the first.
+    let assign: @Sendable (UnsafeRawPointer, UnsafeMutableRawPointer) -> Void
+    /// Destroys the value at the address, leaving the memory uninitialized.
+    let destroy: @Sendable (UnsafeMutableRawPointer) -> Void
+
+    init<V>(_: V.Type) {
+        unsafe copy = { source, destination in
+            unsafe destination.initializeMemory(as: V.self, to: source.assumingMemoryBound(to: V.self).pointee)
+        }
+        unsafe assign = { source, destination in
+            unsafe destination.assumingMemoryBound(to: V.self).pointee = source.assumingMemoryBound(to: V.self).pointee
+        }
+        unsafe destroy = { address in unsafe address.assumingMemoryBound(to: V.self).deinitialize(count: 1) }
+    }
+}
+
+/// A copy of an object's stored attributes, taken when the object matched its stored record: the object is unchanged
+/// when its attributes' bytes are still the copy's (``matches(_:)``), one comparison of a few dozen bytes instead of
+/// an encoding.
+///
+/// A bitwise comparison is exact for a trivial value. For a value that holds references, the copy holds them too
+/// (it is a copy of the value, retained), so a copy-on-write buffer it shares is not uniquely referenced and a change
+/// to it copies it first: the changed attribute then holds another reference, and its bytes differ. Equal bytes mean
+/// the same value; different bytes may still be an equal value (an equal string in another buffer), which saves it
+/// once more, harmlessly. ``ValueSemantics`` decides which types a layout trusts.
+///
+/// Invariants of its unsafe code (ObjectContents' **Layout** and **Lifetime** hold too): the shadow's bytes are
+/// allocated for its layout, the attributes of an object of the layout's class are copied there with their own
+/// types' copy operations, and destroyed with them when the shadow goes; every read of an object's bytes holds the
+/// object alive.
+@safe
+final class FieldShadow {
+    private let layout: ObjectLayout
+    private let bytes: UnsafeMutableRawPointer
+
+    /// A copy of the attributes of `object`, an instance of the class `layout` describes.
+    init<T: AnyObject>(of object: T, layout: ObjectLayout) {
+        self.layout = layout
+        unsafe bytes = UnsafeMutableRawPointer.allocate(byteCount: max(layout.byteCount, 1), alignment: 16)
+        withExtendedLifetime(object) {
+            let source = unsafe Unmanaged.passUnretained(object).toOpaque()
+            for field in layout.fields {
+                let from = unsafe UnsafeRawPointer(source.advanced(by: field.offset))
+                let to = unsafe bytes.advanced(by: field.offset - layout.start)
+                if let operations = field.operations {
+                    unsafe operations.copy(from, to)
+                } else {
+                    unsafe to.copyMemory(from: from, byteCount: field.size)
+                }
+            }
+        }
+    }
+
+    deinit {
+        for field in layout.fields {
+            guard let operations = field.operations else { continue }
+            unsafe operations.destroy(bytes.advanced(by: field.offset - layout.start))
+        }
+        unsafe bytes.deallocate()
+    }
+
+    /// Whether every attribute of `object` holds the bytes it held when the shadow was taken.
+    func matches<T: AnyObject>(_ object: T) -> Bool {
+        withExtendedLifetime(object) {
+            let current = unsafe UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+            for range in layout.ranges {
+                let copied = unsafe UnsafeRawPointer(bytes.advanced(by: range.offset - layout.start))
+                if unsafe memcmp(current.advanced(by: range.offset), copied, range.count) != 0 { return false }
+            }
+            return true
+        }
+    }
+
+    /// Gives `object`'s attributes the values of the shadow (which keeps its copy).
+    func restore<T: AnyObject>(into object: T) {
+        withExtendedLifetime(object) {
+            let target = unsafe Unmanaged.passUnretained(object).toOpaque()
+            for field in layout.fields {
+                let from = unsafe UnsafeRawPointer(bytes.advanced(by: field.offset - layout.start))
+                let to = unsafe target.advanced(by: field.offset)
+                if let operations = field.operations {
+                    unsafe operations.assign(from, to)
+                } else {
+                    unsafe to.copyMemory(from: from, byteCount: field.size)
+                }
+            }
+        }
+    }
+}
+
+/// Which attribute types a ``FieldShadow`` compares bitwise: those whose every change shows in their bytes while a
+/// copy of the value is held.
+///
+/// That holds for a trivial type (no references: integers, `Bool`, `Double`, `Date`, `UUID`, `Decimal`, an enum
+/// without payloads), for the standard library's and Foundation's copy-on-write values (`String`, `Substring`,
+/// `Data`, `URL`, and `Array`, `ContiguousArray`, `Set`, `Dictionary` and `Optional` of trusted types), and for a
+/// struct whose stored properties all have trusted types. It does not hold for a class reference (the object can
+/// change behind it), an existential, a closure, or an enum with payloads (the runtime does not list its cases'
+/// types): a model with such an attribute finds its changes by encoding instead.
+enum ValueSemantics {
+    /// Whether `type`'s changes always show in its bytes while a copy of the value is held.
+    static func isTrusted(_ type: Any.Type, depth: Int = 0) -> Bool {
+        guard depth < 16 else { return false }
+        func isTrivial<V>(_: V.Type) -> Bool { _isPOD(V.self) }
+        if _openExistential(type, do: isTrivial) { return true }
+        if type is AnyClass || type is AnyObject.Type { return false }
+        if type == String.self || type == Substring.self || type == Data.self || type == URL.self { return true }
+        if let container = type as? any ValueSemanticsContainer.Type {
+            return container.elementTypes.allSatisfy { isTrusted($0, depth: depth + 1) }
+        }
+        // The runtime lists the fields of a struct only (it crashes on an existential): the metadata's first word is
+        // its kind, 0x200 for a struct in the Swift ABI.
+        guard unsafe unsafeBitCast(type, to: UnsafeRawPointer.self).load(as: UInt.self) == 0x200 else { return false }
+        var fields: [Any.Type] = []
+        // Option 0 lists a struct's fields.
+        let listed = unsafe _forEachField(of: type, options: _EachFieldOptions(rawValue: 0)) { _, _, fieldType, _ in
+            fields.append(fieldType)
+            return true
+        }
+        return listed && fields.allSatisfy { isTrusted($0, depth: depth + 1) }
+    }
+}
+
+/// A copy-on-write collection of the standard library, whose element types decide whether it is trusted.
+protocol ValueSemanticsContainer {
+    static var elementTypes: [Any.Type] { get }
+}
+
+extension Array: ValueSemanticsContainer { static var elementTypes: [Any.Type] { [Element.self] } }
+extension ContiguousArray: ValueSemanticsContainer { static var elementTypes: [Any.Type] { [Element.self] } }
+extension Set: ValueSemanticsContainer { static var elementTypes: [Any.Type] { [Element.self] } }
+extension Dictionary: ValueSemanticsContainer { static var elementTypes: [Any.Type] { [Key.self, Value.self] } }
+extension Optional: ValueSemanticsContainer { static var elementTypes: [Any.Type] { [Wrapped.self] } }

@@ -28,10 +28,9 @@ struct RelationshipProperty<M: StoredModel>: Sendable {
 
     /// The property's shared state in `model`: read from its storage (``ToOne``, ``ToMany`` and ``ManyToMany`` hold
     /// nothing but it), or, for a model the container refuses, a state of its own that relates to nothing.
-    func relatedObjects(_ model: M) -> RelatedObjects {
-        // An offset is only ever found in a class.
+    func relatedObjects(_ model: M) -> RelatedObjects where M: PersistentModel {
         guard let offset else { return RelatedObjects(ids: [], objects: nil) }
-        return ObjectContents.relatedObjects(in: model as AnyObject, at: offset)
+        return ObjectContents.relatedObjects(in: model, at: offset)
     }
 }
 

@@ -12,10 +12,30 @@ final class RelatedObjects {
     var generation = 0
     /// The context of the object the property belongs to, once it registered the object.
     weak var loader: (any RelationshipLoader)?
+    /// The IDs as the object's stored record holds them, for a side that stores them: set when the object is read or
+    /// saved, so that a save finds a changed relationship by comparing them with ``ids``, and a rollback restores
+    /// them.
+    private(set) var savedIDs: [UUID]
 
     init(ids: [UUID], objects: [AnyObject]?) {
         self.ids = ids
         self.objects = objects
+        self.savedIDs = ids
+    }
+
+    /// Whether ``ids`` differ from the stored ones.
+    var idsChanged: Bool { ids != savedIDs }
+
+    /// Notes that the object's stored record holds ``ids``.
+    func markSaved() {
+        savedIDs = ids
+    }
+
+    /// Gives the property the stored IDs again, its related objects to be loaded anew.
+    func restoreSaved() {
+        ids = savedIDs
+        objects = nil
+        generation = 0
     }
 
     /// The related object of a to-one side: the one assigned or loaded, or the one the context has for the ID.

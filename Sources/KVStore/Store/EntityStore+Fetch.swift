@@ -41,13 +41,13 @@ extension EntityStore {
 
     /// The models a fetch of `descriptor` reads, unsorted and unpaged, without evaluating its predicate on them: all
     /// of them match when `isExact` (the plan's index answers the predicate), and the caller evaluates it otherwise.
-    /// A scan gives each model's record too (`records`, in the same order; empty for other plans), which a context
-    /// keeps as the model's encoding as fetched rather than encoding it again.
+    /// A scan `keepingRecords` gives each model's record too (`records`, in the same order; empty otherwise), which a
+    /// context keeps as the model's encoding as fetched rather than encoding it again.
     ///
     /// A context's fetch of ``PersistentModel`` classes evaluates the predicate once the objects are in the context,
     /// where their relationship properties read.
     func candidates(
-        _ descriptor: FetchDescriptor<M>, in txn: borrowing Transaction
+        _ descriptor: FetchDescriptor<M>, keepingRecords: Bool, in txn: borrowing Transaction
     ) throws -> (models: [M], records: [[UInt8]], isExact: Bool) {
         let planned = plan(descriptor.unpaged)
         let isExact = planned.isExact || descriptor.predicate == nil
@@ -57,7 +57,7 @@ extension EntityStore {
             let reader = self.reader
             try txn.scanEntries(self.records) { key, value in
                 models.append(try decode(value, key: key, reader: reader))
-                records.append(Array(value))
+                if keepingRecords { records.append(Array(value)) }
                 return true
             }
             return (models, records, isExact)

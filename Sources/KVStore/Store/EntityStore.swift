@@ -72,6 +72,16 @@ final class EntityStore<M: StoredModel>: AnyEntityStore {
     /// External fields of earlier versions of the model: their values stay until their model is saved, which deletes
     /// them, or deleted.
     let retiredExternalFields: [ExternalFieldCatalog]
+    /// For a ``PersistentModel`` class whose attributes a bitwise comparison can trust and that has no external
+    /// attributes, where they lie: a context then finds its objects' changes by comparing them with a copy of their
+    /// attributes (``FieldShadow``) instead of encoding them. `nil` otherwise.
+    let objectLayout: ObjectLayout?
+    /// Where a ``PersistentModel`` object of `M` keeps the state of its relationship properties that its record
+    /// stores (to-one, many-to-many), by offset; empty for a struct.
+    let storedRelationshipOffsets: [Int]
+    /// Where a ``PersistentModel`` object of `M` keeps the state of each of its relationship properties, by offset;
+    /// empty for a struct.
+    let relationshipOffsets: [Int]
     private let state: Locked<EntityWriterState>
 
     /// An index of the entity with its table.
@@ -132,6 +142,11 @@ final class EntityStore<M: StoredModel>: AnyEntityStore {
         self.externalAttributes = externalAttributes
         self.hasExternalAttributes = !externalAttributes.isEmpty
         self.retiredExternalFields = retiredExternalFields
+        self.relationshipOffsets = relationships.compactMap { $0.property?.offset }
+        self.storedRelationshipOffsets = relationships.compactMap { relationship in
+            relationship.property.flatMap { $0.kind == .toMany ? nil : $0.offset }
+        }
+        self.objectLayout = externalAttributes.isEmpty ? (M.self as? AnyClass).flatMap(ObjectLayout.init(of:)) : nil
         self.longKeyHash = longKeyHash
         self.state = Locked(
             EntityWriterState(

@@ -1,0 +1,241 @@
+import Foundation
+import Testing
+
+@testable import KVStore
+
+/// A note whose attributes all have value semantics, so that a context finds its changes by comparing a copy of
+/// them (its entity store has an ``ObjectLayout``).
+final class ValueNote: PersistentModel {
+    struct Address: Codable, Equatable {
+        var street: String
+        var lines: [String]
+    }
+
+    enum Mood: String, Codable {
+        case calm, busy
+    }
+
+    var id = UUID.timeOrdered()
+    var title: String
+    var tags: [String] = ["one", "two"]
+    var counts: [String: Int] = ["a": 1]
+    var blob = Data([1, 2, 3])
+    var address = Address(street: "Main", lines: ["1"])
+    var mood = Mood.calm
+    var dueAt: Date? = nil
+    var score = 0.5
+    @ToOne var folder: NoteFolder?
+
+    init(title: String) {
+        self.title = title
+    }
+
+    static let entity = Entity<ValueNote>(
+        name: "ValueNote", indexes: [.index(\.title)], relationships: [.toOne("folder", \.folder, inverse: "notes")])
+}
+
+/// The folder of ``ValueNote``s.
+final class NoteFolder: PersistentModel {
+    var id = UUID.timeOrdered()
+    var name: String
+    @ToMany var notes: [ValueNote]
+
+    init(name: String) {
+        self.name = name
+    }
+
+    static let entity = Entity<NoteFolder>(
+        name: "NoteFolder", relationships: [.toMany("notes", \.notes, inverse: "folder")])
+}
+
+/// A value an attribute holds by reference: its changes do not show in the object's bytes.
+final class Settings: Codable {
+    var level = 1
+}
+
+/// A note with an attribute of class type, whose changes a context finds by encoding it.
+final class ReferenceNote: PersistentModel {
+    var id = UUID.timeOrdered()
+    var title = "note"
+    var settings = Settings()
+
+    static let entity = Entity<ReferenceNote>(name: "ReferenceNote")
+}
+
+/// A note with an enum attribute that has payloads, which the runtime does not list.
+final class PayloadNote: PersistentModel {
+    enum Kind: Codable {
+        case plain
+        case link(String)
+    }
+
+    var id = UUID.timeOrdered()
+    var kind = Kind.link("https://example.com")
+
+    static let entity = Entity<PayloadNote>(name: "PayloadNote")
+}
+
+/// A context finds the changes of reference models without encoding them when their attributes have value semantics,
+/// and by encoding them otherwise; every kind of change is found either way.
+@Suite struct ChangeDetectionTests {
+    @Test func onlyClassesWhoseAttributesHaveValueSemanticsCompareTheirBytes() throws {
+        #expect(ObjectLayout(of: ValueNote.self) != nil)
+        #expect(ObjectLayout(of: NoteFolder.self) != nil)
+        #expect(ObjectLayout(of: ReferenceNote.self) == nil)
+        #expect(ObjectLayout(of: PayloadNote.self) == nil)
+        #expect(ValueSemantics.isTrusted([String: [Date?]].self))
+        #expect(ValueSemantics.isTrusted(ValueNote.Address.self))
+        #expect(!ValueSemantics.isTrusted([Settings].self))
+        #expect(!ValueSemantics.isTrusted((Int, String).self))
+        #expect(!ValueSemantics.isTrusted((any Codable).self))
+        #expect(!ValueSemantics.isTrusted(AnyObject.self))
+    }
+
+    /// Each change, made in place on a value the object alone holds (where a copy-on-write buffer is changed without
+    /// copying), is found, saved and read back.
+    @Test(arguments: [
+        "tags.append", "tags[0]", "counts", "blob[0]", "address.street.append", "address.lines.append", "mood",
+        "dueAt", "score", "title.append",
+    ])
+    func everyChangeInPlaceIsFoundAndSaved(change: String) throws {
+        try withContainer(ValueNote.self, NoteFolder.self) { container in
+            let id = try {
+                let context = ModelContext(container)
+                let note = ValueNote(title: "first")
+                context.insert(note)
+                try context.save()
+                return note.id
+            }()
+            let context = ModelContext(container)
+            let note = try #require(try context.model(for: id, as: ValueNote.self))
+            #expect(!context.hasChanges)
+            switch change {
+            case "tags.append": note.tags.append("three")
+            case "tags[0]": note.tags[0] = "zero"
+            case "counts": note.counts["a", default: 0] += 1
+            case "blob[0]": note.blob[0] = 9
+            case "address.street.append": note.address.street.append(" Street")
+            case "address.lines.append": note.address.lines.append("2")
+            case "mood": note.mood = .busy
+            case "dueAt": note.dueAt = Date(timeIntervalSince1970: 1_000)
+            case "score": note.score = 0.75
+            default: note.title.append(" edited")
+            }
+            #expect(context.hasChanges)
+            try context.save()
+            #expect(!context.hasChanges)
+            let reread = try #require(try ModelContext(container).model(for: id, as: ValueNote.self))
+            #expect(reread.tags == note.tags)
+            #expect(reread.counts == note.counts)
+            #expect(reread.blob == note.blob)
+            #expect(reread.address == note.address)
+            #expect(reread.mood == note.mood)
+            #expect(reread.dueAt == note.dueAt)
+            #expect(reread.score == note.score)
+            #expect(reread.title == note.title)
+        }
+    }
+
+    @Test func aChangeInsideAnAttributeOfClassTypeIsFoundByEncoding() throws {
+        try withContainer(ReferenceNote.self) { container in
+            let id = try {
+                let context = ModelContext(container)
+                let note = ReferenceNote()
+                context.insert(note)
+                try context.save()
+                return note.id
+            }()
+            let context = ModelContext(container)
+            let note = try #require(try context.model(for: id, as: ReferenceNote.self))
+            #expect(!context.hasChanges)
+            note.settings.level = 3
+            #expect(context.hasChanges)
+            try context.save()
+            #expect(try ModelContext(container).model(for: id, as: ReferenceNote.self)?.settings.level == 3)
+        }
+    }
+
+    @Test func aRollbackRestoresChangesMadeInPlaceAndRelationships() throws {
+        try withContainer(ValueNote.self, NoteFolder.self) { container in
+            let (noteID, folderID) = try {
+                let context = ModelContext(container)
+                let folder = NoteFolder(name: "inbox")
+                let note = ValueNote(title: "first")
+                note.folder = folder
+                context.insert(note)
+                try context.save()
+                return (note.id, folder.id)
+            }()
+            let context = ModelContext(container)
+            let note = try #require(try context.model(for: noteID, as: ValueNote.self))
+            let before = (note.tags, note.counts, note.address, note.title)
+            note.tags.append("three")
+            note.counts["b"] = 2
+            note.address.lines[0] = "changed"
+            note.title = "renamed"
+            note.folder = NoteFolder(name: "elsewhere")
+            #expect(context.hasChanges)
+            context.rollback()
+            #expect(!context.hasChanges)
+            #expect(note.tags == before.0)
+            #expect(note.counts == before.1)
+            #expect(note.address == before.2)
+            #expect(note.title == before.3)
+            #expect(note.folder?.id == folderID)
+            #expect(note.$folder.id == folderID)
+            // The rolled-back object is unchanged: a save writes nothing, and a change after it is found again.
+            note.tags.append("again")
+            try context.save()
+            #expect(try ModelContext(container).model(for: noteID, as: ValueNote.self)?.tags == before.0 + ["again"])
+        }
+    }
+
+    @Test func aSaveLetsGoOfTheObjectsNothingElseHolds() throws {
+        try withContainer(ValueNote.self, NoteFolder.self) { container in
+            let context = ModelContext(container)
+            for number in 0..<3 { context.insert(ValueNote(title: "note \(number)")) }
+            try context.save()
+            var kept = try context.fetch(FetchDescriptor<ValueNote>(sortBy: [SortDescriptor(\.title)]))
+            weak let dropped = kept.removeLast()
+            #expect(dropped != nil)
+            try context.save()
+            #expect(dropped == nil)
+            // The objects still held stay the context's.
+            let again = try context.fetch(FetchDescriptor<ValueNote>(sortBy: [SortDescriptor(\.title)]))
+            #expect(again.count == 3)
+            #expect(zip(kept, again).allSatisfy { $0 === $1 })
+        }
+    }
+
+    /// An object unchanged in the context answers a fetch as the store does (SwiftData's fetches do too); a changed
+    /// one answers with its values as they are now.
+    @Test func aFetchTakesTheStoresAnswerForObjectsUnchangedHere() throws {
+        try withContainer(ValueNote.self, NoteFolder.self) { container in
+            let id = try {
+                let context = ModelContext(container)
+                let note = ValueNote(title: "first")
+                context.insert(note)
+                try context.save()
+                return note.id
+            }()
+            let context = ModelContext(container)
+            let note = try #require(try context.model(for: id, as: ValueNote.self))
+            let other = ModelContext(container)
+            try #require(try other.model(for: id, as: ValueNote.self)).title = "renamed elsewhere"
+            try other.save()
+            let renamed = try context.fetch(
+                FetchDescriptor<ValueNote>(predicate: #Predicate { $0.title == "renamed elsewhere" }))
+            #expect(renamed.count == 1 && renamed[0] === note)
+            #expect(note.title == "first")
+            let first = try context.fetch(FetchDescriptor<ValueNote>(predicate: #Predicate { $0.title == "first" }))
+            #expect(first.isEmpty)
+            note.title = "changed here"
+            let changed = try context.fetch(
+                FetchDescriptor<ValueNote>(predicate: #Predicate { $0.title == "changed here" }))
+            #expect(changed.count == 1 && changed[0] === note)
+            #expect(
+                try context.fetch(FetchDescriptor<ValueNote>(predicate: #Predicate { $0.title == "renamed elsewhere" }))
+                    .isEmpty)
+        }
+    }
+}
