@@ -10,14 +10,15 @@ extension ModelContext {
     ///
     /// Inserting an object the context already tracks does nothing; inserting one that is deleted here brings it back.
     public func insert<M: PersistentModel>(_ object: M) {
-        switch tracked.state(of: M.self, id: object.id) {
+        let entry = tracked.entry(M.self, id: object.id)
+        switch entry?.state {
         case .deleted(let snapshot):
-            guard tracked.held(M.self, id: object.id) === object else { break }
+            guard entry?.object === object else { break }
             tracked.set(object, snapshot.map { .stored($0) } ?? .inserted)
             relationshipGeneration += 1
             return
         case .some:
-            if tracked.held(M.self, id: object.id) === object { return }
+            if entry?.object === object { return }
         case nil: break
         }
         tracked.set(object, .inserted)
@@ -176,10 +177,13 @@ extension ModelContext {
         var results: [M] = []
         results.reserveCapacity(candidates.count)
         tracked.makeRoom(for: M.self, adding: candidates.count)
-        let holdsAny = tracked.count(of: M.self) > 0
+        // A candidate may be held already when the context held objects of `M`, or when evaluating the predicate
+        // loads related objects (of `M` too) into the map.
+        let mayBeHeld = tracked.count(of: M.self) > 0 || !isExact
+        if !candidates.isEmpty { trackType(M.self) }
         for position in candidates.indices {
             let candidate = candidates[position]
-            if holdsAny, let (object, state) = tracked.entry(M.self, id: candidate.id) {
+            if mayBeHeld, let (object, state) = tracked.entry(M.self, id: candidate.id) {
                 if let object = changed.removeValue(forKey: object.id) {
                     if try descriptor.matches(object) { results.append(object) }
                     continue
@@ -192,7 +196,7 @@ extension ModelContext {
             attach(candidate, store: store)
             if try isExact || descriptor.matches(candidate) {
                 results.append(
-                    try register(candidate, store: store, record: position < records.count ? records[position] : nil))
+                    try registerNew(candidate, store: store, record: position < records.count ? records[position] : nil))
             }
         }
         // The changed objects the store did not offer may match now: inserted here, or changed to match.
@@ -277,12 +281,17 @@ extension ModelContext {
     /// snapshots, whose values become their snapshots once a save writes them.
     func recordChanges<M: PersistentModel>(of type: M.Type) throws {
         let store = try container.store(for: M.self)
+        // An unchanged object forgets a change recorded before (it was changed back), when there is one.
+        let mayForget = pending.hasChanges(of: M.self)
         try tracked.forEachObject(of: M.self) { object, state in
             switch state {
-            case .inserted: pending.record(.insert(object), of: M.self, id: object.id)
-            case .deleted: pending.record(.delete(M.self), of: M.self, id: object.id)
+            case .inserted:
+                pending.record(.insert(object), of: M.self, id: object.id)
+            case .deleted:
+                pending.record(.delete(M.self), of: M.self, id: object.id)
             case .stored(.fields(let shadow)):
                 if shadow.matches(object) && !storedRelationshipsChanged(object, store: store) {
+                    guard mayForget else { return }
                     pending.forget(M.self, id: object.id)
                     changedEncodings[ObjectIdentifier(object)] = nil
                 } else {
@@ -294,7 +303,7 @@ extension ModelContext {
                 if encoding != snapshot {
                     pending.record(.insert(object), of: M.self, id: object.id)
                     changedEncodings[ObjectIdentifier(object)] = encoding
-                } else {
+                } else if mayForget {
                     pending.forget(M.self, id: object.id)
                     changedEncodings[ObjectIdentifier(object)] = nil
                 }
@@ -455,7 +464,7 @@ extension ModelContext {
         for offset in store.storedRelationshipOffsets {
             ObjectContents.relatedObjects(in: object, at: offset).markSaved()
         }
-        return .fields(FieldShadow(of: object, layout: layout))
+        return .fields(FieldShadow.of(object, layout: layout))
     }
 
     /// Whether `object` holds the values of `snapshot`.
@@ -486,16 +495,34 @@ extension ModelContext {
         _ object: M, store: EntityStore<M>, record: [UInt8]? = nil
     ) throws -> M {
         if let held = tracked.held(M.self, id: object.id) { return held }
-        tracked.set(object, .stored(try snapshot(of: object, store: store, record: record)))
         trackType(M.self)
+        return try registerNew(object, store: store, record: record)
+    }
+
+    /// Registers `object`, which the context does not hold, as ``register(_:store:record:)`` does, for a caller that
+    /// looked and noted the type (``trackType(_:)``).
+    private func registerNew<M: PersistentModel>(
+        _ object: M, store: EntityStore<M>, record: [UInt8]?
+    ) throws -> M {
+        tracked.set(object, .stored(try snapshot(of: object, store: store, record: record)))
         return object
+    }
+
+    /// Calls `body` with the state of each relationship property of `object`.
+    private func forEachRelationship<M: PersistentModel>(of object: M, _ body: (RelatedObjects) -> Void) {
+        guard let store = try? container.store(for: M.self) else {
+            // A model the container does not know; its save will say so.
+            for relationship in M.entity.relationships {
+                if let property = relationship.property { body(property.relatedObjects(object)) }
+            }
+            return
+        }
+        for offset in store.relationshipOffsets { body(ObjectContents.relatedObjects(in: object, at: offset)) }
     }
 
     /// Makes the context the loader of `object`'s relationship properties.
     private func attach<M: PersistentModel>(_ object: M) {
-        for relationship in M.entity.relationships {
-            relationship.property?.relatedObjects(object).loader = self
-        }
+        forEachRelationship(of: object) { $0.loader = self }
     }
 
     /// Makes the context the loader of `object`'s relationship properties, found where `store` says they are.
@@ -514,9 +541,9 @@ extension ModelContext {
 
     /// The objects `object`'s relationship properties hold in memory.
     private func heldRelatedObjects<M: PersistentModel>(of object: M) -> [AnyObject] {
-        M.entity.relationships.flatMap { relationship in
-            relationship.property?.relatedObjects(object).objects ?? []
-        }
+        var related: [AnyObject] = []
+        forEachRelationship(of: object) { related += $0.objects ?? [] }
+        return related
     }
 
     /// Inserts `object` when it is a model the context does not hold.

@@ -199,20 +199,20 @@ struct FieldOperations: Sendable {
 /// once more, harmlessly. ``ValueSemantics`` decides which types a layout trusts.
 ///
 /// Invariants of its unsafe code (ObjectContents' **Layout** and **Lifetime** hold too): the shadow's bytes are
-/// allocated for its layout, the attributes of an object of the layout's class are copied there with their own
-/// types' copy operations, and destroyed with them when the shadow goes; every read of an object's bytes holds the
-/// object alive.
+/// allocated for its layout (its header), 16-aligned as an object's fields are; the attributes of an object of the
+/// layout's class are copied there with their own types' copy operations, and destroyed with them when the shadow
+/// goes; every read of an object's bytes holds the object alive.
 @safe
-final class FieldShadow {
-    private let layout: ObjectLayout
-    private let bytes: UnsafeMutableRawPointer
-
-    /// A copy of the attributes of `object`, an instance of the class `layout` describes.
-    init<T: AnyObject>(of object: T, layout: ObjectLayout) {
-        self.layout = layout
-        unsafe bytes = UnsafeMutableRawPointer.allocate(byteCount: max(layout.byteCount, 1), alignment: 16)
+final class FieldShadow: ManagedBuffer<ObjectLayout, SIMD2<UInt64>> {
+    /// A copy of the attributes of `object`, an instance of the class `layout` describes: one allocation, its bytes
+    /// after its header, aligned to 16 as an object's are.
+    static func of<T: AnyObject>(_ object: T, layout: ObjectLayout) -> FieldShadow {
+        let buffer = create(minimumCapacity: max(1, (layout.byteCount + 15) / 16)) { _ in layout }
+        // `create` makes an instance of the class it is called on.
+        let shadow = unsafe unsafeDowncast(buffer, to: FieldShadow.self)
         withExtendedLifetime(object) {
             let source = unsafe Unmanaged.passUnretained(object).toOpaque()
+            let bytes = unsafe shadow.bytes
             for field in layout.fields {
                 let from = unsafe UnsafeRawPointer(source.advanced(by: field.offset))
                 let to = unsafe bytes.advanced(by: field.offset - layout.start)
@@ -223,20 +223,28 @@ final class FieldShadow {
                 }
             }
         }
+        return shadow
+    }
+
+    /// The copied attributes, laid out as in the object from the layout's `start`.
+    private var bytes: UnsafeMutableRawPointer {
+        unsafe withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0) }
     }
 
     deinit {
-        for field in layout.fields {
+        let bytes = unsafe bytes
+        for field in header.fields {
             guard let operations = field.operations else { continue }
-            unsafe operations.destroy(bytes.advanced(by: field.offset - layout.start))
+            unsafe operations.destroy(bytes.advanced(by: field.offset - header.start))
         }
-        unsafe bytes.deallocate()
     }
 
     /// Whether every attribute of `object` holds the bytes it held when the shadow was taken.
     func matches<T: AnyObject>(_ object: T) -> Bool {
         withExtendedLifetime(object) {
             let current = unsafe UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+            let bytes = unsafe self.bytes
+            let layout = header
             for range in layout.ranges {
                 let copied = unsafe UnsafeRawPointer(bytes.advanced(by: range.offset - layout.start))
                 if unsafe memcmp(current.advanced(by: range.offset), copied, range.count) != 0 { return false }
@@ -249,6 +257,8 @@ final class FieldShadow {
     func restore<T: AnyObject>(into object: T) {
         withExtendedLifetime(object) {
             let target = unsafe Unmanaged.passUnretained(object).toOpaque()
+            let bytes = unsafe self.bytes
+            let layout = header
             for field in layout.fields {
                 let from = unsafe UnsafeRawPointer(bytes.advanced(by: field.offset - layout.start))
                 let to = unsafe target.advanced(by: field.offset)

@@ -303,3 +303,47 @@ extension KeyedDecodingContainer {
         ManyToMany(storedIDs: try decodeIfPresent([UUID].self, forKey: key) ?? [])
     }
 }
+
+// `FieldCodable` reference models read and write relationship properties as records store them, without going
+// through `Codable`.
+
+extension FieldReader {
+    /// Reads a to-one relationship property: the related model's ID, `nil` when the key is absent or null.
+    ///
+    /// - Throws: `DecodingError.typeMismatch` when the value is not a UUID; see ``FieldReader`` for the rest.
+    public func decode<Target>(_ type: ToOne<Target>.Type, forKey key: String) throws -> ToOne<Target> {
+        ToOne(storedID: try decodeIfPresent(UUID.self, forKey: key))
+    }
+
+    /// Reads a derived to-many relationship property, which stores nothing.
+    public func decode<Target>(_ type: ToMany<Target>.Type, forKey key: String) -> ToMany<Target> {
+        ToMany()
+    }
+
+    /// Reads the stored side of a many-to-many relationship property: no IDs when the key is absent or null.
+    ///
+    /// - Throws: `DecodingError.typeMismatch` when the value is not an array of UUIDs; see ``FieldReader`` for the
+    ///   rest.
+    public func decode<Target>(_ type: ManyToMany<Target>.Type, forKey key: String) throws -> ManyToMany<Target> {
+        ManyToMany(storedIDs: try decodeIfPresent([UUID].self, forKey: key) ?? [])
+    }
+}
+
+extension FieldWriter {
+    /// Writes a to-one relationship property as its related model's ID, leaving the key out when there is none.
+    ///
+    /// - Throws: What writing a UUID throws; see ``FieldWriter``.
+    public func encode<Target>(_ value: ToOne<Target>, forKey key: String) throws {
+        try encodeIfPresent(value.id, forKey: key)
+    }
+
+    /// Writes nothing for a derived to-many relationship property.
+    public func encode<Target>(_ value: ToMany<Target>, forKey key: String) {}
+
+    /// Writes a many-to-many relationship property as its related models' IDs.
+    ///
+    /// - Throws: What writing an array throws; see ``FieldWriter``.
+    public func encode<Target>(_ value: ManyToMany<Target>, forKey key: String) throws {
+        try encode(value.ids, forKey: key)
+    }
+}
