@@ -196,7 +196,8 @@ extension ModelContext {
             attach(candidate, store: store)
             if try isExact || descriptor.matches(candidate) {
                 results.append(
-                    try registerNew(candidate, store: store, record: position < records.count ? records[position] : nil))
+                    try registerNew(candidate, store: store, record: position < records.count ? records[position] : nil)
+                )
             }
         }
         // The changed objects the store did not offer may match now: inserted here, or changed to match.

@@ -16,7 +16,7 @@ import Testing
         "Codec/RecordEncoding.swift": "the encoder's state without run-time exclusivity checks",
         "Codec/RecordDecoding.swift": "the decoder's state without run-time exclusivity checks",
         "Model/ModelAddress.swift": "model attributes read at their offsets",
-        "Model/ObjectContents.swift": "model objects' stored properties: a rollback's exchange, a FieldShadow's copy and comparison",
+        "Model/ObjectContents.swift": "model objects' stored properties: a rollback's exchange, a FieldShadow's copy",
         "Store/Transaction+BorrowedBytes.swift": "LMDB's map lent as views",
         "Store/WriteState.swift": "the write state without run-time exclusivity checks",
         "Store/StoreLock.swift": "the lock's system calls",
