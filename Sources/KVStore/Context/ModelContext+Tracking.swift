@@ -480,9 +480,11 @@ extension ModelContext {
 
     /// Whether a to-one or many-to-many relationship of `object` holds other IDs than its record.
     private func storedRelationshipsChanged<M: PersistentModel>(_ object: M, store: EntityStore<M>) -> Bool {
-        store.storedRelationshipOffsets.contains { offset in
-            ObjectContents.relatedObjects(in: object, at: offset).idsChanged
+        for offset in store.storedRelationshipOffsets
+        where ObjectContents.relatedObjects(in: object, at: offset).idsChanged {
+            return true
         }
+        return false
     }
 
     // MARK: - Registration

@@ -56,12 +56,11 @@ struct PendingChanges {
     var inSaveOrder: [(id: UUID, change: Change)] {
         var entityOrder: [EntityKey: Int] = [:]
         for (entity, _) in order where entityOrder[entity] == nil { entityOrder[entity] = entityOrder.count }
-        return order.compactMap { entity, id in byEntity[entity]?[id].map { (entity, id, $0) } }
-            .sorted { lhs, rhs in
-                let (left, right) = (entityOrder[lhs.0] ?? 0, entityOrder[rhs.0] ?? 0)
-                return left != right ? left < right : lhs.1.isOrdered(before: rhs.1)
-            }
-            .map { ($0.1, $0.2) }
+        // Sorted as plain keys (entity rank, ID), which move cheaply, rather than as changes; a context's tracked
+        // objects come in the order of its identity map, not of their IDs.
+        let keys = order.map { entity, id in (rank: entityOrder[entity] ?? 0, id: id, entity: entity) }
+            .sorted { lhs, rhs in lhs.rank != rhs.rank ? lhs.rank < rhs.rank : lhs.id.isOrdered(before: rhs.id) }
+        return keys.compactMap { key in byEntity[key.entity]?[key.id].map { (key.id, $0) } }
     }
 
     /// The pending state of one model: `.some(model)` for an insert, `.some(nil)` for a delete, `nil` when the

@@ -4,7 +4,9 @@ import Foundation
 /// and the context that loads them.
 final class RelatedObjects {
     /// The related models' IDs, for a side that stores them (to-one, many-to-many); empty for a derived side.
-    var ids: [UUID]
+    var ids: [UUID] {
+        didSet { idsMayDiffer = true }
+    }
     /// The related objects: for a stored side, those of ``ids`` in order, once assigned or loaded; for a derived
     /// side, the list once computed. `nil` until then.
     var objects: [AnyObject]?
@@ -16,6 +18,9 @@ final class RelatedObjects {
     /// saved, so that a save finds a changed relationship by comparing them with ``ids``, and a rollback restores
     /// them.
     private(set) var savedIDs: [UUID]
+    /// Whether ``ids`` were set since they were last ``savedIDs``: when not, they are the saved ones, without
+    /// comparing.
+    private var idsMayDiffer = false
 
     init(ids: [UUID], objects: [AnyObject]?) {
         self.ids = ids
@@ -24,16 +29,18 @@ final class RelatedObjects {
     }
 
     /// Whether ``ids`` differ from the stored ones.
-    var idsChanged: Bool { ids != savedIDs }
+    var idsChanged: Bool { idsMayDiffer && ids != savedIDs }
 
     /// Notes that the object's stored record holds ``ids``.
     func markSaved() {
         savedIDs = ids
+        idsMayDiffer = false
     }
 
     /// Gives the property the stored IDs again, its related objects to be loaded anew.
     func restoreSaved() {
         ids = savedIDs
+        idsMayDiffer = false
         objects = nil
         generation = 0
     }
