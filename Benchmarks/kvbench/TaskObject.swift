@@ -61,8 +61,7 @@ final class ProjectObject: PersistentModel {
 }
 
 extension TaskObject: FieldCodable {
-    /// Reads a task's fields directly; the relationship property through its `Decodable` conformance, the one way a
-    /// program can make it from a stored ID.
+    /// Reads a task's fields directly, its relationship property as the ID the record stores.
     convenience init(fields: borrowing FieldReader) throws {
         self.init(
             id: try fields.decode(UUID.self, forKey: "id"),
@@ -70,8 +69,7 @@ extension TaskObject: FieldCodable {
             isDone: try fields.decode(Bool.self, forKey: "isDone"),
             createdAt: try fields.decode(Date.self, forKey: "createdAt"),
             dueAt: try fields.decode(Date.self, forKey: "dueAt"),
-            project: fields.contains("project")
-                ? try fields.decode(ToOne<ProjectObject>.self, forKey: "project") : ToOne())
+            project: try fields.decode(ToOne<ProjectObject>.self, forKey: "project"))
     }
 
     /// Writes a task's fields directly, in the order of its coding keys.
@@ -81,7 +79,7 @@ extension TaskObject: FieldCodable {
         try fields.encode(isDone, forKey: "isDone")
         try fields.encode(createdAt, forKey: "createdAt")
         try fields.encode(dueAt, forKey: "dueAt")
-        try fields.encodeIfPresent($project.id, forKey: "project")
+        try fields.encode($project, forKey: "project")
     }
 }
 

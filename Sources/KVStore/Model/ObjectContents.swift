@@ -16,9 +16,9 @@ import Foundation
 ///   own address); each value is owned exactly once before and after, so retain counts stay right.
 /// - **Lifetime.** Both objects are held alive across the exchange, and no other code runs during it: a context and
 ///   its objects belong to one actor.
-/// - **Relationship storage.** A relationship property's storage is read at the offset the runtime's field list gives
-///   for its name, only when the listed type there is the wrapper declared (checked when the offset is taken), and
-///   every wrapper is a struct of one stored class reference.
+/// - **Relationship storage.** A relationship property's storage is read (and its state stored, when it has none) at
+///   the offset the runtime's field list gives for its name, only when the listed type there is the wrapper declared
+///   (checked when the offset is taken), and every wrapper is a struct of one stored optional class reference.
 enum ObjectContents {
     /// Exchanges all stored properties of `first` and `second`.
     ///
@@ -78,15 +78,20 @@ enum ObjectContents {
     }
 
     /// The shared state of the relationship property stored at `offset` in `object`, an offset that
-    /// ``offset(ofStoredProperty:ofType:in:)`` gave for the object's class.
+    /// ``offset(ofStoredProperty:ofType:in:)`` gave for the object's class; made and stored there when the property
+    /// has none yet.
     ///
-    /// ``ToOne``, ``ToMany`` and ``ManyToMany`` each hold one stored property, their ``RelatedObjects`` reference, so
-    /// the property's storage is laid out as that reference: reading it there retains it as a copy of the wrapper
-    /// would.
+    /// ``ToOne``, ``ToMany`` and ``ManyToMany`` each hold one stored property, their optional ``RelatedObjects``
+    /// reference, so the property's storage is laid out as that optional reference: reading it there retains it as a
+    /// copy of the wrapper would, and storing a new state there is what the wrapper's own `state()` does.
     static func relatedObjects<T: AnyObject>(in object: T, at offset: Int) -> RelatedObjects {
         withExtendedLifetime(object) {
-            unsafe Unmanaged.passUnretained(object).toOpaque().advanced(by: offset)
-                .assumingMemoryBound(to: RelatedObjects.self).pointee
+            let storage = unsafe Unmanaged.passUnretained(object).toOpaque().advanced(by: offset)
+                .assumingMemoryBound(to: RelatedObjects?.self)
+            if let related = unsafe storage.pointee { return related }
+            let made = RelatedObjects(ids: [], objects: nil)
+            unsafe storage.pointee = made
+            return made
         }
     }
 

@@ -96,24 +96,26 @@ extension ManyToMany: RelationshipPropertyWrapper {}
 /// `$project.id` is the ID without loading anything. Declare every relationship property in the entity.
 @propertyWrapper
 public struct ToOne<Target: PersistentModel> {
-    let related: RelatedObjects
+    /// The property's state; `nil` until the property relates to something or a context holds its object, so that
+    /// the implicit `nil` every model initializer starts a property with allocates nothing.
+    var related: RelatedObjects?
 
     /// A relationship to `wrappedValue`, or to nothing.
     public init(wrappedValue: Target? = nil) {
-        related = RelatedObjects(ids: wrappedValue.map { [$0.id] } ?? [], objects: wrappedValue.map { [$0] })
+        related = wrappedValue.map { RelatedObjects(ids: [$0.id], objects: [$0]) }
     }
 
     /// A relationship to the model with `id`, as a record stores it.
     init(storedID id: UUID?) {
-        related = RelatedObjects(ids: id.map { [$0] } ?? [], objects: nil)
+        related = id.map { RelatedObjects(ids: [$0], objects: nil) }
     }
 
     /// The related object, for a property outside a class; relationship properties belong to ``PersistentModel``
     /// classes, whose accesses go through ``subscript(_enclosingInstance:wrapped:storage:)``.
     @available(*, unavailable, message: "ToOne is for properties of PersistentModel classes")
     public var wrappedValue: Target? {
-        get { related.toOne(Target.self) }
-        set { related.assign(newValue.map { [$0] } ?? [], ids: newValue.map { [$0.id] } ?? []) }
+        get { related?.toOne(Target.self) }
+        set { state().assign(newValue.map { [$0] } ?? [], ids: newValue.map { [$0.id] } ?? []) }
     }
 
     /// The related object of `owner`: read through its context, and set with the inverse side kept in step.
@@ -122,15 +124,23 @@ public struct ToOne<Target: PersistentModel> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Owner, Target?>,
         storage storageKeyPath: ReferenceWritableKeyPath<Owner, Self>
     ) -> Target? {
-        get { owner[keyPath: storageKeyPath].related.toOne(Target.self) }
-        set { RelationshipUpdate.setToOne(newValue, of: owner, related: owner[keyPath: storageKeyPath].related) }
+        get { owner[keyPath: storageKeyPath].related?.toOne(Target.self) }
+        set { RelationshipUpdate.setToOne(newValue, of: owner, related: owner[keyPath: storageKeyPath].state()) }
     }
 
     /// The property itself, for its ``id``, read without loading the related object (`task.$project.id`).
     public var projectedValue: Self { self }
 
     /// The related model's ID, read without loading it; `nil` when there is no related model.
-    public var id: UUID? { related.ids.first }
+    public var id: UUID? { related?.ids.first }
+
+    /// The property's state, made when it has none yet.
+    mutating func state() -> RelatedObjects {
+        if let related { return related }
+        let made = RelatedObjects(ids: [], objects: nil)
+        related = made
+        return made
+    }
 }
 
 /// A to-many relationship property of a ``PersistentModel`` derived from the other side: SwiftData's
@@ -149,18 +159,19 @@ public struct ToOne<Target: PersistentModel> {
 /// inverse property to this one; removing one clears it.
 @propertyWrapper
 public struct ToMany<Target: PersistentModel> {
-    let related: RelatedObjects
+    /// The property's state; `nil` until it lists something or a context holds its object (see ``ToOne``).
+    var related: RelatedObjects?
 
     /// A list of `wrappedValue`, whose inverse properties are set when the owner is inserted into a context.
     public init(wrappedValue: [Target] = []) {
-        related = RelatedObjects(ids: [], objects: wrappedValue.isEmpty ? nil : wrappedValue)
+        related = wrappedValue.isEmpty ? nil : RelatedObjects(ids: [], objects: wrappedValue)
     }
 
     /// The related objects, for a property outside a class; see ``ToOne/wrappedValue``.
     @available(*, unavailable, message: "ToMany is for properties of PersistentModel classes")
     public var wrappedValue: [Target] {
-        get { related.objects?.compactMap { $0 as? Target } ?? [] }
-        set { related.objects = newValue }
+        get { related?.objects?.compactMap { $0 as? Target } ?? [] }
+        set { state().objects = newValue }
     }
 
     /// The related objects of `owner`: read through its context, and set with each object's inverse property kept
@@ -170,12 +181,23 @@ public struct ToMany<Target: PersistentModel> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Owner, [Target]>,
         storage storageKeyPath: ReferenceWritableKeyPath<Owner, Self>
     ) -> [Target] {
-        get { RelationshipUpdate.derived(Target.self, of: owner, related: owner[keyPath: storageKeyPath].related) }
-        set { RelationshipUpdate.setDerived(newValue, of: owner, related: owner[keyPath: storageKeyPath].related) }
+        get {
+            guard let related = owner[keyPath: storageKeyPath].related else { return [] }
+            return RelationshipUpdate.derived(Target.self, of: owner, related: related)
+        }
+        set { RelationshipUpdate.setDerived(newValue, of: owner, related: owner[keyPath: storageKeyPath].state()) }
     }
 
     /// The property itself, for the entity's declaration (`\.$tasks`).
     public var projectedValue: Self { self }
+
+    /// The property's state, made when it has none yet.
+    mutating func state() -> RelatedObjects {
+        if let related { return related }
+        let made = RelatedObjects(ids: [], objects: nil)
+        related = made
+        return made
+    }
 }
 
 /// The stored side of a many-to-many relationship property of a ``PersistentModel``: SwiftData's
@@ -191,23 +213,24 @@ public struct ToMany<Target: PersistentModel> {
 /// is a ``ToMany`` derived from it.
 @propertyWrapper
 public struct ManyToMany<Target: PersistentModel> {
-    let related: RelatedObjects
+    /// The property's state; `nil` until it relates to something or a context holds its object (see ``ToOne``).
+    var related: RelatedObjects?
 
     /// A relationship to `wrappedValue`.
     public init(wrappedValue: [Target] = []) {
-        related = RelatedObjects(ids: wrappedValue.map(\.id), objects: wrappedValue)
+        related = wrappedValue.isEmpty ? nil : RelatedObjects(ids: wrappedValue.map(\.id), objects: wrappedValue)
     }
 
     /// A relationship to the models with `ids`, as a record stores it.
     init(storedIDs ids: [UUID]) {
-        related = RelatedObjects(ids: ids, objects: nil)
+        related = ids.isEmpty ? nil : RelatedObjects(ids: ids, objects: nil)
     }
 
     /// The related objects, for a property outside a class; see ``ToOne/wrappedValue``.
     @available(*, unavailable, message: "ManyToMany is for properties of PersistentModel classes")
     public var wrappedValue: [Target] {
-        get { related.manyToMany(Target.self) }
-        set { related.assign(newValue, ids: newValue.map(\.id)) }
+        get { related?.manyToMany(Target.self) ?? [] }
+        set { state().assign(newValue, ids: newValue.map(\.id)) }
     }
 
     /// The related objects of `owner`: read through its context, and set with the inverse side's loaded lists kept
@@ -217,15 +240,25 @@ public struct ManyToMany<Target: PersistentModel> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Owner, [Target]>,
         storage storageKeyPath: ReferenceWritableKeyPath<Owner, Self>
     ) -> [Target] {
-        get { owner[keyPath: storageKeyPath].related.manyToMany(Target.self) }
-        set { RelationshipUpdate.setManyToMany(newValue, of: owner, related: owner[keyPath: storageKeyPath].related) }
+        get { owner[keyPath: storageKeyPath].related?.manyToMany(Target.self) ?? [] }
+        set {
+            RelationshipUpdate.setManyToMany(newValue, of: owner, related: owner[keyPath: storageKeyPath].state())
+        }
     }
 
     /// The property itself, for its ``ids``, read without loading the related objects (`task.$tags.ids`).
     public var projectedValue: Self { self }
 
     /// The related models' IDs, read without loading them.
-    public var ids: [UUID] { related.ids }
+    public var ids: [UUID] { related?.ids ?? [] }
+
+    /// The property's state, made when it has none yet.
+    mutating func state() -> RelatedObjects {
+        if let related { return related }
+        let made = RelatedObjects(ids: [], objects: nil)
+        related = made
+        return made
+    }
 }
 
 // MARK: - Coding
