@@ -462,9 +462,7 @@ extension ModelContext {
         guard let layout = store.objectLayout else {
             return .record(try record ?? store.comparisonEncoding(of: object, encoder: &comparisonEncoder))
         }
-        for offset in store.storedRelationshipOffsets {
-            ObjectContents.relatedObjects(in: object, at: offset).markSaved()
-        }
+        ObjectContents.markRelatedIDsSaved(in: object, at: store.storedRelationshipOffsets)
         return .fields(FieldShadow.of(object, layout: layout))
     }
 
@@ -480,11 +478,7 @@ extension ModelContext {
 
     /// Whether a to-one or many-to-many relationship of `object` holds other IDs than its record.
     private func storedRelationshipsChanged<M: PersistentModel>(_ object: M, store: EntityStore<M>) -> Bool {
-        for offset in store.storedRelationshipOffsets
-        where ObjectContents.relatedObjects(in: object, at: offset).idsChanged {
-            return true
-        }
-        return false
+        ObjectContents.relatedIDsChanged(in: object, at: store.storedRelationshipOffsets)
     }
 
     // MARK: - Registration

@@ -95,6 +95,33 @@ enum ObjectContents {
         }
     }
 
+    /// Whether the relationship state at one of `offsets` in `object` holds other IDs than its record: read in place
+    /// without retaining it, a property without a state (never set) holding none.
+    static func relatedIDsChanged<T: AnyObject>(in object: T, at offsets: [Int]) -> Bool {
+        withExtendedLifetime(object) {
+            let base = unsafe Unmanaged.passUnretained(object).toOpaque()
+            for offset in offsets {
+                // Laid out as the wrapper's optional reference (see `relatedObjects(in:at:)`), read unretained.
+                let storage = unsafe base.advanced(by: offset).assumingMemoryBound(to: Unmanaged<RelatedObjects>?.self)
+                guard let state = unsafe storage.pointee else { continue }
+                if unsafe state._withUnsafeGuaranteedRef({ $0.idsChanged }) { return true }
+            }
+            return false
+        }
+    }
+
+    /// Notes that the record of `object` holds the IDs of its relationship states at `offsets`, those it has.
+    static func markRelatedIDsSaved<T: AnyObject>(in object: T, at offsets: [Int]) {
+        withExtendedLifetime(object) {
+            let base = unsafe Unmanaged.passUnretained(object).toOpaque()
+            for offset in offsets {
+                let storage = unsafe base.advanced(by: offset).assumingMemoryBound(to: Unmanaged<RelatedObjects>?.self)
+                guard let state = unsafe storage.pointee else { continue }
+                unsafe state._withUnsafeGuaranteedRef { $0.markSaved() }
+            }
+        }
+    }
+
     /// Whether `type` inherits from another class.
     static func hasSuperclass(_ type: AnyClass) -> Bool {
         _getSuperclass(type) != nil
