@@ -29,8 +29,8 @@ extension ModelContext {
     }
 
     /// Inserts the objects of any sequence, even a lazy one of millions, and saves the context after every
-    /// `chunkSize` of them: the objects of a saved chunk are held only weakly afterwards, so an importer's memory holds
-    /// about one chunk (a context that inserts without saving holds everything it inserted).
+    /// `chunkSize` of them: the context lets go of a saved chunk's objects that nothing else references, so an
+    /// importer's memory holds about one chunk (a context that inserts without saving holds everything it inserted).
     ///
     /// ```swift
     /// try context.insert(contentsOf: rows.lazy.map { Task(title: $0) }, chunkSize: 1_000)
@@ -155,8 +155,9 @@ extension ModelContext {
     /// its unsaved changes (an object changed to match comes, one changed not to does not, a deleted one does not).
     ///
     /// The predicate is planned over the indexes as for structs, and evaluated on the objects once they are in the
-    /// context, where their relationship properties read. The objects of `M` the context already holds answer with
-    /// their values as they are now: a fetch evaluates the predicate on each of them (no encoding).
+    /// context, where their relationship properties read. Of the objects of `M` the context already holds, those
+    /// changed here (or inserted) answer with their values as they are now; the others answer as the store does. A
+    /// fetch checks each held object of `M` for changes (see ``hasChanges``).
     ///
     /// - Throws: ``KVStoreError/closed`` after the container closed, ``KVStoreError/schemaChanged`` when the store's
     ///   schema moved past the container's models, ``KVStoreError/corruptRecord`` when a stored record does not decode,

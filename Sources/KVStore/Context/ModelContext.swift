@@ -63,8 +63,8 @@ public final class ModelContext {
     ///
     /// It is true after any ``insert(_:)-2csnj``, ``delete(_:)-6a0h7`` or ``modify(_:_:)`` until ``save()`` or ``rollback()``;
     /// it does not compare the pending models with the stored ones. For the ``PersistentModel`` objects the context
-    /// holds, it is true when one was inserted or deleted, or encodes differently from when it was fetched: the
-    /// answer costs one encoding per object held.
+    /// holds, it is true when one was inserted or deleted, or changed since it was fetched: the answer costs a check
+    /// of each object held (a comparison of its attributes' bytes, or an encoding; see the Reference Models article).
     public var hasChanges: Bool {
         // The objects' changes as they are now, not as the last fetch recorded them.
         guard (try? recordTrackedChanges()) != nil else { return !pending.isEmpty || trackedObjectsHaveChanges() }

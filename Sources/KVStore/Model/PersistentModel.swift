@@ -40,13 +40,13 @@ import Foundation
 /// ``Model`` struct with the same fields: a to-one relationship property stores the related model's ID, a many-to-many
 /// one the IDs, and a ``ToMany`` property nothing (it is derived from the other side's).
 ///
-/// A context holds one object per model (every fetch returns the same object), and saves the objects whose encoding
-/// changed since they were fetched. Objects are not `Sendable` and neither is the context: keep them on the actor
+/// A context holds one object per model (every fetch returns the same object), and saves the objects that changed
+/// since they were fetched. Objects are not `Sendable` and neither is the context: keep them on the actor
 /// of their context, and pass IDs across actors.
 ///
 /// An object reads its relationship properties through its context while the context exists: keep the context for
-/// as long as you use its objects (the context holds them strongly until its next save or rollback, and weakly
-/// after; they hold it weakly).
+/// as long as you use its objects (the context holds them until its next save or rollback, then only those that
+/// something else references; they hold it weakly).
 ///
 /// `@Observable` does not combine with these models: its macro rewrites the stored properties that synthesized
 /// `Codable` and the relationship properties rely on.
