@@ -292,7 +292,7 @@ extension ModelContext {
             case .deleted:
                 pending.record(.delete(M.self), of: M.self, id: object.id)
             case .stored(.fields(let shadow)):
-                if shadow.matches(object) && !storedRelationshipsChanged(object, store: store) {
+                if try matches(object, .fields(shadow), store: store) {
                     guard mayForget else { return }
                     pending.forget(M.self, id: object.id)
                     changedEncodings[ObjectIdentifier(object)] = nil
@@ -472,8 +472,20 @@ extension ModelContext {
         _ object: M, _ snapshot: TrackedObjects.Snapshot, store: EntityStore<M>
     ) throws -> Bool {
         switch snapshot {
-        case .fields(let shadow): shadow.matches(object) && !storedRelationshipsChanged(object, store: store)
-        case .record(let bytes): try store.comparisonEncoding(of: object, encoder: &comparisonEncoder) == bytes
+        case .fields(let shadow):
+            guard !storedRelationshipsChanged(object, store: store) else { return false }
+            switch shadow.compare(object) {
+            case .same: return true
+            case .changed: return false
+            case .undecided:
+                // The encodings decide, as for a record snapshot: the values as they are, and as the shadow holds them.
+                let now = try store.comparisonEncoding(of: object, encoder: &comparisonEncoder)
+                let then = try shadow.withShadowValues(in: object) {
+                    try store.comparisonEncoding(of: object, encoder: &comparisonEncoder)
+                }
+                return now == then
+            }
+        case .record(let bytes): return try store.comparisonEncoding(of: object, encoder: &comparisonEncoder) == bytes
         }
     }
 

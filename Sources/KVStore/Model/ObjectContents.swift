@@ -227,8 +227,9 @@ struct FieldOperations: Sendable {
 /// A bitwise comparison is exact for a trivial value. For a value that holds references, the copy holds them too
 /// (it is a copy of the value, retained), so a copy-on-write buffer it shares is not uniquely referenced and a change
 /// to it copies it first: the changed attribute then holds another reference, and its bytes differ. Equal bytes mean
-/// the same value; different bytes may still be an equal value (an equal string in another buffer), which saves it
-/// once more, harmlessly. ``ValueSemantics`` decides which types a layout trusts.
+/// the same value; different bytes in an attribute without references mean a changed value; different bytes in one
+/// with references may still be an equal value in other memory (a string built anew), which the encodings tell apart
+/// (``compare(_:)`` says `.undecided`). ``ValueSemantics`` decides which types a layout trusts.
 ///
 /// Invariants of its unsafe code (ObjectContents' **Layout** and **Lifetime** hold too): the shadow's bytes are
 /// allocated for its layout (its header), 16-aligned as an object's fields are; the attributes of an object of the
@@ -268,6 +269,62 @@ final class FieldShadow: ManagedBuffer<ObjectLayout, SIMD2<UInt64>> {
         for field in header.fields {
             guard let operations = field.operations else { continue }
             unsafe operations.destroy(bytes.advanced(by: field.offset - header.start))
+        }
+    }
+
+    /// How an object's attributes compare with a shadow's.
+    enum Comparison {
+        /// Every attribute holds the bytes it held: the object is unchanged.
+        case same
+        /// An attribute without references holds other bytes: its value changed.
+        case changed
+        /// Only attributes with references hold other bytes: each may hold an equal value in other memory (a string
+        /// built anew), which only their encodings tell apart.
+        case undecided
+    }
+
+    /// How the attributes of `object` compare with the shadow's.
+    func compare<T: AnyObject>(_ object: T) -> Comparison {
+        if matches(object) { return .same }
+        return withExtendedLifetime(object) {
+            let current = unsafe UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+            let bytes = unsafe self.bytes
+            let layout = header
+            var undecided = false
+            for field in layout.fields {
+                let copied = unsafe UnsafeRawPointer(bytes.advanced(by: field.offset - layout.start))
+                guard unsafe memcmp(current.advanced(by: field.offset), copied, field.size) != 0 else { continue }
+                if field.operations == nil { return .changed }
+                undecided = true
+            }
+            return undecided ? .undecided : .same
+        }
+    }
+
+    /// Calls `body` while `object`'s attributes hold the shadow's values, and the shadow the object's: the values
+    /// are exchanged bitwise (moved, as ``ObjectContents/exchange(_:_:)`` moves them) and back when `body` returns.
+    ///
+    /// - Throws: What `body` throws.
+    func withShadowValues<T: AnyObject, R>(in object: T, _ body: () throws -> R) rethrows -> R {
+        try withExtendedLifetime(object) {
+            let current = unsafe Unmanaged.passUnretained(object).toOpaque()
+            let bytes = unsafe self.bytes
+            let layout = header
+            func exchange() {
+                for range in layout.ranges {
+                    let one = unsafe current.advanced(by: range.offset)
+                    let other = unsafe bytes.advanced(by: range.offset - layout.start)
+                    for index in 0..<range.count {
+                        let byte = unsafe one.load(fromByteOffset: index, as: UInt8.self)
+                        unsafe one.storeBytes(
+                            of: other.load(fromByteOffset: index, as: UInt8.self), toByteOffset: index, as: UInt8.self)
+                        unsafe other.storeBytes(of: byte, toByteOffset: index, as: UInt8.self)
+                    }
+                }
+            }
+            exchange()
+            defer { exchange() }
+            return try body()
         }
     }
 

@@ -100,10 +100,16 @@ extension ReferenceModelBasedRun {
             guard let id = pickID(current.tasks), let value = current.tasks[id] else { return }
             let task = try object(RefTask.self, id)
             var changed = value
-            switch Int.random(in: 0..<3, using: &random) {
+            switch Int.random(in: 0..<4, using: &random) {
             case 0:
                 operation = "retitle a task" + suffix
                 task.title = freshName("task")
+                changed.title = task.title
+            case 3:
+                // In place, past the length a string holds in its own bytes: the copy the context keeps of the title
+                // shares its buffer, so the append copies it; changing it back assigns an equal title from elsewhere.
+                operation = "lengthen a task's title in place" + suffix
+                task.title.append(" and a longer tail")
                 changed.title = task.title
             case 1:
                 operation = "change a task's priority" + suffix

@@ -136,6 +136,38 @@ final class PayloadNote: PersistentModel {
         }
     }
 
+    /// An attribute set back to an equal value held in other memory (a string built anew, an array of equal
+    /// elements) is no change: the save writes nothing, so another context's change to the same model stays.
+    @Test func anEqualValueInOtherMemoryIsNoChange() throws {
+        try withContainer(ValueNote.self, NoteFolder.self) { container in
+            let long = String(repeating: "a title long enough to live outside the string's own bytes ", count: 2)
+            let id = try {
+                let context = ModelContext(container)
+                let note = ValueNote(title: long)
+                context.insert(note)
+                try context.save()
+                return note.id
+            }()
+            let context = ModelContext(container)
+            let note = try #require(try context.model(for: id, as: ValueNote.self))
+            note.title = String(long.reversed())
+            note.tags = ["changed"]
+            #expect(context.hasChanges)
+            note.title = String(String(long.reversed()).reversed())
+            note.tags = Array(["one", "two"].reversed().reversed())
+            #expect(!context.hasChanges)
+            let other = ModelContext(container)
+            try #require(try other.model(for: id, as: ValueNote.self)).score = 2
+            try other.save()
+            try context.save()
+            #expect(try ModelContext(container).model(for: id, as: ValueNote.self)?.score == 2)
+            // A real change among equal ones is found.
+            note.title = String(String(long.reversed()).reversed())
+            note.tags.append("three")
+            #expect(context.hasChanges)
+        }
+    }
+
     @Test func aChangeInsideAnAttributeOfClassTypeIsFoundByEncoding() throws {
         try withContainer(ReferenceNote.self) { container in
             let id = try {
