@@ -313,29 +313,26 @@ extension ModelContext {
         }
     }
 
-    /// Takes a save's effects on the objects of `M`: the saved ones are stored as they are now, the deleted ones leave,
-    /// and so do inserted ones that a unique constraint merged into another stored model (`merged`, by ID): the
-    /// store holds their values under that model's ID, which ``SaveResult/storedID(of:)`` gives.
-    func didSave<M: PersistentModel>(_ type: M.Type, merged: [UUID: UUID]) throws {
+    /// Takes a save's effects on the objects of `M` with the IDs it wrote (`written`): the saved ones are stored as they
+    /// are now, the deleted ones leave, and so do inserted ones that a unique constraint merged into another stored
+    /// model (`merged`, by ID): the store holds their values under that model's ID, which ``SaveResult/storedID(of:)``
+    /// gives.
+    func didSave<M: PersistentModel>(_ type: M.Type, merged: [UUID: UUID], written: [UUID]) throws {
         let store = try container.store(for: M.self)
         try takeStoredExternalValues(of: M.self, store: store, merged: merged)
-        var left: [UUID] = []
-        var saved: [(object: M, snapshot: TrackedObjects.Snapshot)] = []
-        try tracked.forEachObject(of: M.self) { object, state in
+        // Only the objects the save wrote change; the unchanged ones keep their snapshots.
+        for id in written {
+            guard let (object, state) = tracked.entry(M.self, id: id) else { continue }
             switch state {
-            case .deleted: left.append(object.id)
-            case .inserted where merged[object.id] != nil: left.append(object.id)
-            case .inserted: saved.append((object, try snapshot(of: object, store: store)))
+            case .deleted: tracked.remove(M.self, id: id)
+            case .inserted where merged[id] != nil: tracked.remove(M.self, id: id)
+            case .inserted: tracked.set(object, .stored(try snapshot(of: object, store: store)))
             case .stored:
-                // Unchanged objects keep their snapshots; changed ones take what the save wrote.
-                guard let encoding = changedEncodings[ObjectIdentifier(object)] else { return }
+                guard let encoding = changedEncodings[ObjectIdentifier(object)] else { continue }
                 let record = store.hasExternalAttributes ? nil : encoding
-                saved.append((object, try snapshot(of: object, store: store, record: record)))
+                tracked.set(object, .stored(try snapshot(of: object, store: store, record: record)))
             }
         }
-        // The map changes once it is no longer walked, which would copy it.
-        for id in left { tracked.remove(M.self, id: id) }
-        for (object, snapshot) in saved { tracked.set(object, .stored(snapshot)) }
     }
 
     /// Brings the objects of `M` the context holds in line with the store after a save that deleted models: the delete
@@ -679,7 +676,7 @@ extension ModelContext: RelationshipLoader {
 /// The operations a context runs on the objects of one model type it holds, without knowing the type.
 protocol TrackedTypeOperations {
     func recordChanges(_ context: ModelContext) throws
-    func didSave(_ context: ModelContext, merged: [UUID: UUID]) throws
+    func didSave(_ context: ModelContext, merged: [UUID: UUID], written: [UUID]) throws
     func reconcileAfterDeletes(_ context: ModelContext) throws
     func rollBack(_ context: ModelContext)
     func hasChanges(_ context: ModelContext) -> Bool
@@ -688,8 +685,8 @@ protocol TrackedTypeOperations {
 /// ``TrackedTypeOperations`` of `M`.
 struct TrackedType<M: PersistentModel>: TrackedTypeOperations {
     func recordChanges(_ context: ModelContext) throws { try context.recordChanges(of: M.self) }
-    func didSave(_ context: ModelContext, merged: [UUID: UUID]) throws {
-        try context.didSave(M.self, merged: merged)
+    func didSave(_ context: ModelContext, merged: [UUID: UUID], written: [UUID]) throws {
+        try context.didSave(M.self, merged: merged, written: written)
     }
     func reconcileAfterDeletes(_ context: ModelContext) throws { try context.reconcileAfterDeletes(M.self) }
     func rollBack(_ context: ModelContext) { context.rollBack(M.self) }

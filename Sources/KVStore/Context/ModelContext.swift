@@ -168,9 +168,12 @@ public final class ModelContext {
             return SaveResult(mergedIDs: [:])
         }
         let (merged, deleted) = try writePending()
+        let written = pending.changedIDs
         pending.removeAll()
         forgetPrefetched()
-        for type in tracked.types { try trackedTypes[type]?.didSave(self, merged: merged) }
+        for type in tracked.types {
+            try trackedTypes[type]?.didSave(self, merged: merged, written: written[type] ?? [])
+        }
         changedEncodings.removeAll()
         if deleted {
             for type in tracked.types { try trackedTypes[type]?.reconcileAfterDeletes(self) }

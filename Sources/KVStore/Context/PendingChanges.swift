@@ -81,6 +81,11 @@ struct PendingChanges {
         }
     }
 
+    /// The IDs of the models with a change, by model type.
+    var changedIDs: [ObjectIdentifier: [UUID]] {
+        byEntity.mapValues { Array($0.keys) }
+    }
+
     /// Whether the context changed any model of `type`.
     func hasChanges<M: StoredModel>(of type: M.Type) -> Bool {
         byEntity[EntityKey(M.self)]?.isEmpty == false
