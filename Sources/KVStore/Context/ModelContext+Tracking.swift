@@ -23,9 +23,19 @@ extension ModelContext {
         }
         tracked.set(object, .inserted)
         trackType(M.self)
-        attach(object)
         relationshipGeneration += 1
-        for related in heldRelatedObjects(of: object) { insertIfNew(related) }
+        guard let store = try? container.store(for: M.self) else {
+            // A model the container does not know; its save will say so.
+            attach(object)
+            for related in heldRelatedObjects(of: object) { insertIfNew(related) }
+            return
+        }
+        attach(object, store: store)
+        for (offset, target) in store.relationshipTargets {
+            guard let related = ObjectContents.relatedObjects(in: object, at: offset).objects, !related.isEmpty
+            else { continue }
+            insertIfNew(related, as: target)
+        }
     }
 
     /// Inserts the objects of any sequence, even a lazy one of millions, and saves the context after every
@@ -541,7 +551,7 @@ extension ModelContext {
 
     /// Notes that the context holds objects of `M`, so that saves and rollbacks reach them.
     private func trackType<M: PersistentModel>(_ type: M.Type) {
-        if trackedTypes[ObjectIdentifier(M.self)] == nil {
+        if trackedTypes.index(forKey: ObjectIdentifier(M.self)) == nil {
             trackedTypes[ObjectIdentifier(M.self)] = TrackedType<M>()
         }
     }
@@ -551,6 +561,17 @@ extension ModelContext {
         var related: [AnyObject] = []
         forEachRelationship(of: object) { related += $0.objects ?? [] }
         return related
+    }
+
+    /// Inserts each of `objects`, models of `target`, that the context does not hold.
+    private func insertIfNew(_ objects: [AnyObject], as target: any PersistentModel.Type) {
+        func insertNew<T: PersistentModel>(_: T.Type) {
+            for object in objects {
+                guard let model = object as? T else { continue }
+                if tracked.held(T.self, id: model.id) !== model { insert(model) }
+            }
+        }
+        insertNew(target)
     }
 
     /// Inserts `object` when it is a model the context does not hold.

@@ -82,6 +82,9 @@ final class EntityStore<M: StoredModel>: AnyEntityStore {
     /// Where a ``PersistentModel`` object of `M` keeps the state of each of its relationship properties, by offset;
     /// empty for a struct.
     let relationshipOffsets: [Int]
+    /// The relationship properties of a ``PersistentModel`` object of `M`, by offset, with their targets' types;
+    /// empty for a struct.
+    let relationshipTargets: [(offset: Int, target: any PersistentModel.Type)]
     private let state: Locked<EntityWriterState>
 
     /// An index of the entity with its table.
@@ -143,6 +146,12 @@ final class EntityStore<M: StoredModel>: AnyEntityStore {
         self.hasExternalAttributes = !externalAttributes.isEmpty
         self.retiredExternalFields = retiredExternalFields
         self.relationshipOffsets = relationships.compactMap { $0.property?.offset }
+        self.relationshipTargets = relationships.compactMap { relationship in
+            guard let offset = relationship.property?.offset,
+                let target = relationship.target as? any PersistentModel.Type
+            else { return nil }
+            return (offset, target)
+        }
         self.storedRelationshipOffsets = relationships.compactMap { relationship in
             relationship.property.flatMap { $0.kind == .toMany ? nil : $0.offset }
         }

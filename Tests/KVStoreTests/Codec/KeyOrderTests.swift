@@ -10,6 +10,24 @@ import Testing
         withUnsafeBytes(of: id.uuid) { $0.prefix(count).reduce(0) { $0 << 8 | UInt64($1) } }
     }
 
+    /// IDs compare as their bytes do, the order of record keys, including IDs that differ in one byte only.
+    @Test func idsCompareAsTheirKeysBytes() {
+        var ids = (0..<200).map { _ in UUID() }
+        let base = UUID()
+        for position in 0..<16 {
+            var bytes = base.uuid
+            withUnsafeMutableBytes(of: &bytes) { $0[position] &+= 1 }
+            ids += [base, UUID(uuid: bytes)]
+        }
+        for (lhs, rhs) in zip(ids, ids.shuffled()) {
+            let byBytes = withUnsafeBytes(of: lhs.uuid) { left in
+                withUnsafeBytes(of: rhs.uuid) { right in left.lexicographicallyPrecedes(right) }
+            }
+            #expect(lhs.isOrdered(before: rhs) == byBytes)
+            #expect(rhs.isOrdered(before: lhs) == (!byBytes && lhs != rhs))
+        }
+    }
+
     @Test(arguments: [0, 1, 2, 1_000, 65_536])
     func aBatchIsOrderedByItsKeysLeadingBytes(count: Int) {
         // Random IDs, and time-ordered ones shuffled, as a batch of fetched IDs usually is.
