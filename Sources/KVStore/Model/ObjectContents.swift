@@ -88,10 +88,7 @@ enum ObjectContents {
         withExtendedLifetime(object) {
             let storage = unsafe Unmanaged.passUnretained(object).toOpaque().advanced(by: offset)
                 .assumingMemoryBound(to: RelatedObjects?.self)
-            if let related = unsafe storage.pointee { return related }
-            let made = RelatedObjects(ids: [], objects: nil)
-            unsafe storage.pointee = made
-            return made
+            return unsafe RelatedObjects.state(in: &storage.pointee)
         }
     }
 

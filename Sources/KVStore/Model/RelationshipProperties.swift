@@ -28,6 +28,15 @@ final class RelatedObjects {
         self.savedIDs = ids
     }
 
+    /// The state a relationship property keeps in `slot`, made and kept there when the property has none yet (it
+    /// relates to nothing).
+    static func state(in slot: inout RelatedObjects?) -> RelatedObjects {
+        if let state = slot { return state }
+        let made = RelatedObjects(ids: [], objects: nil)
+        slot = made
+        return made
+    }
+
     /// Whether ``ids`` differ from the stored ones.
     var idsChanged: Bool { idsMayDiffer && ids != savedIDs }
 
@@ -136,10 +145,7 @@ public struct ToOne<Target: PersistentModel> {
 
     /// The property's state, made when it has none yet.
     mutating func state() -> RelatedObjects {
-        if let related { return related }
-        let made = RelatedObjects(ids: [], objects: nil)
-        related = made
-        return made
+        RelatedObjects.state(in: &related)
     }
 }
 
@@ -193,10 +199,7 @@ public struct ToMany<Target: PersistentModel> {
 
     /// The property's state, made when it has none yet.
     mutating func state() -> RelatedObjects {
-        if let related { return related }
-        let made = RelatedObjects(ids: [], objects: nil)
-        related = made
-        return made
+        RelatedObjects.state(in: &related)
     }
 }
 
@@ -254,10 +257,7 @@ public struct ManyToMany<Target: PersistentModel> {
 
     /// The property's state, made when it has none yet.
     mutating func state() -> RelatedObjects {
-        if let related { return related }
-        let made = RelatedObjects(ids: [], objects: nil)
-        related = made
-        return made
+        RelatedObjects.state(in: &related)
     }
 }
 

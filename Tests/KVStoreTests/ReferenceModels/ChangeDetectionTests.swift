@@ -78,6 +78,14 @@ final class PayloadNote: PersistentModel {
 /// A context finds the changes of reference models without encoding them when their attributes have value semantics,
 /// and by encoding them otherwise; every kind of change is found either way.
 @Suite struct ChangeDetectionTests {
+    /// Saves `object` through a context that is gone by the time the test reads it, and returns its ID.
+    private func saved<M: PersistentModel>(_ object: M, in container: ModelContainer) throws -> UUID {
+        let context = ModelContext(container)
+        context.insert(object)
+        try context.save()
+        return object.id
+    }
+
     @Test func onlyClassesWhoseAttributesHaveValueSemanticsCompareTheirBytes() throws {
         #expect(ObjectLayout(of: ValueNote.self) != nil)
         #expect(ObjectLayout(of: NoteFolder.self) != nil)
@@ -99,13 +107,7 @@ final class PayloadNote: PersistentModel {
     ])
     func everyChangeInPlaceIsFoundAndSaved(change: String) throws {
         try withContainer(ValueNote.self, NoteFolder.self) { container in
-            let id = try {
-                let context = ModelContext(container)
-                let note = ValueNote(title: "first")
-                context.insert(note)
-                try context.save()
-                return note.id
-            }()
+            let id = try saved(ValueNote(title: "first"), in: container)
             let context = ModelContext(container)
             let note = try #require(try context.model(for: id, as: ValueNote.self))
             #expect(!context.hasChanges)
@@ -141,13 +143,7 @@ final class PayloadNote: PersistentModel {
     @Test func anEqualValueInOtherMemoryIsNoChange() throws {
         try withContainer(ValueNote.self, NoteFolder.self) { container in
             let long = String(repeating: "a title long enough to live outside the string's own bytes ", count: 2)
-            let id = try {
-                let context = ModelContext(container)
-                let note = ValueNote(title: long)
-                context.insert(note)
-                try context.save()
-                return note.id
-            }()
+            let id = try saved(ValueNote(title: long), in: container)
             let context = ModelContext(container)
             let note = try #require(try context.model(for: id, as: ValueNote.self))
             note.title = String(long.reversed())
@@ -170,13 +166,7 @@ final class PayloadNote: PersistentModel {
 
     @Test func aChangeInsideAnAttributeOfClassTypeIsFoundByEncoding() throws {
         try withContainer(ReferenceNote.self) { container in
-            let id = try {
-                let context = ModelContext(container)
-                let note = ReferenceNote()
-                context.insert(note)
-                try context.save()
-                return note.id
-            }()
+            let id = try saved(ReferenceNote(), in: container)
             let context = ModelContext(container)
             let note = try #require(try context.model(for: id, as: ReferenceNote.self))
             #expect(!context.hasChanges)
@@ -243,13 +233,7 @@ final class PayloadNote: PersistentModel {
     /// one answers with its values as they are now.
     @Test func aFetchTakesTheStoresAnswerForObjectsUnchangedHere() throws {
         try withContainer(ValueNote.self, NoteFolder.self) { container in
-            let id = try {
-                let context = ModelContext(container)
-                let note = ValueNote(title: "first")
-                context.insert(note)
-                try context.save()
-                return note.id
-            }()
+            let id = try saved(ValueNote(title: "first"), in: container)
             let context = ModelContext(container)
             let note = try #require(try context.model(for: id, as: ValueNote.self))
             let other = ModelContext(container)
