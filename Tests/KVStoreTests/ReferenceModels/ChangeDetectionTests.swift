@@ -20,6 +20,7 @@ final class ValueNote: PersistentModel {
     var tags: [String] = ["one", "two"]
     var counts: [String: Int] = ["a": 1]
     var blob = Data([1, 2, 3])
+    var largeBlob = Data(repeating: 7, count: 1_000)
     var address = Address(street: "Main", lines: ["1"])
     var mood = Mood.calm
     var dueAt: Date? = nil
@@ -102,8 +103,8 @@ final class PayloadNote: PersistentModel {
     /// Each change, made in place on a value the object alone holds (where a copy-on-write buffer is changed without
     /// copying), is found, saved and read back.
     @Test(arguments: [
-        "tags.append", "tags[0]", "counts", "blob[0]", "address.street.append", "address.lines.append", "mood",
-        "dueAt", "score", "title.append",
+        "tags.append", "tags[0]", "counts", "blob[0]", "largeBlob[0]", "largeBlob.append", "address.street.append",
+        "address.lines.append", "mood", "dueAt", "score", "title.append",
     ])
     func everyChangeInPlaceIsFoundAndSaved(change: String) throws {
         try withContainer(ValueNote.self, NoteFolder.self) { container in
@@ -116,6 +117,8 @@ final class PayloadNote: PersistentModel {
             case "tags[0]": note.tags[0] = "zero"
             case "counts": note.counts["a", default: 0] += 1
             case "blob[0]": note.blob[0] = 9
+            case "largeBlob[0]": note.largeBlob[500] = 9
+            case "largeBlob.append": note.largeBlob.append(contentsOf: [1, 2, 3])
             case "address.street.append": note.address.street.append(" Street")
             case "address.lines.append": note.address.lines.append("2")
             case "mood": note.mood = .busy
@@ -130,6 +133,7 @@ final class PayloadNote: PersistentModel {
             #expect(reread.tags == note.tags)
             #expect(reread.counts == note.counts)
             #expect(reread.blob == note.blob)
+            #expect(reread.largeBlob == note.largeBlob)
             #expect(reread.address == note.address)
             #expect(reread.mood == note.mood)
             #expect(reread.dueAt == note.dueAt)
