@@ -181,6 +181,35 @@ final class PayloadNote: PersistentModel {
         }
     }
 
+    /// A class compared by encoding (an attribute of class type) saves what changed, leaves what did not, and rolls
+    /// back to its fetched values.
+    @Test func aClassComparedByEncodingSavesAndRollsBack() throws {
+        try withContainer(ReferenceNote.self) { container in
+            let firstID = try saved(ReferenceNote(), in: container)
+            let secondID = try saved(ReferenceNote(), in: container)
+            let context = ModelContext(container)
+            let first = try #require(try context.model(for: firstID, as: ReferenceNote.self))
+            let second = try #require(try context.model(for: secondID, as: ReferenceNote.self))
+            first.title = "renamed"
+            first.settings.level = 5
+            #expect(context.hasChanges)
+            context.rollback()
+            #expect(!context.hasChanges)
+            #expect(first.title == "note" && first.settings.level == 1)
+            // Another context changes the second note; this one changes only the first, and must not write the
+            // second back.
+            let other = ModelContext(container)
+            try #require(try other.model(for: secondID, as: ReferenceNote.self)).title = "elsewhere"
+            try other.save()
+            first.settings.level = 7
+            try context.save()
+            let fresh = ModelContext(container)
+            #expect(try fresh.model(for: firstID, as: ReferenceNote.self)?.settings.level == 7)
+            #expect(try fresh.model(for: secondID, as: ReferenceNote.self)?.title == "elsewhere")
+            #expect(second.title == "note")
+        }
+    }
+
     @Test func aRollbackRestoresChangesMadeInPlaceAndRelationships() throws {
         try withContainer(ValueNote.self, NoteFolder.self) { container in
             let (noteID, folderID) = try {
