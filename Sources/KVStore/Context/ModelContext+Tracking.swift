@@ -25,9 +25,12 @@ extension ModelContext {
         trackType(M.self)
         relationshipGeneration += 1
         guard let store = try? container.store(for: M.self) else {
-            // A model the container does not know; its save will say so.
-            attach(object)
-            for related in heldRelatedObjects(of: object) { insertIfNew(related) }
+            // A model the container does not know, whose save will say so; its graph comes in all the same.
+            for relationship in M.entity.relationships {
+                guard let state = relationship.property?.relatedObjects(object) else { continue }
+                state.loader = self
+                for related in state.objects ?? [] { insertIfNew(related) }
+            }
             return
         }
         attach(object, store: store)
@@ -426,8 +429,8 @@ extension ModelContext {
         switch snapshot {
         case .fields(let shadow):
             shadow.restore(into: object)
-            for relationship in M.entity.relationships {
-                relationship.property?.relatedObjects(object).restoreSaved()
+            for offset in store.relationshipOffsets {
+                ObjectContents.relatedObjects(in: object, at: offset).restoreSaved()
             }
             return
         case .record(let bytes): record = bytes
@@ -442,7 +445,7 @@ extension ModelContext {
             tracked.remove(M.self, id: object.id)
             return
         }
-        attach(object)
+        attach(object, store: store)
     }
 
     /// Whether an object the context holds has unsaved changes: one comparison per object held.
@@ -525,23 +528,6 @@ extension ModelContext {
         return object
     }
 
-    /// Calls `body` with the state of each relationship property of `object`.
-    private func forEachRelationship<M: PersistentModel>(of object: M, _ body: (RelatedObjects) -> Void) {
-        guard let store = try? container.store(for: M.self) else {
-            // A model the container does not know; its save will say so.
-            for relationship in M.entity.relationships {
-                if let property = relationship.property { body(property.relatedObjects(object)) }
-            }
-            return
-        }
-        for offset in store.relationshipOffsets { body(ObjectContents.relatedObjects(in: object, at: offset)) }
-    }
-
-    /// Makes the context the loader of `object`'s relationship properties.
-    private func attach<M: PersistentModel>(_ object: M) {
-        forEachRelationship(of: object) { $0.loader = self }
-    }
-
     /// Makes the context the loader of `object`'s relationship properties, found where `store` says they are.
     private func attach<M: PersistentModel>(_ object: M, store: EntityStore<M>) {
         for offset in store.relationshipOffsets {
@@ -554,13 +540,6 @@ extension ModelContext {
         if trackedTypes.index(forKey: ObjectIdentifier(M.self)) == nil {
             trackedTypes[ObjectIdentifier(M.self)] = TrackedType<M>()
         }
-    }
-
-    /// The objects `object`'s relationship properties hold in memory.
-    private func heldRelatedObjects<M: PersistentModel>(of object: M) -> [AnyObject] {
-        var related: [AnyObject] = []
-        forEachRelationship(of: object) { related += $0.objects ?? [] }
-        return related
     }
 
     /// Inserts each of `objects`, models of `target`, that the context does not hold.
