@@ -10,18 +10,16 @@ extension ModelContext {
     ///
     /// Inserting an object the context already tracks does nothing; inserting one that is deleted here brings it back.
     public func insert<M: PersistentModel>(_ object: M) {
-        let entry = tracked.entry(M.self, id: object.id)
-        switch entry?.state {
-        case .deleted(let snapshot):
-            guard entry?.object === object else { break }
-            tracked.set(object, snapshot.map { .stored($0) } ?? .inserted)
+        let table = tracked.table(for: M.self)
+        let id = object.id
+        if let index = table.byID.index(forKey: id), table.byID.values[index].object === object {
+            // Held already: only a deleted object changes, back to what it was.
+            guard case .deleted(let snapshot) = table.byID.values[index].state else { return }
+            table.byID.values[index].state = snapshot.map { .stored($0) } ?? .inserted
             relationshipGeneration += 1
             return
-        case .some:
-            if entry?.object === object { return }
-        case nil: break
         }
-        tracked.set(object, .inserted)
+        table.byID[id] = TrackedObjects.Entry(object: object, state: .inserted)
         trackType(M.self)
         relationshipGeneration += 1
         guard let store = try? container.store(for: M.self) else {
@@ -190,28 +188,32 @@ extension ModelContext {
         var changed = try changedObjects(of: M.self, store: store)
         var results: [M] = []
         results.reserveCapacity(candidates.count)
-        tracked.makeRoom(for: M.self, adding: candidates.count)
+        // The table of `M`, taken once: the candidates go into it directly.
+        let table = tracked.table(for: M.self)
+        table.byID.reserveCapacity(table.byID.count + candidates.count)
         // A candidate may be held already when the context held objects of `M`, or when evaluating the predicate
         // loads related objects (of `M` too) into the map.
-        let mayBeHeld = tracked.count(of: M.self) > 0 || !isExact
+        let mayBeHeld = !table.byID.isEmpty || !isExact
         if !candidates.isEmpty { trackType(M.self) }
         for position in candidates.indices {
             let candidate = candidates[position]
-            if mayBeHeld, let (object, state) = tracked.entry(M.self, id: candidate.id) {
+            if mayBeHeld, let entry = table.byID[candidate.id] {
+                let object = knownTypeDowncast(entry.object, to: M.self)
                 if let object = changed.removeValue(forKey: object.id) {
                     if try descriptor.matches(object) { results.append(object) }
                     continue
                 }
-                guard case .stored = state else { continue }
+                guard case .stored = entry.state else { continue }
                 attach(candidate, store: store)
                 if try isExact || descriptor.matches(candidate) { results.append(object) }
                 continue
             }
             attach(candidate, store: store)
             if try isExact || descriptor.matches(candidate) {
-                results.append(
-                    try registerNew(candidate, store: store, record: position < records.count ? records[position] : nil)
-                )
+                let record = position < records.count ? records[position] : nil
+                let snapshot = try snapshot(ofDecoded: candidate, store: store, record: record)
+                table.setStored(candidate, id: candidate.id, snapshot: snapshot)
+                results.append(candidate)
             }
         }
         // The changed objects the store did not offer may match now: inserted here, or changed to match.
@@ -228,8 +230,10 @@ extension ModelContext {
     /// object held, without encoding for a class with an ``ObjectLayout``.
     private func changedObjects<M: PersistentModel>(of type: M.Type, store: EntityStore<M>) throws -> [UUID: M] {
         var changed: [UUID: M] = [:]
-        try tracked.forEachObject(of: M.self) { object, state in
-            switch state {
+        let offsets = store.storedRelationshipOffsets
+        try tracked.table(M.self)?.forEachPossiblyChanged(relationshipsAt: offsets) { entry in
+            let object = knownTypeDowncast(entry.object, to: M.self)
+            switch entry.state {
             case .inserted: changed[object.id] = object
             case .deleted: break
             case .stored(let snapshot):
@@ -333,17 +337,20 @@ extension ModelContext {
     func didSave<M: PersistentModel>(_ type: M.Type, merged: [UUID: UUID], written: [UUID]) throws {
         let store = try container.store(for: M.self)
         try takeStoredExternalValues(of: M.self, store: store, merged: merged)
-        // Only the objects the save wrote change; the unchanged ones keep their snapshots.
+        // Only the objects the save wrote change; the unchanged ones keep their snapshots. Each entry is found once
+        // and changed in place.
+        let table = tracked.table(for: M.self)
         for id in written {
-            guard let (object, state) = tracked.entry(M.self, id: id) else { continue }
-            switch state {
-            case .deleted: tracked.remove(M.self, id: id)
-            case .inserted where merged[id] != nil: tracked.remove(M.self, id: id)
-            case .inserted: tracked.set(object, .stored(try snapshot(of: object, store: store)))
+            guard let index = table.byID.index(forKey: id) else { continue }
+            let object = knownTypeDowncast(table.byID.values[index].object, to: M.self)
+            switch table.byID.values[index].state {
+            case .deleted: table.byID.remove(at: index)
+            case .inserted where merged[id] != nil: table.byID.remove(at: index)
+            case .inserted: table.byID.values[index].state = .stored(try snapshot(of: object, store: store))
             case .stored:
                 guard let encoding = changedEncodings[ObjectIdentifier(object)] else { continue }
                 let record = store.hasExternalAttributes ? nil : encoding
-                tracked.set(object, .stored(try snapshot(of: object, store: store, record: record)))
+                table.byID.values[index].state = .stored(try snapshot(of: object, store: store, record: record))
             }
         }
     }
@@ -456,11 +463,17 @@ extension ModelContext {
 
     /// Whether an object of `M` the context holds no longer matches its snapshot.
     func hasChanges<M: PersistentModel>(_ type: M.Type) -> Bool {
-        guard let store = try? container.store(for: M.self) else { return false }
-        return tracked.objects(of: M.self).contains { object, state in
-            guard case .stored(let snapshot) = state else { return true }
-            return (try? matches(object, snapshot, store: store)) != true
+        guard let store = try? container.store(for: M.self), let table = tracked.table(M.self) else { return false }
+        var found = false
+        table.forEachPossiblyChanged(relationshipsAt: store.storedRelationshipOffsets) { entry in
+            guard !found else { return }
+            guard case .stored(let snapshot) = entry.state else {
+                found = true
+                return
+            }
+            found = (try? matches(knownTypeDowncast(entry.object, to: M.self), snapshot, store: store)) != true
         }
+        return found
     }
 
     // MARK: - Snapshots
@@ -470,10 +483,20 @@ extension ModelContext {
     private func snapshot<M: PersistentModel>(
         of object: M, store: EntityStore<M>, record: [UInt8]? = nil
     ) throws -> TrackedObjects.Snapshot {
+        if store.objectLayout != nil {
+            ObjectContents.markRelatedIDsSaved(in: object, at: store.storedRelationshipOffsets)
+        }
+        return try snapshot(ofDecoded: object, store: store, record: record)
+    }
+
+    /// The snapshot of `object`, just decoded from its stored record (`record`, when the caller has its bytes), as
+    /// ``snapshot(of:store:record:)`` takes it: its relationship properties hold their saved IDs already.
+    private func snapshot<M: PersistentModel>(
+        ofDecoded object: M, store: EntityStore<M>, record: [UInt8]?
+    ) throws -> TrackedObjects.Snapshot {
         guard let layout = store.objectLayout else {
             return .record(try record ?? store.comparisonEncoding(of: object, encoder: &comparisonEncoder))
         }
-        ObjectContents.markRelatedIDsSaved(in: object, at: store.storedRelationshipOffsets)
         return .fields(FieldShadow.of(object, layout: layout))
     }
 
@@ -524,7 +547,7 @@ extension ModelContext {
     private func registerNew<M: PersistentModel>(
         _ object: M, store: EntityStore<M>, record: [UInt8]?
     ) throws -> M {
-        tracked.set(object, .stored(try snapshot(of: object, store: store, record: record)))
+        tracked.set(object, .stored(try snapshot(ofDecoded: object, store: store, record: record)))
         return object
     }
 

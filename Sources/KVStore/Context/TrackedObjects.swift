@@ -11,7 +11,7 @@ struct TrackedObjects {
     /// What an object held when the context last knew it to match its stored record.
     enum Snapshot {
         /// A copy of its attributes, for a class with an ``ObjectLayout``; its stored relationships keep their saved
-        /// IDs in their own state (``RelatedObjects/savedIDs``).
+        /// IDs in their own states (``RelatedObjects``).
         case fields(FieldShadow)
         /// Its encoding, for any other class.
         case record([UInt8])
@@ -43,6 +43,47 @@ struct TrackedObjects {
 
         init(isUniquelyReferenced: @escaping (inout AnyObject) -> Bool) {
             self.isUniquelyReferenced = isUniquelyReferenced
+        }
+
+        /// Puts `object`, with `id`, in the table as stored with `snapshot`.
+        func setStored(_ object: AnyObject, id: UUID, snapshot: Snapshot) {
+            byID[id] = Entry(object: object, state: .stored(snapshot))
+        }
+
+        /// Calls `body` with each entry whose object may hold other values than its stored record: an inserted one, a
+        /// stored one with a record snapshot (only an encoding compares it), and a stored one with a field shadow
+        /// whose bytes, or whose relationship states' IDs (at `offsets`), it no longer matches. Deleted ones are left
+        /// out. The comparisons read the objects in place, with no type metadata or encoding per object.
+        ///
+        /// - Throws: What `body` throws.
+        func forEachPossiblyChanged(relationshipsAt offsets: [Int], _ body: (Entry) throws -> Void) rethrows {
+            for entry in Self.possiblyChanged(in: &byID, relationshipsAt: offsets) { try body(entry) }
+        }
+
+        /// The entries of `entries` that ``mayDiffer(_:relationshipsAt:)``: indexes walked by hand and entries read in
+        /// place (as in `releaseUnreferenced()`), in one access to the table's dictionary, because a copy of each
+        /// entry would retain and release its object and snapshot, which costs more than the comparison.
+        private static func possiblyChanged(
+            in entries: inout [UUID: Entry], relationshipsAt offsets: [Int]
+        ) -> [Entry] {
+            var found: [Entry] = []
+            var index = entries.startIndex
+            while index != entries.endIndex {
+                if mayDiffer(&entries.values[index], relationshipsAt: offsets) { found.append(entries.values[index]) }
+                entries.formIndex(after: &index)
+            }
+            return found
+        }
+
+        /// Whether `entry`'s object may hold other values than its stored record (see
+        /// ``forEachPossiblyChanged(relationshipsAt:_:)``), read in place.
+        private static func mayDiffer(_ entry: inout Entry, relationshipsAt offsets: [Int]) -> Bool {
+            switch entry.state {
+            case .deleted: false
+            case .stored(.fields(let shadow)):
+                ObjectContents.relatedIDsChanged(in: entry.object, at: offsets) || !shadow.matches(entry.object)
+            case .stored(.record), .inserted: true
+            }
         }
 
         var hasInsertsOrDeletes: Bool {
@@ -93,12 +134,12 @@ struct TrackedObjects {
     private var tables: [ObjectIdentifier: Table] = [:]
 
     /// The table of `M`, when the map has one.
-    private func table<M: PersistentModel>(_: M.Type) -> Table? {
+    func table<M: PersistentModel>(_: M.Type) -> Table? {
         tables[ObjectIdentifier(M.self)]
     }
 
     /// The table of `M`, made when the map has none.
-    private mutating func makeTable<M: PersistentModel>(_: M.Type) -> Table {
+    mutating func table<M: PersistentModel>(for _: M.Type) -> Table {
         if let table = table(M.self) { return table }
         let table = Table(isUniquelyReferenced: Self.uniquenessCheck(M.self))
         tables[ObjectIdentifier(M.self)] = table
@@ -117,13 +158,13 @@ struct TrackedObjects {
 
     /// The object of `type` with `id`, while one is in the map.
     func held<M: PersistentModel>(_ type: M.Type, id: UUID) -> M? {
-        table(M.self)?.byID[id]?.object as? M
+        table(M.self)?.byID[id].map { knownTypeDowncast($0.object, to: M.self) }
     }
 
     /// The object of `type` with `id` and its state, while one is in the map.
     func entry<M: PersistentModel>(_ type: M.Type, id: UUID) -> (object: M, state: State)? {
-        guard let entry = table(M.self)?.byID[id], let object = entry.object as? M else { return nil }
-        return (object, entry.state)
+        guard let entry = table(M.self)?.byID[id] else { return nil }
+        return (knownTypeDowncast(entry.object, to: M.self), entry.state)
     }
 
     /// The state of the object of `type` with `id`.
@@ -140,13 +181,7 @@ struct TrackedObjects {
 
     /// Puts `object` in the map, in `state`.
     mutating func set<M: PersistentModel>(_ object: M, _ state: State) {
-        makeTable(M.self).byID[object.id] = Entry(object: object, state: state)
-    }
-
-    /// Makes room for `count` more objects of `type`.
-    mutating func makeRoom<M: PersistentModel>(for type: M.Type, adding count: Int) {
-        let table = makeTable(M.self)
-        table.byID.reserveCapacity(table.byID.count + count)
+        table(for: M.self).byID[object.id] = Entry(object: object, state: state)
     }
 
     /// Takes the object of `type` with `id` out of the map.
@@ -159,8 +194,7 @@ struct TrackedObjects {
     func forEachObject<M: PersistentModel>(of type: M.Type, _ body: (M, State) throws -> Void) rethrows {
         guard let entries = table(M.self)?.byID else { return }
         for entry in entries.values {
-            guard let object = entry.object as? M else { continue }
-            try body(object, entry.state)
+            try body(knownTypeDowncast(entry.object, to: M.self), entry.state)
         }
     }
 

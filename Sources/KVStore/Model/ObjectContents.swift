@@ -136,7 +136,7 @@ final class ObjectLayout: Sendable {
     struct Field: Sendable {
         let offset: Int
         let size: Int
-        let operations: FieldOperations?
+        let operations: (any FieldOperations.Type)?
     }
 
     /// The attributes, in offset order; relationship properties are not among them (their state compares by its
@@ -189,31 +189,37 @@ extension ObjectLayout.Field {
     /// The attribute of type `type` at `offset`.
     init(of type: Any.Type, at offset: Int) {
         func field<V>(_: V.Type) -> Self {
-            Self(offset: offset, size: MemoryLayout<V>.size, operations: _isPOD(V.self) ? nil : FieldOperations(V.self))
+            Self(offset: offset, size: MemoryLayout<V>.size, operations: _isPOD(V.self) ? nil : FieldValue<V>.self)
         }
         self = _openExistential(type, do: field)
     }
 }
 
 /// Copying, assigning and destroying a value of one type at raw addresses, for the attributes of a ``FieldShadow``
-/// whose types hold references.
-@safe
-struct FieldOperations: Sendable {
-    /// Initializes the uninitialized memory at the second address with a copy of the value at the first.
-    let copy: @Sendable (UnsafeRawPointer, UnsafeMutableRawPointer) -> Void
-    /// Replaces the value at the second address with a copy of the value at the first.
-    let assign: @Sendable (UnsafeRawPointer, UnsafeMutableRawPointer) -> Void
-    /// Destroys the value at the address, leaving the memory uninitialized.
-    let destroy: @Sendable (UnsafeMutableRawPointer) -> Void
+/// whose types hold references. A field keeps the conforming type (a metatype: no reference to count, no context to
+/// retain when a field is read), whose static functions are specialized for the value's type.
+protocol FieldOperations: SendableMetatype {
+    /// Initializes the uninitialized memory at `destination` with a copy of the value at `source`.
+    static func copy(_ source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer)
+    /// Replaces the value at `destination` with a copy of the value at `source`.
+    static func assign(_ source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer)
+    /// Destroys the value at `address`, leaving the memory uninitialized.
+    static func destroy(_ address: UnsafeMutableRawPointer)
+}
 
-    init<V>(_: V.Type) {
-        unsafe copy = { source, destination in
-            unsafe destination.initializeMemory(as: V.self, to: source.assumingMemoryBound(to: V.self).pointee)
-        }
-        unsafe assign = { source, destination in
-            unsafe destination.assumingMemoryBound(to: V.self).pointee = source.assumingMemoryBound(to: V.self).pointee
-        }
-        unsafe destroy = { address in unsafe address.assumingMemoryBound(to: V.self).deinitialize(count: 1) }
+/// The ``FieldOperations`` of values of type `V`.
+@safe
+enum FieldValue<V>: FieldOperations {
+    static func copy(_ source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer) {
+        unsafe destination.initializeMemory(as: V.self, to: source.assumingMemoryBound(to: V.self).pointee)
+    }
+
+    static func assign(_ source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer) {
+        unsafe destination.assumingMemoryBound(to: V.self).pointee = source.assumingMemoryBound(to: V.self).pointee
+    }
+
+    static func destroy(_ address: UnsafeMutableRawPointer) {
+        unsafe address.assumingMemoryBound(to: V.self).deinitialize(count: 1)
     }
 }
 
@@ -247,7 +253,7 @@ final class FieldShadow: ManagedBuffer<ObjectLayout, SIMD2<UInt64>> {
                 let from = unsafe UnsafeRawPointer(source.advanced(by: field.offset))
                 let to = unsafe bytes.advanced(by: field.offset - layout.start)
                 if let operations = field.operations {
-                    unsafe operations.copy(from, to)
+                    unsafe operations.copy(from, to: to)
                 } else {
                     unsafe to.copyMemory(from: from, byteCount: field.size)
                 }
@@ -349,7 +355,7 @@ final class FieldShadow: ManagedBuffer<ObjectLayout, SIMD2<UInt64>> {
                 let from = unsafe UnsafeRawPointer(bytes.advanced(by: field.offset - layout.start))
                 let to = unsafe target.advanced(by: field.offset)
                 if let operations = field.operations {
-                    unsafe operations.assign(from, to)
+                    unsafe operations.assign(from, to: to)
                 } else {
                     unsafe to.copyMemory(from: from, byteCount: field.size)
                 }

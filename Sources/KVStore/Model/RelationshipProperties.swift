@@ -5,8 +5,14 @@ import Foundation
 final class RelatedObjects {
     /// The related models' IDs, for a side that stores them (to-one, many-to-many); empty for a derived side.
     var ids: [UUID] {
-        didSet { idsMayDiffer = true }
+        get { stored.ids }
+        set {
+            stored = StoredIDs(newValue)
+            idsMayDiffer = true
+        }
     }
+    /// The first of ``ids``: a to-one side's one ID, read without making an array.
+    var firstID: UUID? { stored.first }
     /// The related objects: for a stored side, those of ``ids`` in order, once assigned or loaded; for a derived
     /// side, the list once computed. `nil` until then.
     var objects: [AnyObject]?
@@ -14,18 +20,57 @@ final class RelatedObjects {
     var generation = 0
     /// The context of the object the property belongs to, once it registered the object.
     weak var loader: (any RelationshipLoader)?
+    /// The IDs, kept without an array when there is at most one: a to-one's ID costs no allocation.
+    private var stored: StoredIDs
     /// The IDs as the object's stored record holds them, for a side that stores them: set when the object is read or
     /// saved, so that a save finds a changed relationship by comparing them with ``ids``, and a rollback restores
     /// them.
-    private(set) var savedIDs: [UUID]
-    /// Whether ``ids`` were set since they were last ``savedIDs``: when not, they are the saved ones, without
-    /// comparing.
+    private var saved: StoredIDs
+    /// Whether ``ids`` were set since they were last saved: when not, they are the saved ones, without comparing.
     private var idsMayDiffer = false
 
     init(ids: [UUID], objects: [AnyObject]?) {
-        self.ids = ids
+        self.stored = StoredIDs(ids)
+        self.saved = stored
         self.objects = objects
-        self.savedIDs = ids
+    }
+
+    /// A state holding the one ID `id`, as a record stores a to-one.
+    init(id: UUID, objects: [AnyObject]?) {
+        self.stored = .one(id)
+        self.saved = stored
+        self.objects = objects
+    }
+
+    /// The IDs of a relationship: none, one, or several in an array.
+    private enum StoredIDs: Equatable {
+        case none
+        case one(UUID)
+        case many([UUID])
+
+        init(_ ids: [UUID]) {
+            switch ids.count {
+            case 0: self = .none
+            case 1: self = .one(ids[0])
+            default: self = .many(ids)
+            }
+        }
+
+        var ids: [UUID] {
+            switch self {
+            case .none: []
+            case .one(let id): [id]
+            case .many(let ids): ids
+            }
+        }
+
+        var first: UUID? {
+            switch self {
+            case .none: nil
+            case .one(let id): id
+            case .many(let ids): ids.first
+            }
+        }
     }
 
     /// The state a relationship property keeps in `slot`, made and kept there when the property has none yet (it
@@ -38,17 +83,17 @@ final class RelatedObjects {
     }
 
     /// Whether ``ids`` differ from the stored ones.
-    var idsChanged: Bool { idsMayDiffer && ids != savedIDs }
+    var idsChanged: Bool { idsMayDiffer && stored != saved }
 
     /// Notes that the object's stored record holds ``ids``.
     func markSaved() {
-        savedIDs = ids
+        saved = stored
         idsMayDiffer = false
     }
 
     /// Gives the property the stored IDs again, its related objects to be loaded anew.
     func restoreSaved() {
-        ids = savedIDs
+        stored = saved
         idsMayDiffer = false
         objects = nil
         generation = 0
@@ -59,7 +104,7 @@ final class RelatedObjects {
         if let object = objects?.first as? Target {
             return loader?.isDeletedHere(object) == true ? nil : object
         }
-        guard let id = ids.first, let loader, let object = loader.loadObject(Target.self, id: id) else { return nil }
+        guard let id = firstID, let loader, let object = loader.loadObject(Target.self, id: id) else { return nil }
         objects = [object]
         return object
     }
@@ -111,12 +156,22 @@ public struct ToOne<Target: PersistentModel> {
 
     /// A relationship to `wrappedValue`, or to nothing.
     public init(wrappedValue: Target? = nil) {
-        related = wrappedValue.map { RelatedObjects(ids: [$0.id], objects: [$0]) }
+        // Unwrapped rather than mapped: `Optional.map` here, unspecialized, looks up type metadata on every call, and
+        // every decoded object's initializer starts its property with `nil`.
+        guard let wrappedValue else {
+            related = nil
+            return
+        }
+        related = RelatedObjects(id: wrappedValue.id, objects: [wrappedValue])
     }
 
     /// A relationship to the model with `id`, as a record stores it.
     init(storedID id: UUID?) {
-        related = id.map { RelatedObjects(ids: [$0], objects: nil) }
+        guard let id else {
+            related = nil
+            return
+        }
+        related = RelatedObjects(id: id, objects: nil)
     }
 
     /// The related object, for a property outside a class; relationship properties belong to ``PersistentModel``
@@ -141,7 +196,7 @@ public struct ToOne<Target: PersistentModel> {
     public var projectedValue: Self { self }
 
     /// The related model's ID, read without loading it; `nil` when there is no related model.
-    public var id: UUID? { related?.ids.first }
+    public var id: UUID? { related?.firstID }
 
     /// The property's state, made when it has none yet.
     mutating func state() -> RelatedObjects {

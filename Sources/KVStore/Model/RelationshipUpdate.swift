@@ -11,7 +11,7 @@ enum RelationshipUpdate {
         _ target: Target?, of owner: Owner, related: RelatedObjects
     ) {
         let old = related.objects?.first as? Target
-        let unchanged = related.ids.first == target?.id && (target == nil || old === target)
+        let unchanged = related.firstID == target?.id && (target == nil || old === target)
         related.assign(target.map { [$0] } ?? [], ids: target.map { [$0.id] } ?? [])
         if unchanged { return }
         if let loader = related.loader {
