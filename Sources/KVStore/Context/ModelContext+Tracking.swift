@@ -16,10 +16,14 @@ extension ModelContext {
             // Held already: only a deleted object changes, back to what it was.
             guard case .deleted(let snapshot) = table.byID.values[index].state else { return }
             table.byID.values[index].state = snapshot.map { .stored($0) } ?? .inserted
+            if snapshot == nil { pending.record(.insert(object), of: M.self, id: id) }
             relationshipGeneration += 1
             return
         }
         table.byID[id] = TrackedObjects.Entry(object: object, state: .inserted)
+        // Recorded now, as a struct's insert is, so that a save writes inserts in the order they came; the save
+        // records it again (in place) with the rest of the tracked changes.
+        pending.record(.insert(object), of: M.self, id: id)
         trackType(M.self)
         relationshipGeneration += 1
         guard let store = try? container.store(for: M.self) else {

@@ -56,11 +56,23 @@ struct PendingChanges {
     var inSaveOrder: [(id: UUID, change: Change)] {
         var entityOrder: [EntityKey: Int] = [:]
         for (entity, _) in order where entityOrder[entity] == nil { entityOrder[entity] = entityOrder.count }
-        // Sorted as plain keys (entity rank, ID), which move cheaply, rather than as changes; a context's tracked
-        // objects come in the order of its identity map, not of their IDs.
-        let keys = order.map { entity, id in (rank: entityOrder[entity] ?? 0, id: id, entity: entity) }
-            .sorted { lhs, rhs in lhs.rank != rhs.rank ? lhs.rank < rhs.rank : lhs.id.isOrdered(before: rhs.id) }
-        return keys.compactMap { key in byEntity[key.entity]?[key.id].map { (key.id, $0) } }
+        // Sorted as plain keys (entity rank, the ID's bytes as two integers, computed once), which move and compare
+        // cheaply, rather than as changes; a context's tracked objects come in the order of its identity map, not of
+        // their IDs.
+        let keys = order.map { entity, id in
+            let (high, low) = id.orderedHalves
+            return (rank: entityOrder[entity] ?? 0, high: high, low: low, entity: entity, id: id)
+        }
+        .sorted { lhs, rhs in (lhs.rank, lhs.high, lhs.low) < (rhs.rank, rhs.high, rhs.low) }
+        var changes: [(id: UUID, change: Change)] = []
+        changes.reserveCapacity(keys.count)
+        // The keys of one entity are adjacent: its changes are looked up once per run of them.
+        var entityChanges: (entity: EntityKey, byID: [UUID: Change])?
+        for key in keys {
+            if entityChanges?.entity != key.entity { entityChanges = byEntity[key.entity].map { (key.entity, $0) } }
+            if let change = entityChanges?.byID[key.id] { changes.append((key.id, change)) }
+        }
+        return changes
     }
 
     /// The pending state of one model: `.some(model)` for an insert, `.some(nil)` for a delete, `nil` when the

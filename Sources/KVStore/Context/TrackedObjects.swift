@@ -158,7 +158,8 @@ struct TrackedObjects {
 
     /// The object of `type` with `id`, while one is in the map.
     func held<M: PersistentModel>(_ type: M.Type, id: UUID) -> M? {
-        table(M.self)?.byID[id].map { knownTypeDowncast($0.object, to: M.self) }
+        guard let entry = table(M.self)?.byID[id] else { return nil }
+        return knownTypeDowncast(entry.object, to: M.self)
     }
 
     /// The object of `type` with `id` and its state, while one is in the map.
