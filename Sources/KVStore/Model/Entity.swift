@@ -192,7 +192,9 @@ public struct ModelIndex<M: StoredModel>: Sendable {
     ///
     /// - Parameters:
     ///   - keyPath: The indexed attribute; `Optional` attributes index `nil` too, before every value.
-    ///   - name: The field's coding key, when it differs from the property's name.
+    ///   - name: The field's coding key, when it differs from the property's name; the index's name, which must be
+    ///     given, for a computed property (`var nameFolded: String { name.lowercased() }`), whose keys only a program
+    ///     declaring the index can compute.
     public static func index<V: IndexKeyEncodable>(_ keyPath: KeyPath<M, V> & Sendable, name: String? = nil) -> Self {
         single(keyPath, name: name, unique: false)
     }
@@ -207,7 +209,8 @@ public struct ModelIndex<M: StoredModel>: Sendable {
     ///
     /// - Parameters:
     ///   - keyPath: The attribute whose values must be unique.
-    ///   - name: The field's coding key, when it differs from the property's name.
+    ///   - name: The field's coding key, when it differs from the property's name; the index's name, which must be
+    ///     given, for a computed property, whose keys only a program declaring the index can compute.
     ///   - onConflict: What saving a new model with a value another model holds does (``UniqueConflictPolicy``).
     public static func unique<V: IndexKeyEncodable>(
         _ keyPath: KeyPath<M, V> & Sendable, name: String? = nil, onConflict: UniqueConflictPolicy = .fail
@@ -220,13 +223,15 @@ public struct ModelIndex<M: StoredModel>: Sendable {
     ///
     /// - Parameters:
     ///   - keyPath: The array attribute.
-    ///   - name: The field's coding key, when it differs from the property's name.
+    ///   - name: The field's coding key, when it differs from the property's name; the index's name, which must be
+    ///     given, for a computed property (`var nameFolded: String { name.lowercased() }`), whose keys only a program
+    ///     declaring the index can compute.
     public static func index<V: IndexKeyEncodable>(_ keyPath: KeyPath<M, [V]> & Sendable, name: String? = nil) -> Self {
         let field = name ?? fieldName(of: keyPath)
         let read = reader(keyPath)
         return ModelIndex(
             name: field, fields: [field], isUnique: false, onConflict: .fail, isMultiEntry: true,
-            isDerivable: hasStandardIndexKey(V.self), keyPaths: [keyPath],
+            isDerivable: hasStandardIndexKey(V.self) && !isComputed(keyPath), keyPaths: [keyPath],
             appendKeys: { model, position, set in
                 let elements = read(model)
                 // A few elements are compared with the keys before them; many are deduplicated through a set.
@@ -279,7 +284,7 @@ public struct ModelIndex<M: StoredModel>: Sendable {
         let read = reader(keyPath)
         return ModelIndex(
             name: field, fields: [field], isUnique: unique, onConflict: onConflict, isMultiEntry: false,
-            isDerivable: hasStandardIndexKey(V.self), keyPaths: [keyPath],
+            isDerivable: hasStandardIndexKey(V.self) && !isComputed(keyPath), keyPaths: [keyPath],
             appendKeys: { model, position, set in set.append(index: position) { read(model).appendIndexKey(to: &$0) } },
             componentEncoders: [encoder(V.self)])
     }
@@ -348,7 +353,9 @@ public struct ModelIndex<M: StoredModel>: Sendable {
         return ModelIndex(
             name: fields.joined(separator: "+"), fields: fields, isUnique: unique, onConflict: onConflict,
             isMultiEntry: false,
-            isDerivable: hasStandardIndexKey(V1.self) && hasStandardIndexKey(V2.self), keyPaths: [first, second],
+            isDerivable: hasStandardIndexKey(V1.self) && hasStandardIndexKey(V2.self) && !isComputed(first)
+                && !isComputed(second),
+            keyPaths: [first, second],
             appendKeys: { model, position, set in
                 set.append(index: position) {
                     readFirst(model).appendIndexKey(to: &$0)
@@ -371,6 +378,17 @@ public struct ModelIndex<M: StoredModel>: Sendable {
             return key
         }
     }
+
+    /// Whether `keyPath` goes through a computed property (`var nameFolded: String { name.lowercased() }`): its
+    /// index keys come from the model, not from a stored field, so a program that does not declare the index cannot
+    /// compute them from records. The runtime prints such a component as `<computed ADDRESS (Type)>`, an address
+    /// that changes between builds, so an index on one must be given a name (``SchemaLoader`` checks).
+    static func isComputed(_ keyPath: AnyKeyPath) -> Bool {
+        String(describing: keyPath).contains(computedMarker)
+    }
+
+    /// How the runtime prints a computed component of a key path, and so how a name made from one begins.
+    static var computedMarker: String { "<computed " }
 
     /// The property name a key path ends with: `\Task.project.name` gives `project.name`.
     static func fieldName(of keyPath: PartialKeyPath<M> & Sendable) -> String {

@@ -14,6 +14,8 @@ extension QueryPlanner {
         case oneOf(Attribute, [Any])
         /// `attribute.contains(value)`, where the attribute is an array.
         case containsElement(Attribute, Any)
+        /// `attribute.starts(with: prefix)`, where the attribute is a string.
+        case prefix(Attribute, String)
         /// A ready plan, such as the union a disjunction plans for itself.
         case candidate(Candidate)
     }
@@ -146,8 +148,8 @@ extension QueryPlanner {
         )
     }
 
-    /// Merges every comparison on the index's attribute into one range, keeping the tightest bound on each side.
-    /// A comparison whose value does not encode is skipped: the other bounds still cover every match.
+    /// Merges every comparison and prefix on the index's attribute into one range, keeping the tightest bound on each
+    /// side. A comparison whose value does not encode is skipped: the other bounds still cover every match.
     /// - Parameters:
     ///   - index: A single-attribute index that is not multi-entry.
     ///   - attribute: The index's attribute.
@@ -169,12 +171,46 @@ extension QueryPlanner {
             case .lessThanOrEqual: upper = tighter(upper, QueryPlan.Bound(key: key, isInclusive: true), isLower: false)
             }
         }
+        for case .prefix(let path, let prefix) in terms where path == attribute {
+            guard let (from, to) = prefixBounds(prefix, on: index) else { continue }
+            lower = tighter(lower, from, isLower: true)
+            if let to { upper = tighter(upper, to, isLower: false) }
+        }
         guard lower != nil || upper != nil else { return nil }
         return Candidate(
             plan: .range(index: index.name, lower: lower, upper: upper),
             isUnique: index.isUnique,
             attributeCount: 1
         )
+    }
+
+    /// The range of the keys of the strings that start with `prefix` on a string index: from the key of `prefix`
+    /// without its terminator (inclusive) to the next key of that length (exclusive), `nil` when the index does not
+    /// encode strings with the standard string encoding (``IndexKey/appendString(_:to:)``).
+    ///
+    /// The standard encoding maps a string to its NFC form's UTF-8, `0x00` escaped, so the key of every string that
+    /// `starts(with: prefix)` (a comparison of characters, canonically equivalent ones equal) begins with these bytes:
+    /// the string's first characters are those of `prefix`, and normalization does not cross the boundary after them.
+    /// The range may hold strings that do not start with `prefix` (a combining mark after its last character), which
+    /// the fetch's evaluation of the predicate leaves out. A long prefix is cut to the bytes a cut long key keeps
+    /// (``IndexKey/finalize(_:hash:)``), so that cut keys stay in the range.
+    static func prefixBounds<Index: PlannableIndex>(
+        _ prefix: String, on index: Index
+    ) -> (lower: QueryPlan.Bound, upper: QueryPlan.Bound?)? {
+        guard let key = index.encodeComponents.first?(prefix), key.first == IndexKey.present,
+            key.suffix(2).elementsEqual([0, IndexKey.stringTerminator])
+        else { return nil }
+        var start = Array(key.dropLast(2).prefix(IndexKey.keptPrefix))
+        let lower = QueryPlan.Bound(key: start, isInclusive: true)
+        // The next key of the same length: the last byte below 0xFF incremented, the 0xFF bytes after it dropped.
+        while let last = start.last {
+            if last < 0xFF {
+                start[start.count - 1] = last + 1
+                return (lower, QueryPlan.Bound(key: start, isInclusive: false))
+            }
+            start.removeLast()
+        }
+        return (lower, nil)
     }
 
     /// Returns the narrower of two bounds on the same side of a range; at equal keys an exclusive bound is narrower.

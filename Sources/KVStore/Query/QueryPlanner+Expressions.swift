@@ -255,6 +255,16 @@ extension PredicateExpressions.SequenceContains: QueryPlanner.Node {
     }
 }
 
+extension PredicateExpressions.SequenceStartsWith: QueryPlanner.Node {
+    /// `$0.name.starts(with: constant)` on a string attribute: a range of its index's keys.
+    func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.KeyPathTerm] {
+        guard let attribute = base as? any QueryPlanner.KeyPathOperand, let keyPath = attribute.plannerKeyPath,
+            let prefix = QueryPlanner.constant(self.prefix) as? String
+        else { return [] }
+        return [.prefix(keyPath, prefix)]
+    }
+}
+
 extension PredicateExpressions.Conjunction: QueryPlanner.Node {
     /// Both sides hold, so every constraint of either side holds.
     func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.KeyPathTerm] {

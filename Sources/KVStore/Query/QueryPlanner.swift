@@ -14,12 +14,14 @@ import Foundation
 /// - `&&`: the most selective usable part (unique equality, then keys, IDs before index keys, then a two-sided range,
 ///   then a one-sided range), and equalities on every attribute of a compound index as one key, the components in key order;
 /// - `attribute != nil`, either way round: a range of every key but nil's;
+/// - `attribute.starts(with: constant)` on a string index: the range of the keys that begin with the prefix's key
+///   (``prefixBounds(_:on:)``), merged with the other bounds on the attribute;
 /// - `||`: when both sides read keys of the same index, the union of the keys.
 ///
 /// A constant is any operand that does not read the model: a literal, a captured value, or an expression over them
 /// (`project.id`, `filter.parent?.id`, `base + 1`, `ids.max() ?? 0`), evaluated once while planning.
 ///
-/// Anything else (`!=` of a value, `!`, string functions, optional chaining on the model, comparisons with a
+/// Anything else (`!=` of a value, `!`, other string functions, optional chaining on the model, comparisons with a
 /// non-indexed key path, values the index cannot encode) is not plannable: a conjunction uses its other parts,
 /// otherwise the fetch scans. The fetch
 /// evaluates the whole predicate on every candidate, so a plan only has to leave no match out.

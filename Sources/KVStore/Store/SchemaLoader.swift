@@ -378,6 +378,13 @@ struct SchemaLoader {
                 message: "The entity name '\(entity.name)' of \(M.self) must be non-empty and free of '/'")
         }
         if let type = M.self as? AnyClass { try validateClass(type, entity) }
+        for index in entity.indexes where index.fields.contains(where: { $0.contains(ModelIndex<M>.computedMarker) }) {
+            throw KVStoreError(
+                .invalidModel, entity: entity.name,
+                message: "\(entity.name) declares an index on a computed property without a name, which would differ "
+                    + "from one build to the next; name it, as in .index(\\.nameFolded, name: \"nameFolded\") "
+                    + "(compound indexes take stored properties only)")
+        }
         var names: Set<String> = []
         for index in entity.indexes where !names.insert(index.name).inserted {
             throw KVStoreError(

@@ -23,6 +23,23 @@ enum EntityDeclarationsExample {
     // Example: end entity declarations
 }
 
+/// The model of the article "Fetching and the planner"'s prefix and case example, in a namespace of its own.
+enum PrefixAndCaseExample {
+    // Example: begin prefix and case models
+    struct Person: Model {
+        var id = UUID()
+        var name: String
+        /// The name in lower case, not stored: an index on it finds names whatever their case.
+        var nameFolded: String { name.lowercased() }
+
+        static let entity = Entity<Person>(indexes: [
+            .index(\.name),
+            .index(\.nameFolded, name: "nameFolded"),  // an index on a computed property needs a name
+        ])
+    }
+    // Example: end prefix and case models
+}
+
 /// The examples of the DocC articles that the README does not show, run as written there.
 @Suite struct DocumentationExampleTests {
     @Test func fetchingExample() throws {
@@ -84,11 +101,37 @@ enum EntityDeclarationsExample {
         try container.close()
     }
 
+    @Test func prefixAndCaseExample() throws {
+        typealias Person = PrefixAndCaseExample.Person
+        // Example: begin prefix and case example
+        let container = try ModelContainer(
+            for: Person.self, configuration: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        try context.insert(contentsOf: ["Ada", "Adam", "ADA", "Bob"].map { Person(name: $0) })
+
+        let startingWithAd = FetchDescriptor<Person>(predicate: #Predicate { $0.name.starts(with: "Ad") })
+        // try context.fetch(startingWithAd).map(\.name).sorted() == ["Ada", "Adam"]
+        // try context.explain(startingWithAd) == "index name: range [014164, 014165)"
+
+        let query = "ada".lowercased()
+        let anyCase = FetchDescriptor<Person>(predicate: #Predicate { $0.nameFolded == query })
+        // try context.fetch(anyCase).map(\.name).sorted() == ["ADA", "Ada"]
+        // try context.explain(anyCase) == "index nameFolded: 1 key"
+        // Example: end prefix and case example
+
+        #expect(try context.fetch(startingWithAd).map(\.name).sorted() == ["Ada", "Adam"])
+        #expect(try context.explain(startingWithAd) == "index name: range [014164, 014165)")
+        #expect(try context.fetch(anyCase).map(\.name).sorted() == ["ADA", "Ada"])
+        #expect(try context.explain(anyCase) == "index nameFolded: 1 key")
+        try container.close()
+    }
+
     @Test func theDocumentationShowsTheExamplesAsTested() throws {
         #expect(
             try documentationDifferences(
                 [
-                    ("entity declarations", 4), ("fetching example", 8),
+                    ("entity declarations", 4), ("fetching example", 8), ("prefix and case models", 4),
+                    ("prefix and case example", 8),
                 ], testedIn: #filePath) == [])
     }
 
