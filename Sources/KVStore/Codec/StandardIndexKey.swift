@@ -33,3 +33,13 @@ func hasStandardIndexKey(_ type: Any.Type) -> Bool {
 private func rawValueHasStandardIndexKey<R: RawRepresentable>(_: R.Type) -> Bool {
     hasStandardIndexKey(R.RawValue.self)
 }
+
+/// Whether two values of `type` have equal index keys exactly when `==` says they are equal, so that the models under
+/// a key of an equality are exactly those the equality matches: integers, `Bool`, `UUID` and `String` (whose keys
+/// hold the NFC form, as `==` compares canonically equivalent strings equal), and optionals of them. Not floating-point
+/// numbers or dates (the keys put every NaN under one key, which `==` never matches), raw-value types (whose
+/// encoding may be their own) or custom encodings.
+func hasExactEqualityKey(_ type: Any.Type) -> Bool {
+    if let optional = type as? any AnyOptional.Type { return hasExactEqualityKey(optional.wrappedType) }
+    return type is any StandardIndexKey.Type && type != Float.self && type != Double.self && type != Date.self
+}

@@ -281,7 +281,9 @@ public final class ModelContext {
         return descriptor.sortedPage(of: try pending.overlaid(stored, matching: descriptor.matches))
     }
 
-    /// The number of models that match `descriptor`'s predicate.
+    /// The number of models that match `descriptor`'s predicate, with the context's pending changes: counted in the
+    /// index, without reading a stored model, when the index answers the predicate exactly (see
+    /// ``ModelTransaction/fetchCount(_:)``); the changed models are read to correct the count.
     ///
     /// - Throws: What ``fetch(_:)-9vvf6`` throws.
     public func fetchCount<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> Int {
@@ -298,11 +300,16 @@ public final class ModelContext {
         return result
     }
 
-    /// The IDs of the models that match `descriptor`, in its order.
+    /// The IDs of the models that match `descriptor`, in its order: read from the index, without reading a model,
+    /// when the context has no pending change of `M` and the index answers the predicate exactly (see
+    /// ``ModelTransaction/fetchIdentifiers(_:)``).
     ///
     /// - Throws: What ``fetch(_:)-9vvf6`` throws.
     public func fetchIdentifiers<M: Model>(_ descriptor: FetchDescriptor<M>) throws -> [UUID] {
-        try fetch(descriptor).map(\.id)
+        guard pending.hasChanges(of: M.self) else {
+            return try container.read { txn in try txn.fetchIdentifiers(descriptor) }
+        }
+        return try fetch(descriptor).map(\.id)
     }
 
     /// Calls `body` with the models that match `descriptor`'s predicate, `batchSize` stored models at a time, each

@@ -205,7 +205,9 @@ public struct ModelTransaction: ~Copyable {
         try run { try container.store(for: M.self).fetch(descriptor, in: transaction.pointee) }
     }
 
-    /// The number of models that match `descriptor`'s predicate.
+    /// The number of models that match `descriptor`'s predicate: counted in the index, without reading a model,
+    /// when the index answers the predicate exactly (an equality or `contains` on an integer, `Bool`, `UUID` or
+    /// string attribute, or on `id`).
     ///
     /// - Throws: ``KVStoreError/corruptRecord`` when a stored record does not decode, ``KVStoreError/unknownEntity``
     ///   when `M` is not part of the container, what the predicate throws as it evaluates a model, or
@@ -214,11 +216,12 @@ public struct ModelTransaction: ~Copyable {
         try run { try container.store(for: M.self).count(descriptor, in: transaction.pointee) }
     }
 
-    /// The IDs of the models that match `descriptor`, in its order.
+    /// The IDs of the models that match `descriptor`, in its order: read from the index, without reading a model,
+    /// when the index answers the predicate exactly (as for ``fetchCount(_:)``) in the descriptor's order.
     ///
     /// - Throws: What ``fetch(_:)`` throws.
     public func fetchIdentifiers<M: StoredModel>(_ descriptor: FetchDescriptor<M>) throws -> [UUID] {
-        try fetch(descriptor).map(\.id)
+        try run { try container.store(for: M.self).identifiers(descriptor, in: transaction.pointee) }
     }
 
     /// Runs `body`, turning binding errors into store errors.

@@ -169,6 +169,11 @@ public struct ModelIndex<M: StoredModel>: Sendable {
     /// the index can compute from the records (see ``RecordIndexKeys``).
     let isDerivable: Bool
 
+    /// Whether the models under a key of this single-attribute index are exactly those whose attribute `==` the
+    /// value the key encodes (``hasExactEqualityKey(_:)``), so that an equality answered by the index needs no model
+    /// read to be counted or listed.
+    var hasExactEquality = false
+
     let keyPaths: [PartialKeyPath<M> & Sendable]
 
     /// Appends the index keys of the model at the given address to a set, as the keys of the index at the given
@@ -229,7 +234,7 @@ public struct ModelIndex<M: StoredModel>: Sendable {
     public static func index<V: IndexKeyEncodable>(_ keyPath: KeyPath<M, [V]> & Sendable, name: String? = nil) -> Self {
         let field = name ?? fieldName(of: keyPath)
         let read = reader(keyPath)
-        return ModelIndex(
+        var index = ModelIndex(
             name: field, fields: [field], isUnique: false, onConflict: .fail, isMultiEntry: true,
             isDerivable: hasStandardIndexKey(V.self) && !isComputed(keyPath), keyPaths: [keyPath],
             appendKeys: { model, position, set in
@@ -249,6 +254,9 @@ public struct ModelIndex<M: StoredModel>: Sendable {
                 }
             },
             componentEncoders: [encoder(V.self)])
+        // One entry per distinct element: the models under a key are those whose array contains the element.
+        index.hasExactEquality = hasExactEqualityKey(V.self)
+        return index
     }
 
     /// A compound index on two attributes, usable when a predicate fixes both.
@@ -282,11 +290,13 @@ public struct ModelIndex<M: StoredModel>: Sendable {
     ) -> Self {
         let field = name ?? fieldName(of: keyPath)
         let read = reader(keyPath)
-        return ModelIndex(
+        var index = ModelIndex(
             name: field, fields: [field], isUnique: unique, onConflict: onConflict, isMultiEntry: false,
             isDerivable: hasStandardIndexKey(V.self) && !isComputed(keyPath), keyPaths: [keyPath],
             appendKeys: { model, position, set in set.append(index: position) { read(model).appendIndexKey(to: &$0) } },
             componentEncoders: [encoder(V.self)])
+        index.hasExactEquality = hasExactEqualityKey(V.self)
+        return index
     }
 
     /// The index of a relationship property's stored IDs: one entry for a to-one's ID (`nil` included, as for a
@@ -307,7 +317,7 @@ public struct ModelIndex<M: StoredModel>: Sendable {
         } else {
             componentEncoder = { value in referenceKey(value) }
         }
-        return ModelIndex(
+        var index = ModelIndex(
             name: field, fields: [field], isUnique: false, onConflict: .fail, isMultiEntry: isToMany,
             isDerivable: true, keyPaths: keyPaths,
             appendKeys: { model, position, set in
@@ -322,6 +332,10 @@ public struct ModelIndex<M: StoredModel>: Sendable {
                 }
             },
             componentEncoders: [componentEncoder])
+        // A struct's predicate compares the stored IDs themselves; a class's reads the related object, which may be
+        // gone (a dangling ID reads `nil`), so only the predicate can say.
+        index.hasExactEquality = !(M.self is AnyClass)
+        return index
     }
 
     /// The key component of a to-one's value in a predicate: an ID, an optional ID, a model (its ID) or `nil`.

@@ -57,6 +57,11 @@ struct PlannerIndex<Root>: PlannableIndex {
     /// Whether the index is the record key (``QueryPlan/recordKey``), whose attribute is the model's `id`.
     var isRecordKey = false
 
+    /// Whether the models under a key are exactly those whose attribute equals the value the key encodes (or, for a
+    /// multi-entry index, whose array contains it): an equality it answers needs no evaluation
+    /// (``ModelIndex/hasExactEquality``).
+    var hasExactEquality = false
+
     /// The key paths, as the planner compares them with the predicate's; kept beside ``keyPaths``, since turning
     /// one array into the other costs a cast of every element.
     let attributes: [AnyKeyPath]
@@ -67,6 +72,7 @@ struct PlannerIndex<Root>: PlannableIndex {
             name: QueryPlan.recordKey, keyPaths: [\Root.self], isUnique: true, isMultiEntry: false,
             encodeComponent: { value in (value as? UUID).map { id in withBorrowedBytes(of: id.uuid) { Array($0) } } })
         index.isRecordKey = true
+        index.hasExactEquality = true
         return index
     }
 

@@ -71,15 +71,21 @@ enum QueryPlanner {
             plan: plan,
             isSorted: isSorted(plan, sortBy: sortBy, indexes: indexes),
             description: describe(plan, indexes: indexes),
-            isExact: isExact(plan, predicate: predicate, terms: constraints)
+            isExact: isExact(plan, predicate: predicate, terms: constraints, indexes: indexes)
         )
     }
 
     /// Returns whether `plan` yields exactly the models `predicate` matches: the predicate is a single comparison (no
-    /// `&&`, `||` or `!` around it) whose one term the plan reads as IDs.
-    static func isExact<Root>(_ plan: QueryPlan, predicate: Predicate<Root>?, terms: [KeyPathTerm]) -> Bool {
-        guard case .keys(QueryPlan.recordKey, _) = plan, terms.count == 1 else { return false }
-        return predicate?.expression is any SingleComparison
+    /// `&&`, `||` or `!` around it) whose one term the plan reads as keys of the record key or of a single-attribute
+    /// index with exact equality (``PlannerIndex/hasExactEquality``), none of them long enough to be cut.
+    static func isExact<Root>(
+        _ plan: QueryPlan, predicate: Predicate<Root>?, terms: [KeyPathTerm], indexes: [PlannerIndex<Root>]
+    ) -> Bool {
+        guard case .keys(let name, let keys) = plan, terms.count == 1,
+            predicate?.expression is any SingleComparison,
+            let index = indexes.first(where: { $0.name == name }), index.hasExactEquality, index.keyPaths.count == 1
+        else { return false }
+        return keys.allSatisfy { $0.count <= IndexKey.maximumLength }
     }
 
     /// Returns an ordered read of the index on the sort attribute, or `nil` when the sort descriptors are not all

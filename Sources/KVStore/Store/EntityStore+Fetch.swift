@@ -8,10 +8,12 @@ extension EntityStore {
     static func plannerIndexes(of indexes: [StoredIndex]) -> [PlannerIndex<M>] {
         [PlannerIndex<M>.recordKey]
             + indexes.map { index in
-                PlannerIndex(
+                var planned = PlannerIndex(
                     name: index.description.name, keyPaths: index.description.keyPaths,
                     isUnique: index.description.isUnique, isMultiEntry: index.description.isMultiEntry,
                     encodeComponents: index.description.componentEncoders)
+                planned.hasExactEquality = index.description.hasExactEquality
+                return planned
             }
     }
 
@@ -69,16 +71,67 @@ extension EntityStore {
         return (models, [], isExact)
     }
 
-    /// The number of models that match `descriptor`, ignoring its sort, offset and limit.
+    /// The number of models that match `descriptor`, ignoring its sort, offset and limit: read from the index,
+    /// without reading a model, when the plan answers the predicate exactly (``PlannedQuery/isExact``).
     func count(_ descriptor: FetchDescriptor<M>, in txn: borrowing Transaction) throws -> Int {
         guard let predicate = descriptor.predicate else { return try txn.count(of: records) }
         var count = 0
         let planned = plan(descriptor)
+        if planned.isExact, case .keys(let name, let keys) = planned.plan {
+            if name == QueryPlan.recordKey {
+                for key in keys where try isStored(key, in: txn) { count += 1 }
+                return count
+            }
+            let index = try storedIndex(name)
+            for key in keys {
+                count += try IndexCandidates.count(
+                    underKey: IndexKey.finalized(key, hash: longKeyHash), in: index.table,
+                    isUnique: index.description.isUnique, txn: txn)
+            }
+            return count
+        }
         try forEachCandidate(planned.plan, in: txn, reader: reader) { model in
             if try planned.isExact || predicate.evaluate(model) { count += 1 }
             return true
         }
         return count
+    }
+
+    /// The IDs of the models that match `descriptor`, in its order, offset and limited: read from the index, without
+    /// reading a model, when the plan answers the predicate exactly and yields its matches in the descriptor's order;
+    /// from the models otherwise.
+    func identifiers(_ descriptor: FetchDescriptor<M>, in txn: borrowing Transaction) throws -> [UUID] {
+        let planned = plan(descriptor)
+        guard descriptor.predicate != nil, planned.isExact, planned.isSorted,
+            case .keys(let name, let keys) = planned.plan
+        else { return try fetch(descriptor, in: txn).map(\.id) }
+        let offset = max(descriptor.fetchOffset, 0)
+        let wanted = descriptor.fetchLimit.map { offset + max($0, 0) }
+        var ids: [UUID] = []
+        var seen = Set<UUID>()
+        func take(_ id: UUID) -> Bool {
+            appendOnce(id, to: &ids, seen: &seen)
+            return wanted.map { ids.count < $0 } ?? true
+        }
+        if name == QueryPlan.recordKey {
+            for key in keys where try isStored(key, in: txn) {
+                guard take(key.withBorrowedBytes { UUID(bytes: $0) }) else { break }
+            }
+        } else {
+            let index = try storedIndex(name)
+            for key in keys {
+                let goesOn = try IndexCandidates.forEachID(
+                    underKey: IndexKey.finalized(key, hash: longKeyHash), in: index.table,
+                    isUnique: index.description.isUnique, txn: txn, take)
+                guard goesOn else { break }
+            }
+        }
+        return Array(ids.dropFirst(offset))
+    }
+
+    /// Whether a record is stored under the record key `key`, looked up without decoding it.
+    private func isStored(_ key: [UInt8], in txn: borrowing Transaction) throws -> Bool {
+        try key.withBorrowedBytes { try txn.bytes(forKey: $0, in: records) != nil }
     }
 
     /// Calls `body` with each candidate model of a plan, in the plan's order, until `body` returns false. A model

@@ -1,0 +1,172 @@
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import KVStore
+
+/// How many `CountedItem` models were decoded, across tests: each test reads its own change of it.
+let countedItemDecodes = Atomic<Int>(0)
+
+/// A model that counts its decodes, with an attribute of each kind the exactness rule tells apart.
+struct CountedItem: Model, Equatable {
+    var id = UUID()
+    var group: Int
+    var label: String
+    var isOpen: Bool
+    var ownerID: UUID?
+    var tags: [String]
+    var score: Double
+    var code: String
+
+    static let entity = Entity<CountedItem>(indexes: [
+        .index(\.group), .index(\.label), .index(\.isOpen), .index(\.ownerID), .index(\.tags), .index(\.score),
+        .unique(\.code),
+    ])
+
+    init(
+        group: Int, label: String, isOpen: Bool, ownerID: UUID?, tags: [String], score: Double, code: String
+    ) {
+        (self.group, self.label, self.isOpen, self.ownerID, self.tags, self.score, self.code) =
+            (group, label, isOpen, ownerID, tags, score, code)
+    }
+
+    enum CodingKeys: String, CodingKey { case id, group, label, isOpen, ownerID, tags, score, code }
+
+    init(from decoder: any Decoder) throws {
+        countedItemDecodes.add(1, ordering: .relaxed)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(UUID.self, forKey: .id)
+        group = try container.decode(Int.self, forKey: .group)
+        label = try container.decode(String.self, forKey: .label)
+        isOpen = try container.decode(Bool.self, forKey: .isOpen)
+        ownerID = try container.decodeIfPresent(UUID.self, forKey: .ownerID)
+        tags = try container.decode([String].self, forKey: .tags)
+        score = try container.decode(Double.self, forKey: .score)
+        code = try container.decode(String.self, forKey: .code)
+    }
+}
+
+/// Counts and IDs of equalities that an index answers exactly come from the index without reading a model, and
+/// agree with what evaluating the predicate on every model gives; other predicates read the models, as before.
+@Suite(.serialized) struct ExactIndexReadTests {
+    static let owners = (0..<3).map { _ in UUID() }
+
+    /// 200 models over a few groups, labels (canonically equivalent spellings among them), owners and tags.
+    static func models() -> [CountedItem] {
+        let labels = ["a", "b", "é", "e\u{301}", "\u{0}", String(repeating: "x", count: 600)]
+        return (0..<200).map { (index: Int) -> CountedItem in
+            let ownerID: UUID? = index % 4 == 0 ? nil : owners[index % owners.count]
+            let tags: [String] = index % 5 == 0 ? [] : ["t\(index % 5)", "t\(index % 2)"]
+            let score = Double(index % 4) / 2
+            return CountedItem(
+                group: index % 7, label: labels[index % labels.count], isOpen: index % 3 == 0, ownerID: ownerID,
+                tags: tags, score: score, code: "c\(index)")
+        }
+    }
+
+    /// Runs `body` and returns how many models it decoded.
+    static func decodes(_ body: () throws -> Void) rethrows -> Int {
+        let before = countedItemDecodes.load(ordering: .relaxed)
+        try body()
+        return countedItemDecodes.load(ordering: .relaxed) - before
+    }
+
+    @Test func exactEqualitiesAreCountedAndListedFromTheIndex() throws {
+        try withContainer(CountedItem.self) { container throws in
+            let context = ModelContext(container)
+            let models = Self.models()
+            try context.insert(contentsOf: models)
+            let owner = Self.owners[1]
+            let noOwner: UUID? = nil
+            let someID = models[17].id
+            let codes = ["c3", "c150", "missing"]
+            let cases: [(String, Predicate<CountedItem>, (CountedItem) -> Bool)] = [
+                ("int", #Predicate { $0.group == 3 }, { $0.group == 3 }),
+                ("string", #Predicate { $0.label == "é" }, { $0.label == "é" }),
+                ("decomposed string", #Predicate { $0.label == "e\u{301}" }, { $0.label == "e\u{301}" }),
+                ("NUL", #Predicate { $0.label == "\u{0}" }, { $0.label == "\u{0}" }),
+                ("bool", #Predicate { $0.isOpen == true }, { $0.isOpen }),
+                ("optional UUID", #Predicate { $0.ownerID == owner }, { $0.ownerID == owner }),
+                ("nil", #Predicate { $0.ownerID == noOwner }, { $0.ownerID == nil }),
+                ("contains", #Predicate { $0.tags.contains("t1") }, { $0.tags.contains("t1") }),
+                ("one of", #Predicate { [2, 5].contains($0.group) }, { [2, 5].contains($0.group) }),
+                ("unique", #Predicate { codes.contains($0.code) }, { codes.contains($0.code) }),
+                ("id", #Predicate { $0.id == someID }, { $0.id == someID }),
+            ]
+            for (label, predicate, matches) in cases {
+                let descriptor = FetchDescriptor(predicate: predicate)
+                let expected = models.filter(matches).map(\.id)
+                #expect(!expected.isEmpty || label == "unique", "\(label) has matches")
+                var count = 0
+                var ids: [UUID] = []
+                let decoded = try Self.decodes {
+                    count = try context.fetchCount(descriptor)
+                    ids = try context.fetchIdentifiers(descriptor)
+                }
+                #expect(decoded == 0, "\(label) read no model")
+                #expect(count == expected.count, "\(label)")
+                #expect(Set(ids) == Set(expected) && ids.count == expected.count, "\(label)")
+                // The same IDs, in the same order, as the models a fetch returns.
+                #expect(ids == (try context.fetch(descriptor)).map(\.id), "\(label)")
+                var paged = descriptor
+                paged.fetchOffset = 1
+                paged.fetchLimit = 2
+                #expect(try context.fetchIdentifiers(paged) == Array(ids.dropFirst(1).prefix(2)), "\(label)")
+            }
+        }
+    }
+
+    /// Keys an index cannot answer exactly (a cut long string, a double, where NaN has one key `==` never matches)
+    /// and predicates of more than one comparison read the models, and still count right.
+    @Test func otherPredicatesReadTheModels() throws {
+        try withContainer(CountedItem.self) { container throws in
+            let context = ModelContext(container)
+            let models = Self.models()
+            try context.insert(contentsOf: models)
+            let long = String(repeating: "x", count: 600)
+            let cases: [(String, Predicate<CountedItem>, (CountedItem) -> Bool)] = [
+                ("cut key", #Predicate { $0.label == long }, { $0.label == long }),
+                ("double", #Predicate { $0.score == 0.5 }, { $0.score == 0.5 }),
+                ("conjunction", #Predicate { $0.group == 3 && $0.isOpen }, { $0.group == 3 && $0.isOpen }),
+                ("range", #Predicate { $0.group > 4 }, { $0.group > 4 }),
+            ]
+            for (label, predicate, matches) in cases {
+                let descriptor = FetchDescriptor(predicate: predicate)
+                let expected = models.filter(matches)
+                #expect(!expected.isEmpty, "\(label) has matches")
+                var count = 0
+                let decoded = try Self.decodes { count = try context.fetchCount(descriptor) }
+                #expect(decoded > 0, "\(label) reads models")
+                #expect(count == expected.count, "\(label)")
+                #expect(Set(try context.fetchIdentifiers(descriptor)) == Set(expected.map(\.id)), "\(label)")
+            }
+        }
+    }
+
+    /// A context's pending changes count: inserts that match add, deletes and changes away from the value subtract,
+    /// and the IDs follow.
+    @Test func pendingChangesAreCountedToo() throws {
+        try withContainer(CountedItem.self) { container throws in
+            let context = ModelContext(container)
+            var models = Self.models()
+            try context.insert(contentsOf: models)
+            let descriptor = FetchDescriptor<CountedItem>(predicate: #Predicate { $0.group == 3 })
+            let before = models.filter { $0.group == 3 }
+            var moved = before[0]
+            moved.group = 4
+            context.insert(moved)
+            context.delete(before[1])
+            let added = CountedItem(
+                group: 3, label: "new", isOpen: false, ownerID: nil, tags: [], score: 0, code: "new")
+            context.insert(added)
+            models.append(added)
+            let expected = Set(before.dropFirst(2).map(\.id) + [added.id])
+            #expect(try context.fetchCount(descriptor) == expected.count)
+            #expect(Set(try context.fetchIdentifiers(descriptor)) == expected)
+            try context.save()
+            #expect(try context.fetchCount(descriptor) == expected.count)
+            #expect(Set(try context.fetchIdentifiers(descriptor)) == expected)
+        }
+    }
+}
