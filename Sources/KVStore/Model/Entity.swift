@@ -259,27 +259,65 @@ public struct ModelIndex<M: StoredModel>: Sendable {
         return index
     }
 
-    /// A compound index on two attributes, usable when a predicate fixes both.
-    public static func index<V1: IndexKeyEncodable, V2: IndexKeyEncodable>(
-        _ first: KeyPath<M, V1> & Sendable,
-        _ second: KeyPath<M, V2> & Sendable
-    ) -> Self {
-        compound(first, second, unique: false)
-    }
-
-    /// A unique constraint on the combination of two attributes, such as a last and a first name.
+    /// A compound index on two or more attributes, its key their values in order: usable for equalities on a
+    /// prefix of them (`$0.lastName == last`), with a range or prefix on the next one
+    /// (`$0.lastName == last && $0.age >= 18`), and for sorts on the attributes after the equalities.
+    ///
+    /// ```swift
+    /// static let entity = Entity<Person>(indexes: [.index(\.lastName, \.firstName, \.age)])
+    /// ```
     ///
     /// - Parameters:
     ///   - first: The first attribute, the key's most significant part.
     ///   - second: The second attribute.
-    ///   - onConflict: What saving a new model with a combination another model holds does
-    ///     (``UniqueConflictPolicy``).
-    public static func unique<V1: IndexKeyEncodable, V2: IndexKeyEncodable>(
+    ///   - rest: Further attributes, in key order.
+    public static func index<V1: IndexKeyEncodable, V2: IndexKeyEncodable, each V: IndexKeyEncodable>(
         _ first: KeyPath<M, V1> & Sendable,
         _ second: KeyPath<M, V2> & Sendable,
+        _ rest: repeat KeyPath<M, each V> & Sendable
+    ) -> Self {
+        var components = [Component(first), Component(second)]
+        for keyPath in repeat each rest { components.append(Component(keyPath)) }
+        return compound(components, unique: false)
+    }
+
+    /// A unique constraint on the combination of two or more attributes, such as a last and a first name; usable by
+    /// queries as ``index(_:_:_:)`` is.
+    ///
+    /// - Parameters:
+    ///   - first: The first attribute, the key's most significant part.
+    ///   - second: The second attribute.
+    ///   - rest: Further attributes, in key order.
+    ///   - onConflict: What saving a new model with a combination another model holds does
+    ///     (``UniqueConflictPolicy``).
+    public static func unique<V1: IndexKeyEncodable, V2: IndexKeyEncodable, each V: IndexKeyEncodable>(
+        _ first: KeyPath<M, V1> & Sendable,
+        _ second: KeyPath<M, V2> & Sendable,
+        _ rest: repeat KeyPath<M, each V> & Sendable,
         onConflict: UniqueConflictPolicy = .fail
     ) -> Self {
-        compound(first, second, unique: true, onConflict: onConflict)
+        var components = [Component(first), Component(second)]
+        for keyPath in repeat each rest { components.append(Component(keyPath)) }
+        return compound(components, unique: true, onConflict: onConflict)
+    }
+
+    /// One attribute of a compound index, its type erased.
+    private struct Component {
+        let keyPath: PartialKeyPath<M> & Sendable
+        let field: String
+        /// Appends the attribute's key component of the model at an address.
+        let append: @Sendable (ModelAddress, inout [UInt8]) -> Void
+        let encoder: @Sendable (Any) -> [UInt8]?
+        let isDerivable: Bool
+
+        init<V: IndexKeyEncodable>(_ keyPath: KeyPath<M, V> & Sendable) {
+            let read = ModelIndex.reader(keyPath)
+            self.keyPath = keyPath
+            field = ModelIndex.fieldName(of: keyPath)
+            append = { model, key in read(model).appendIndexKey(to: &key) }
+            encoder = ModelIndex.encoder(V.self)
+            isDerivable = hasStandardIndexKey(V.self) && !ModelIndex.isComputed(keyPath)
+        }
     }
 
     private static func single<V: IndexKeyEncodable>(
@@ -356,30 +394,22 @@ public struct ModelIndex<M: StoredModel>: Sendable {
         return key
     }
 
-    private static func compound<V1: IndexKeyEncodable, V2: IndexKeyEncodable>(
-        _ first: KeyPath<M, V1> & Sendable,
-        _ second: KeyPath<M, V2> & Sendable,
-        unique: Bool,
-        onConflict: UniqueConflictPolicy = .fail
+    private static func compound(
+        _ components: [Component], unique: Bool, onConflict: UniqueConflictPolicy = .fail
     ) -> Self {
-        let fields = [fieldName(of: first), fieldName(of: second)]
-        let (readFirst, readSecond) = (reader(first), reader(second))
+        let fields = components.map(\.field)
+        let appenders = components.map(\.append)
         return ModelIndex(
             name: fields.joined(separator: "+"), fields: fields, isUnique: unique, onConflict: onConflict,
-            isMultiEntry: false,
-            isDerivable: hasStandardIndexKey(V1.self) && hasStandardIndexKey(V2.self) && !isComputed(first)
-                && !isComputed(second),
-            keyPaths: [first, second],
+            isMultiEntry: false, isDerivable: components.allSatisfy(\.isDerivable), keyPaths: components.map(\.keyPath),
             appendKeys: { model, position, set in
-                set.append(index: position) {
-                    readFirst(model).appendIndexKey(to: &$0)
-                    readSecond(model).appendIndexKey(to: &$0)
+                set.append(index: position) { key in
+                    for append in appenders { append(model, &key) }
                 }
             },
-            componentEncoders: [encoder(V1.self), encoder(V2.self)])
+            componentEncoders: components.map(\.encoder))
     }
 
-    /// A function that reads the attribute at `keyPath` of the model at an address (see ``ModelAddress``).
     private static func reader<V>(_ keyPath: KeyPath<M, V> & Sendable) -> @Sendable (ModelAddress) -> V {
         ModelAddress.reader(of: keyPath)
     }

@@ -31,12 +31,15 @@ extension QueryPlanner {
         var isUnique: Bool
         /// How many attributes the index key covers (more is more selective at equal key counts).
         var attributeCount: Int
+        /// For a range of a compound index, how many of its first attributes an equality fixes.
+        var fixedAttributes = 0
 
-        /// The candidate's selectivity class: unique equality (or no key at all) 4, keys 3, two-sided range 2,
-        /// one-sided range 1, anything else 0.
+        /// The candidate's selectivity class: unique equality (or no key at all) 4, keys or a range of a compound
+        /// index within equalities on its first attributes 3, two-sided range 2, one-sided range 1, anything else 0.
         var tier: Int {
             switch plan {
             case .keys(_, let keys): keys.isEmpty || (isUnique && keys.count == 1) ? 4 : 3
+            case .range where fixedAttributes > 0: 3
             case .range(_, let lower, let upper): lower != nil && upper != nil ? 2 : 1
             case .scan, .ordered: 0
             }
@@ -47,9 +50,14 @@ extension QueryPlanner {
             if case .keys(QueryPlan.recordKey, _) = plan { true } else { false }
         }
 
+        /// Whether the candidate reads keys of a unique index, each of them at most one record.
+        var readsUniqueKeys: Bool {
+            if case .keys = plan { isUnique } else { false }
+        }
+
         /// Whether this candidate should be preferred to another: a higher tier, then IDs over index keys (each ID
-        /// is at most one record, an index key may be many), then fewer keys, then a unique index, then a key over
-        /// more attributes. Ties keep the candidate found first (index declaration order).
+        /// is at most one record, an index key may be many), then fewer keys, then keys of a unique index, then a
+        /// key over more attributes. Ties keep the candidate found first (index declaration order).
         /// - Parameter other: The best candidate so far.
         func isBetter(than other: Candidate) -> Bool {
             if tier != other.tier { return tier > other.tier }
@@ -58,7 +66,7 @@ extension QueryPlanner {
             {
                 return keys.count < otherKeys.count
             }
-            if isUnique != other.isUnique { return isUnique }
+            if readsUniqueKeys != other.readsUniqueKeys { return readsUniqueKeys }
             return attributeCount > other.attributeCount
         }
     }
@@ -123,29 +131,95 @@ extension QueryPlanner {
         return found
     }
 
-    /// Returns the one-key plan on a compound index when every attribute of the key has an equality, concatenating
-    /// the components in key order; the first equality on an attribute wins.
+    /// Returns the plan on a compound index that the terms allow: one key when every attribute has an equality (the
+    /// components concatenated in key order; the first equality on an attribute wins), otherwise the range of the
+    /// keys that begin with the components of the equalities on its first attributes, narrowed by the comparisons
+    /// and prefixes on the next attribute; `nil` when neither the first attribute has an equality nor has a bound.
+    ///
+    /// The components of a key are self-delimiting (each begins with a presence byte, a string ends with its
+    /// terminator), so the keys that begin with a prefix of components are a contiguous range, in the order of the
+    /// next component's values.
     /// - Parameters:
     ///   - index: A compound index.
     ///   - terms: The constraints of a conjunction.
     static func compoundCandidate<Index: PlannableIndex>(on index: Index, terms: [Term<Index.Attribute>]) -> Candidate?
     {
-        var key: [UInt8] = []
         let attributes = index.attributes
         guard index.encodeComponents.count == attributes.count else { return nil }
+        var prefix: [UInt8] = []
+        var fixed = 0
         for (attribute, encode) in zip(attributes, index.encodeComponents) {
             let value = terms.lazy.compactMap { term -> Any? in
                 guard case .equal(let path, let value) = term, path == attribute else { return nil }
                 return value
             }.first
-            guard let value, let component = encode(value) else { return nil }
-            key += component
+            guard let value, let component = encode(value) else { break }
+            prefix += component
+            fixed += 1
         }
+        if fixed == attributes.count {
+            return Candidate(
+                plan: .keys(index: index.name, keys: [prefix]), isUnique: index.isUnique,
+                attributeCount: attributes.count)
+        }
+        var lower: QueryPlan.Bound? = fixed > 0 ? QueryPlan.Bound(key: prefix, isInclusive: true) : nil
+        var upper = fixed > 0 ? successor(of: prefix).map { QueryPlan.Bound(key: $0, isInclusive: false) } : nil
+        var isRanged = false
+        let (attribute, encode) = (attributes[fixed], index.encodeComponents[fixed])
+        for case .compare(let path, let comparison, let value) in terms where path == attribute {
+            guard let component = encode(value) else { continue }
+            let key = prefix + component
+            // The keys whose component equals the value all begin with `key`, and sort before its successor.
+            switch comparison {
+            case .greaterThanOrEqual:
+                lower = tighter(lower, QueryPlan.Bound(key: key, isInclusive: true), isLower: true)
+            case .greaterThan:
+                guard let next = successor(of: key) else { continue }
+                lower = tighter(lower, QueryPlan.Bound(key: next, isInclusive: true), isLower: true)
+            case .lessThan: upper = tighter(upper, QueryPlan.Bound(key: key, isInclusive: false), isLower: false)
+            case .lessThanOrEqual:
+                guard let next = successor(of: key) else { continue }
+                upper = tighter(upper, QueryPlan.Bound(key: next, isInclusive: false), isLower: false)
+            }
+            isRanged = true
+        }
+        for case .prefix(let path, let text) in terms where path == attribute {
+            guard let component = stringPrefixKey(text, encode: encode) else { continue }
+            let key = Array((prefix + component).prefix(IndexKey.keptPrefix))
+            lower = tighter(lower, QueryPlan.Bound(key: key, isInclusive: true), isLower: true)
+            if let next = successor(of: key) {
+                upper = tighter(upper, QueryPlan.Bound(key: next, isInclusive: false), isLower: false)
+            }
+            isRanged = true
+        }
+        guard fixed > 0 || isRanged else { return nil }
         return Candidate(
-            plan: .keys(index: index.name, keys: [key]),
-            isUnique: index.isUnique,
-            attributeCount: attributes.count
-        )
+            plan: .range(index: index.name, lower: lower, upper: upper), isUnique: index.isUnique,
+            attributeCount: fixed + (isRanged ? 1 : 0), fixedAttributes: fixed)
+    }
+
+    /// The smallest key greater than every key that begins with `key`: its last byte below 0xFF incremented, the
+    /// 0xFF bytes after it dropped; `nil` when every byte is 0xFF.
+    static func successor(of key: [UInt8]) -> [UInt8]? {
+        var next = key
+        while let last = next.last {
+            if last < 0xFF {
+                next[next.count - 1] = last + 1
+                return next
+            }
+            next.removeLast()
+        }
+        return nil
+    }
+
+    /// The key component of the strings that begin with `prefix`, under the standard string encoding
+    /// (``IndexKey/appendString(_:to:)``): the prefix's component without its terminator; `nil` when `encode` does
+    /// not give that encoding.
+    static func stringPrefixKey(_ prefix: String, encode: (Any) -> [UInt8]?) -> [UInt8]? {
+        guard let key = encode(prefix), key.first == IndexKey.present,
+            key.suffix(2).elementsEqual([0, IndexKey.stringTerminator])
+        else { return nil }
+        return Array(key.dropLast(2))
     }
 
     /// Merges every comparison and prefix on the index's attribute into one range, keeping the tightest bound on each
@@ -197,20 +271,14 @@ extension QueryPlanner {
     static func prefixBounds<Index: PlannableIndex>(
         _ prefix: String, on index: Index
     ) -> (lower: QueryPlan.Bound, upper: QueryPlan.Bound?)? {
-        guard let key = index.encodeComponents.first?(prefix), key.first == IndexKey.present,
-            key.suffix(2).elementsEqual([0, IndexKey.stringTerminator])
-        else { return nil }
-        var start = Array(key.dropLast(2).prefix(IndexKey.keptPrefix))
-        let lower = QueryPlan.Bound(key: start, isInclusive: true)
-        // The next key of the same length: the last byte below 0xFF incremented, the 0xFF bytes after it dropped.
-        while let last = start.last {
-            if last < 0xFF {
-                start[start.count - 1] = last + 1
-                return (lower, QueryPlan.Bound(key: start, isInclusive: false))
-            }
-            start.removeLast()
+        guard let encode = index.encodeComponents.first, let key = stringPrefixKey(prefix, encode: encode) else {
+            return nil
         }
-        return (lower, nil)
+        let start = Array(key.prefix(IndexKey.keptPrefix))
+        return (
+            QueryPlan.Bound(key: start, isInclusive: true),
+            successor(of: start).map { QueryPlan.Bound(key: $0, isInclusive: false) }
+        )
     }
 
     /// Returns the narrower of two bounds on the same side of a range; at equal keys an exclusive bound is narrower.

@@ -12,7 +12,9 @@ import Foundation
 /// - `attribute.contains(constant)` on a multi-entry index: one key;
 /// - a Boolean attribute alone (`$0.isDone`): equality with `true`;
 /// - `&&`: the most selective usable part (unique equality, then keys, IDs before index keys, then a two-sided range,
-///   then a one-sided range), and equalities on every attribute of a compound index as one key, the components in key order;
+///   then a one-sided range), and equalities on every attribute of a compound index as one key, the components in key
+///   order, or on its first attributes as the range of the keys that begin with them, narrowed by the comparisons or
+///   prefix on the next attribute (as selective as keys, and preferred to them when it fixes more attributes);
 /// - `attribute != nil`, either way round: a range of every key but nil's;
 /// - `attribute.starts(with: constant)` on a string index: the range of the keys that begin with the prefix's key
 ///   (``prefixBounds(_:on:)``), merged with the other bounds on the attribute;
@@ -63,13 +65,16 @@ enum QueryPlanner {
         indexes: [PlannerIndex<Root>]
     ) -> PlannedQuery {
         let constraints = predicate.map { terms(of: $0.expression, indexes: indexes) } ?? []
-        var plan = bestCandidate(for: constraints, indexes: indexes)?.plan ?? .scan
+        let best = bestCandidate(for: constraints, indexes: indexes)
+        var plan = best?.plan ?? .scan
+        var fixedAttributes = best?.fixedAttributes ?? 0
         if plan == .scan, fetchLimit != nil, let ordered = orderedPlan(sortBy: sortBy, indexes: indexes) {
             plan = ordered
+            fixedAttributes = 0
         }
         return PlannedQuery(
             plan: plan,
-            isSorted: isSorted(plan, sortBy: sortBy, indexes: indexes),
+            isSorted: isSorted(plan, sortBy: sortBy, indexes: indexes, fixedAttributes: fixedAttributes),
             description: describe(plan, indexes: indexes),
             isExact: isExact(plan, predicate: predicate, terms: constraints, indexes: indexes)
         )
@@ -110,13 +115,17 @@ enum QueryPlanner {
     /// No sort descriptor: any order is sorted. No key, or one key of a unique index: at most one record. One key of
     /// an index: every candidate has the same values of the index's attributes, so sort descriptors on them all
     /// tie. Several keys and ranges read in ascending key order, so they follow a forward sort on the index's
-    /// attribute; an ordered read follows a sort in its own direction.
+    /// attribute, and a range of a compound index within equalities on its first `fixedAttributes` follows a forward
+    /// sort on all the others, in key order (models that tie on all of them come in ID order, as a stable sort of a
+    /// scan leaves them); an ordered read follows a sort in its own direction.
     /// - Parameters:
     ///   - plan: The chosen plan.
     ///   - sortBy: The fetch's sort descriptors.
     ///   - indexes: The entity's indexes.
-    static func isSorted<Root>(_ plan: QueryPlan, sortBy: [SortDescriptor<Root>], indexes: [PlannerIndex<Root>]) -> Bool
-    {
+    ///   - fixedAttributes: For a range of a compound index, how many of its first attributes an equality fixes.
+    static func isSorted<Root>(
+        _ plan: QueryPlan, sortBy: [SortDescriptor<Root>], indexes: [PlannerIndex<Root>], fixedAttributes: Int = 0
+    ) -> Bool {
         guard let first = sortBy.first else { return true }
         let reverse: Bool
         switch plan {
@@ -133,9 +142,9 @@ enum QueryPlanner {
             guard sortsOnlyBy(index, sortBy) else { return false }
             reverse = false
         case .range(let name, _, _):
-            guard let index = indexes.first(where: { $0.name == name }), sortsOnlyBy(index, sortBy) else {
-                return false
-            }
+            guard let index = indexes.first(where: { $0.name == name }),
+                sortsOnlyBy(index, sortBy) || followsCompoundOrder(index, sortBy, after: fixedAttributes)
+            else { return false }
             reverse = false
         case .ordered(let name, let isReversed):
             guard let index = indexes.first(where: { $0.name == name }), sortsOnlyBy(index, sortBy) else {
@@ -153,6 +162,23 @@ enum QueryPlanner {
     static func sortsOnlyBy<Root>(_ index: PlannerIndex<Root>, _ sortBy: [SortDescriptor<Root>]) -> Bool {
         guard !index.isMultiEntry, index.keyPaths.count == 1, let keyPath = index.keyPaths.first else { return false }
         return sortBy.allSatisfy { $0.keyPath == keyPath }
+    }
+
+    /// Returns whether the sort descriptors are, in order, forward sorts on every attribute of a compound index after
+    /// its first `fixed` ones, each ordering models as the index does (``isByteOrdered(_:)``).
+    /// - Parameters:
+    ///   - index: The plan's index.
+    ///   - sortBy: The fetch's sort descriptors, at least one.
+    ///   - fixed: How many of the index's first attributes an equality fixes.
+    static func followsCompoundOrder<Root>(
+        _ index: PlannerIndex<Root>, _ sortBy: [SortDescriptor<Root>], after fixed: Int
+    ) -> Bool {
+        guard !index.isMultiEntry, index.keyPaths.count > 1, sortBy.count == index.keyPaths.count - fixed else {
+            return false
+        }
+        return zip(sortBy, index.keyPaths.dropFirst(fixed)).allSatisfy { descriptor, keyPath in
+            descriptor.keyPath == keyPath && descriptor.order == .forward && isByteOrdered(descriptor)
+        }
     }
 
     /// Returns whether a sort descriptor orders models exactly as an index on its attribute does: the attribute is an

@@ -96,16 +96,29 @@ import Testing
         #expect(PlannerFixture.plan(#Predicate { $0.tags == ["swift"] }).plan == .scan)
     }
 
-    /// Equalities on every attribute of a compound index read one key, the components in the index's order.
-    @Test func compoundIndexNeedsEveryAttribute() {
+    /// Equalities on every attribute of a compound index read one key, the components in the index's order; on its
+    /// first attribute, the range of the keys that begin with it, narrowed by a comparison on the next; on its second
+    /// attribute alone, nothing.
+    @Test func compoundIndexServesEqualitiesOnAPrefixOfItsAttributes() {
         let expected = QueryPlan.keys(
             index: "lastName+firstName",
             keys: [PlannerKey.string("Doe") + PlannerKey.string("Jane")]
         )
         #expect(PlannerFixture.plan(#Predicate { $0.lastName == "Doe" && $0.firstName == "Jane" }).plan == expected)
         #expect(PlannerFixture.plan(#Predicate { "Jane" == $0.firstName && $0.lastName == "Doe" }).plan == expected)
-        #expect(PlannerFixture.plan(#Predicate { $0.lastName == "Doe" }).plan == .scan)
-        #expect(PlannerFixture.plan(#Predicate { $0.lastName == "Doe" && $0.firstName > "J" }).plan == .scan)
+        // The fixture's strings have no terminator: "Doe"'s keys are those from "Doe" to "Dof".
+        let doe = QueryPlan.Bound(key: PlannerKey.string("Doe"), isInclusive: true)
+        let afterDoe = QueryPlan.Bound(key: PlannerKey.string("Dof"), isInclusive: false)
+        #expect(
+            PlannerFixture.plan(#Predicate { $0.lastName == "Doe" }).plan
+                == .range(index: "lastName+firstName", lower: doe, upper: afterDoe))
+        #expect(
+            PlannerFixture.plan(#Predicate { $0.lastName == "Doe" && $0.firstName > "J" }).plan
+                == .range(
+                    index: "lastName+firstName",
+                    lower: QueryPlan.Bound(key: PlannerKey.string("DoeK"), isInclusive: true),
+                    upper: afterDoe))
+        #expect(PlannerFixture.plan(#Predicate { $0.firstName == "Jane" }).plan == .scan)
     }
 
     /// Nodes the planner does not understand scan on their own, and never crash.
