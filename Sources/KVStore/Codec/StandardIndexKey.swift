@@ -43,3 +43,10 @@ func hasExactEqualityKey(_ type: Any.Type) -> Bool {
     if let optional = type as? any AnyOptional.Type { return hasExactEqualityKey(optional.wrappedType) }
     return type is any StandardIndexKey.Type && type != Float.self && type != Double.self && type != Date.self
 }
+
+/// Whether the index keys of `type` sort exactly as `<` orders its values, every value with a key of its own, so that
+/// a range of keys holds exactly the models whose attribute lies in the range: the integer types. Not strings (the
+/// keys sort by NFC bytes, `<` does not), floating-point numbers or dates (NaN), or optionals.
+func hasExactOrderKey(_ type: Any.Type) -> Bool {
+    type is any FixedWidthInteger.Type && type is any StandardIndexKey.Type
+}

@@ -207,7 +207,7 @@ public struct ModelTransaction: ~Copyable {
 
     /// The number of models that match `descriptor`'s predicate: counted in the index, without reading a model,
     /// when the index answers the predicate exactly (an equality or `contains` on an integer, `Bool`, `UUID` or
-    /// string attribute, or on `id`).
+    /// string attribute, or on `id`, or comparisons of an integer attribute).
     ///
     /// - Throws: ``KVStoreError/corruptRecord`` when a stored record does not decode, ``KVStoreError/unknownEntity``
     ///   when `M` is not part of the container, what the predicate throws as it evaluates a model, or

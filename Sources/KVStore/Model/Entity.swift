@@ -174,6 +174,11 @@ public struct ModelIndex<M: StoredModel>: Sendable {
     /// read to be counted or listed.
     var hasExactEquality = false
 
+    /// Whether the models in a range of keys of this single-attribute index are exactly those whose attribute lies in
+    /// the range of values (``hasExactOrderKey(_:)``), so that a comparison answered by the index needs no model
+    /// read to be counted or listed.
+    var hasExactOrder = false
+
     let keyPaths: [PartialKeyPath<M> & Sendable]
 
     /// Appends the index keys of the model at the given address to a set, as the keys of the index at the given
@@ -334,6 +339,7 @@ public struct ModelIndex<M: StoredModel>: Sendable {
             appendKeys: { model, position, set in set.append(index: position) { read(model).appendIndexKey(to: &$0) } },
             componentEncoders: [encoder(V.self)])
         index.hasExactEquality = hasExactEqualityKey(V.self)
+        index.hasExactOrder = hasExactOrderKey(V.self)
         return index
     }
 

@@ -62,6 +62,10 @@ struct PlannerIndex<Root>: PlannableIndex {
     /// (``ModelIndex/hasExactEquality``).
     var hasExactEquality = false
 
+    /// Whether the models in a range of keys are exactly those whose attribute lies in the range of values: comparisons
+    /// it answers need no evaluation (``ModelIndex/hasExactOrder``).
+    var hasExactOrder = false
+
     /// The key paths, as the planner compares them with the predicate's; kept beside ``keyPaths``, since turning
     /// one array into the other costs a cast of every element.
     let attributes: [AnyKeyPath]

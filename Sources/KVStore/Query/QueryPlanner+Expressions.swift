@@ -39,6 +39,13 @@ extension QueryPlanner {
     /// exactly its term's models, the node holds for all of them.
     protocol SingleComparison {}
 
+    /// A node that may be made only of `<`, `<=`, `>` and `>=` joined by `&&`, which a range of an index with exact
+    /// order answers exactly.
+    protocol ComparisonTree {
+        /// How many comparisons the node is made of, or `nil` when it holds anything else.
+        var comparisonCount: Int? { get }
+    }
+
     protocol Node {
         /// Returns the constraints this node puts on attributes; every record that satisfies the node satisfies each
         /// returned term, so a plan built from any one term leaves no match out.
@@ -214,6 +221,19 @@ extension PredicateExpressions.NotEqual: QueryPlanner.Node {
             (match.constant as? any AnyOptional)?.isNil == true
         else { return [] }
         return [.compare(match.keyPath, .greaterThan, match.constant)]
+    }
+}
+
+extension PredicateExpressions.Comparison: QueryPlanner.ComparisonTree {
+    var comparisonCount: Int? { 1 }
+}
+
+extension PredicateExpressions.Conjunction: QueryPlanner.ComparisonTree {
+    var comparisonCount: Int? {
+        guard let left = (lhs as? any QueryPlanner.ComparisonTree)?.comparisonCount,
+            let right = (rhs as? any QueryPlanner.ComparisonTree)?.comparisonCount
+        else { return nil }
+        return left + right
     }
 }
 

@@ -80,17 +80,36 @@ enum QueryPlanner {
         )
     }
 
-    /// Returns whether `plan` yields exactly the models `predicate` matches: the predicate is a single comparison (no
-    /// `&&`, `||` or `!` around it) whose one term the plan reads as keys of the record key or of a single-attribute
-    /// index with exact equality (``PlannerIndex/hasExactEquality``), none of them long enough to be cut.
+    /// Returns whether `plan` yields exactly the models `predicate` matches: either the predicate is a single
+    /// equality or `contains` (no `&&`, `||` or `!` around it) whose one term the plan reads as keys of the record key
+    /// or of a single-attribute index with exact equality (``PlannerIndex/hasExactEquality``), none of them long
+    /// enough to be cut; or it is made only of `<`, `<=`, `>` and `>=` joined by `&&`, each comparing the attribute
+    /// of a single-attribute index with exact order (``PlannerIndex/hasExactOrder``) whose range the plan reads with
+    /// a constant encoded into its bounds.
     static func isExact<Root>(
         _ plan: QueryPlan, predicate: Predicate<Root>?, terms: [KeyPathTerm], indexes: [PlannerIndex<Root>]
     ) -> Bool {
-        guard case .keys(let name, let keys) = plan, terms.count == 1,
-            predicate?.expression is any SingleComparison,
-            let index = indexes.first(where: { $0.name == name }), index.hasExactEquality, index.keyPaths.count == 1
-        else { return false }
-        return keys.allSatisfy { $0.count <= IndexKey.maximumLength }
+        switch plan {
+        case .keys(let name, let keys):
+            guard terms.count == 1, predicate?.expression is any SingleComparison,
+                let index = indexes.first(where: { $0.name == name }), index.hasExactEquality,
+                index.keyPaths.count == 1
+            else { return false }
+            return keys.allSatisfy { $0.count <= IndexKey.maximumLength }
+        case .range(let name, _, _):
+            // Every comparison gave a term (one between two attributes gives none), all of them on the index's.
+            guard let expression = predicate?.expression as? any ComparisonTree,
+                expression.comparisonCount == terms.count, let index = indexes.first(where: { $0.name == name }),
+                index.hasExactOrder,
+                let attribute = index.attributes.first, let encode = index.encodeComponents.first
+            else { return false }
+            return terms.allSatisfy { term in
+                guard case .compare(let path, _, let value) = term else { return false }
+                return path == attribute && encode(value) != nil
+            }
+        case .scan, .ordered:
+            return false
+        }
     }
 
     /// Returns an ordered read of the index on the sort attribute, or `nil` when the sort descriptors are not all

@@ -13,6 +13,7 @@ extension EntityStore {
                     isUnique: index.description.isUnique, isMultiEntry: index.description.isMultiEntry,
                     encodeComponents: index.description.componentEncoders)
                 planned.hasExactEquality = index.description.hasExactEquality
+                planned.hasExactOrder = index.description.hasExactOrder
                 return planned
             }
     }
@@ -77,6 +78,13 @@ extension EntityStore {
         guard let predicate = descriptor.predicate else { return try txn.count(of: records) }
         var count = 0
         let planned = plan(descriptor)
+        if planned.isExact, case .range(let name, let lower, let upper) = planned.plan {
+            try forEachID(inRange: name, lower: lower, upper: upper, in: txn) { _ in
+                count += 1
+                return true
+            }
+            return count
+        }
         if planned.isExact, case .keys(let name, let keys) = planned.plan {
             if name == QueryPlan.recordKey {
                 for key in keys where try isStored(key, in: txn) { count += 1 }
@@ -102,9 +110,9 @@ extension EntityStore {
     /// from the models otherwise.
     func identifiers(_ descriptor: FetchDescriptor<M>, in txn: borrowing Transaction) throws -> [UUID] {
         let planned = plan(descriptor)
-        guard descriptor.predicate != nil, planned.isExact, planned.isSorted,
-            case .keys(let name, let keys) = planned.plan
-        else { return try fetch(descriptor, in: txn).map(\.id) }
+        guard descriptor.predicate != nil, planned.isExact, planned.isSorted else {
+            return try fetch(descriptor, in: txn).map(\.id)
+        }
         let offset = max(descriptor.fetchOffset, 0)
         let wanted = descriptor.fetchLimit.map { offset + max($0, 0) }
         var ids: [UUID] = []
@@ -113,6 +121,22 @@ extension EntityStore {
             appendOnce(id, to: &ids, seen: &seen)
             return wanted.map { ids.count < $0 } ?? true
         }
+        switch planned.plan {
+        case .range(let name, let lower, let upper):
+            try forEachID(inRange: name, lower: lower, upper: upper, in: txn, take)
+        case .keys(let name, let keys):
+            try appendIDs(under: keys, of: name, in: txn, take)
+        case .scan, .ordered:
+            return try fetch(descriptor, in: txn).map(\.id)
+        }
+        return Array(ids.dropFirst(offset))
+    }
+
+    /// Calls `take` with the IDs under each of `keys` of the index `name` (the record key's: the IDs stored), in key
+    /// order, until it returns false.
+    private func appendIDs(
+        under keys: [[UInt8]], of name: String, in txn: borrowing Transaction, _ take: (UUID) -> Bool
+    ) throws {
         if name == QueryPlan.recordKey {
             for key in keys where try isStored(key, in: txn) {
                 guard take(key.withBorrowedBytes { UUID(bytes: $0) }) else { break }
@@ -126,7 +150,6 @@ extension EntityStore {
                 guard goesOn else { break }
             }
         }
-        return Array(ids.dropFirst(offset))
     }
 
     /// Whether a record is stored under the record key `key`, looked up without decoding it.
@@ -165,32 +188,9 @@ extension EntityStore {
             }
             try visit(ids, in: txn, reader: reader, body)
         case .range(let name, let lower, let upper):
-            let table = try storedIndex(name).table
-            // A bound that was cut is widened to every key of its prefix: cut keys sharing a prefix sort by hash,
-            // not by value. The predicate, evaluated on every candidate, keeps the right ones.
-            var lowerKey = lower.map { IndexKey.finalized($0.key, hash: longKeyHash) }
-            var upperKey = upper.map { IndexKey.finalized($0.key, hash: longKeyHash) }
-            var lowerInclusive = lower?.isInclusive ?? true
-            var upperInclusive = upper?.isInclusive ?? true
-            if let key = lowerKey, IndexKey.isGrouped(key) {
-                lowerKey = IndexKey.prefixGroup(of: key).lower
-                lowerInclusive = true
-            }
-            if let key = upperKey, IndexKey.isGrouped(key) {
-                upperKey = IndexKey.prefixGroup(of: key).upper
-                upperInclusive = true
-            }
             // Only ranges of numbers and dates are taken as sorted (QueryPlanner.isByteOrdered), whose keys are never
             // cut: the candidates go to `body` as the index gives them, and a sorted fetch stops when it has enough.
-            var seen = Set<UUID>()
-            try txn.scanEntries(table, in: KeyRange(from: lowerKey, upTo: nil)) { indexKey, value in
-                if let lowerKey, !lowerInclusive, compareBytes(indexKey, lowerKey) == 0 { return true }
-                if let upperKey {
-                    let order = compareBytes(indexKey, upperKey)
-                    if order > 0 || (order == 0 && !upperInclusive) { return false }
-                }
-                let id = UUID(bytes: value)
-                guard seen.insert(id).inserted else { return true }
+            try forEachID(inRange: name, lower: lower, upper: upper, in: txn) { id in
                 guard let model = try model(for: id, in: txn, reader: reader) else { return true }
                 return try body(model)
             }
@@ -222,6 +222,42 @@ extension EntityStore {
                 return true
             }
             if goesOn { _ = try flush() }
+        }
+    }
+
+    /// Calls `body` with the ID of each entry of the index `name` between two bounds, in key order, each ID once,
+    /// until `body` returns false.
+    ///
+    /// A bound that was cut is widened to every key of its prefix: cut keys sharing a prefix sort by hash, not by
+    /// value. A plan that reads cut keys is not exact, and the predicate, evaluated on every candidate, keeps the
+    /// right ones.
+    private func forEachID(
+        inRange name: String, lower: QueryPlan.Bound?, upper: QueryPlan.Bound?, in txn: borrowing Transaction,
+        _ body: (UUID) throws -> Bool
+    ) throws {
+        let table = try storedIndex(name).table
+        var lowerKey = lower.map { IndexKey.finalized($0.key, hash: longKeyHash) }
+        var upperKey = upper.map { IndexKey.finalized($0.key, hash: longKeyHash) }
+        var lowerInclusive = lower?.isInclusive ?? true
+        var upperInclusive = upper?.isInclusive ?? true
+        if let key = lowerKey, IndexKey.isGrouped(key) {
+            lowerKey = IndexKey.prefixGroup(of: key).lower
+            lowerInclusive = true
+        }
+        if let key = upperKey, IndexKey.isGrouped(key) {
+            upperKey = IndexKey.prefixGroup(of: key).upper
+            upperInclusive = true
+        }
+        var seen = Set<UUID>()
+        try txn.scanEntries(table, in: KeyRange(from: lowerKey, upTo: nil)) { indexKey, value in
+            if let lowerKey, !lowerInclusive, compareBytes(indexKey, lowerKey) == 0 { return true }
+            if let upperKey {
+                let order = compareBytes(indexKey, upperKey)
+                if order > 0 || (order == 0 && !upperInclusive) { return false }
+            }
+            let id = UUID(bytes: value)
+            guard seen.insert(id).inserted else { return true }
+            return try body(id)
         }
     }
 

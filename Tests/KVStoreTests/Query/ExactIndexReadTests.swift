@@ -93,11 +93,15 @@ struct CountedItem: Model, Equatable {
                 ("one of", #Predicate { [2, 5].contains($0.group) }, { [2, 5].contains($0.group) }),
                 ("unique", #Predicate { codes.contains($0.code) }, { codes.contains($0.code) }),
                 ("id", #Predicate { $0.id == someID }, { $0.id == someID }),
+                ("range", #Predicate { $0.group > 4 }, { $0.group > 4 }),
+                ("flipped range", #Predicate { 2 >= $0.group }, { 2 >= $0.group }),
+                ("two-sided range", #Predicate { $0.group >= 2 && $0.group < 5 }, { $0.group >= 2 && $0.group < 5 }),
+                ("empty range", #Predicate { $0.group > 4 && $0.group < 3 }, { $0.group > 4 && $0.group < 3 }),
             ]
             for (label, predicate, matches) in cases {
                 let descriptor = FetchDescriptor(predicate: predicate)
                 let expected = models.filter(matches).map(\.id)
-                #expect(!expected.isEmpty || label == "unique", "\(label) has matches")
+                #expect(!expected.isEmpty || label == "empty range", "\(label) has matches")
                 var count = 0
                 var ids: [UUID] = []
                 let decoded = try Self.decodes {
@@ -129,7 +133,9 @@ struct CountedItem: Model, Equatable {
                 ("cut key", #Predicate { $0.label == long }, { $0.label == long }),
                 ("double", #Predicate { $0.score == 0.5 }, { $0.score == 0.5 }),
                 ("conjunction", #Predicate { $0.group == 3 && $0.isOpen }, { $0.group == 3 && $0.isOpen }),
-                ("range", #Predicate { $0.group > 4 }, { $0.group > 4 }),
+                ("range and more", #Predicate { $0.group > 4 && $0.isOpen }, { $0.group > 4 && $0.isOpen }),
+                ("range of a double", #Predicate { $0.score > 0.5 }, { $0.score > 0.5 }),
+                ("range of a string", #Predicate { $0.label > "a" }, { $0.label > "a" }),
             ]
             for (label, predicate, matches) in cases {
                 let descriptor = FetchDescriptor(predicate: predicate)
