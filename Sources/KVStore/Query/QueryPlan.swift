@@ -134,8 +134,9 @@ enum QueryPlan: Equatable, Sendable {
     case scan
     /// Read the records under these exact index keys (an equality, or `array.contains($0.field)`), in key order.
     case keys(index: String, keys: [[UInt8]])
-    /// Read the records whose index key lies in a range; `nil` bounds are open.
-    case range(index: String, lower: Bound?, upper: Bound?)
+    /// Read the records whose index key lies in a range; `nil` bounds are open. A `reverse` read goes from the upper
+    /// end, the models of one key still in ID order.
+    case range(index: String, lower: Bound?, upper: Bound?, reverse: Bool = false)
     /// Read the whole index in key order (or reversed), because the first sort descriptor is on the indexed
     /// attribute and the fetch has a limit: the fetch stops once it has enough matches.
     case ordered(index: String, reverse: Bool)

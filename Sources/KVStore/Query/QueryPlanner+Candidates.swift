@@ -40,7 +40,7 @@ extension QueryPlanner {
             switch plan {
             case .keys(_, let keys): keys.isEmpty || (isUnique && keys.count == 1) ? 4 : 3
             case .range where fixedAttributes > 0: 3
-            case .range(_, let lower, let upper): lower != nil && upper != nil ? 2 : 1
+            case .range(_, let lower, let upper, _): lower != nil && upper != nil ? 2 : 1
             case .scan, .ordered: 0
             }
         }

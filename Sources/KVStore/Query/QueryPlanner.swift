@@ -72,6 +72,13 @@ enum QueryPlanner {
             plan = ordered
             fixedAttributes = 0
         }
+        // A range read from its upper end gives a descending sort on the index's order.
+        if case .range(let name, let lower, let upper, false) = plan, sortBy.first?.order == .reverse {
+            let reversed = QueryPlan.range(index: name, lower: lower, upper: upper, reverse: true)
+            if isSorted(reversed, sortBy: sortBy, indexes: indexes, fixedAttributes: fixedAttributes) {
+                plan = reversed
+            }
+        }
         return PlannedQuery(
             plan: plan,
             isSorted: isSorted(plan, sortBy: sortBy, indexes: indexes, fixedAttributes: fixedAttributes),
@@ -96,7 +103,7 @@ enum QueryPlanner {
                 index.keyPaths.count == 1
             else { return false }
             return keys.allSatisfy { $0.count <= IndexKey.maximumLength }
-        case .range(let name, _, _):
+        case .range(let name, _, _, _):
             // Every comparison gave a term (one between two attributes gives none), all of them on the index's.
             guard let expression = predicate?.expression as? any ComparisonTree,
                 expression.comparisonCount == terms.count, let index = indexes.first(where: { $0.name == name }),
@@ -112,21 +119,25 @@ enum QueryPlanner {
         }
     }
 
-    /// Returns an ordered read of the index on the sort attribute, or `nil` when the sort descriptors are not all
-    /// on the attribute of a single-attribute, non-multi-entry index in byte order: reading an index in order pays
-    /// only when its order is the fetch's whole order.
+    /// Returns an ordered read of the index on the sort attribute, or of a compound index whose attributes the sort
+    /// descriptors name in key order and one direction; `nil` when there is none, or the attributes are not in byte
+    /// order: reading an index in order pays only when its order is the fetch's whole order.
     /// - Parameters:
     ///   - sortBy: The fetch's sort descriptors.
     ///   - indexes: The entity's indexes.
     static func orderedPlan<Root>(sortBy: [SortDescriptor<Root>], indexes: [PlannerIndex<Root>]) -> QueryPlan? {
         guard let first = sortBy.first, let keyPath = first.keyPath, isByteOrdered(first) else { return nil }
-        guard sortBy.allSatisfy({ $0.keyPath == keyPath }) else { return nil }
-        guard
+        let reverse = first.order == .reverse
+        if sortBy.allSatisfy({ $0.keyPath == keyPath }),
             let index = indexes.first(where: {
                 !$0.isMultiEntry && $0.keyPaths == [keyPath] && $0.name != QueryPlan.recordKey
             })
-        else { return nil }
-        return .ordered(index: index.name, reverse: first.order == .reverse)
+        {
+            return .ordered(index: index.name, reverse: reverse)
+        }
+        // A compound index whose every attribute the sort names, in key order and one direction.
+        guard let index = indexes.first(where: { followsCompoundOrder($0, sortBy, after: 0) }) else { return nil }
+        return .ordered(index: index.name, reverse: reverse)
     }
 
     /// Returns whether a plan yields its candidates in the order of the sort descriptors.
@@ -160,15 +171,15 @@ enum QueryPlanner {
             }
             guard sortsOnlyBy(index, sortBy) else { return false }
             reverse = false
-        case .range(let name, _, _):
+        case .range(let name, _, _, let isReversed):
             guard let index = indexes.first(where: { $0.name == name }),
                 sortsOnlyBy(index, sortBy) || followsCompoundOrder(index, sortBy, after: fixedAttributes)
             else { return false }
-            reverse = false
+            reverse = isReversed
         case .ordered(let name, let isReversed):
-            guard let index = indexes.first(where: { $0.name == name }), sortsOnlyBy(index, sortBy) else {
-                return false
-            }
+            guard let index = indexes.first(where: { $0.name == name }),
+                sortsOnlyBy(index, sortBy) || followsCompoundOrder(index, sortBy, after: 0)
+            else { return false }
             reverse = isReversed
         }
         return isByteOrdered(first) && (first.order == .reverse) == reverse
@@ -183,8 +194,8 @@ enum QueryPlanner {
         return sortBy.allSatisfy { $0.keyPath == keyPath }
     }
 
-    /// Returns whether the sort descriptors are, in order, forward sorts on every attribute of a compound index after
-    /// its first `fixed` ones, each ordering models as the index does (``isByteOrdered(_:)``).
+    /// Returns whether the sort descriptors are, in order, sorts in one direction on every attribute of a compound
+    /// index after its first `fixed` ones, each ordering models as the index does (``isByteOrdered(_:)``).
     /// - Parameters:
     ///   - index: The plan's index.
     ///   - sortBy: The fetch's sort descriptors, at least one.
@@ -196,7 +207,7 @@ enum QueryPlanner {
             return false
         }
         return zip(sortBy, index.keyPaths.dropFirst(fixed)).allSatisfy { descriptor, keyPath in
-            descriptor.keyPath == keyPath && descriptor.order == .forward && isByteOrdered(descriptor)
+            descriptor.keyPath == keyPath && descriptor.order == sortBy[0].order && isByteOrdered(descriptor)
         }
     }
 
@@ -244,10 +255,10 @@ enum QueryPlanner {
         case .keys(let name, let keys):
             let index = name == QueryPlan.recordKey ? "key id" : index(name)
             return "\(index): \(keys.count) \(keys.count == 1 ? "key" : "keys")"
-        case .range(let name, let lower, let upper):
+        case .range(let name, let lower, let upper, let reverse):
             let from = lower.map { ($0.isInclusive ? "[" : "(") + hex($0.key) } ?? "(-inf"
             let to = upper.map { hex($0.key) + ($0.isInclusive ? "]" : ")") } ?? "+inf)"
-            return "\(index(name)): range \(from), \(to)"
+            return "\(index(name)): range \(from), \(to)\(reverse ? " reverse" : "")"
         case .ordered(let name, let reverse):
             return "\(index(name)): ordered\(reverse ? " reverse" : "")"
         }

@@ -78,7 +78,7 @@ extension EntityStore {
         guard let predicate = descriptor.predicate else { return try txn.count(of: records) }
         var count = 0
         let planned = plan(descriptor)
-        if planned.isExact, case .range(let name, let lower, let upper) = planned.plan {
+        if planned.isExact, case .range(let name, let lower, let upper, _) = planned.plan {
             try forEachID(inRange: name, lower: lower, upper: upper, in: txn) { _ in
                 count += 1
                 return true
@@ -122,8 +122,8 @@ extension EntityStore {
             return wanted.map { ids.count < $0 } ?? true
         }
         switch planned.plan {
-        case .range(let name, let lower, let upper):
-            try forEachID(inRange: name, lower: lower, upper: upper, in: txn, take)
+        case .range(let name, let lower, let upper, let reverse):
+            try forEachID(inRange: name, lower: lower, upper: upper, reverse: reverse, in: txn, take)
         case .keys(let name, let keys):
             try appendIDs(under: keys, of: name, in: txn, take)
         case .scan, .ordered:
@@ -187,10 +187,10 @@ extension EntityStore {
                 }
             }
             try visit(ids, in: txn, reader: reader, body)
-        case .range(let name, let lower, let upper):
+        case .range(let name, let lower, let upper, let reverse):
             // Only ranges of numbers and dates are taken as sorted (QueryPlanner.isByteOrdered), whose keys are never
             // cut: the candidates go to `body` as the index gives them, and a sorted fetch stops when it has enough.
-            try forEachID(inRange: name, lower: lower, upper: upper, in: txn) { id in
+            try forEachID(inRange: name, lower: lower, upper: upper, reverse: reverse, in: txn) { id in
                 guard let model = try model(for: id, in: txn, reader: reader) else { return true }
                 return try body(model)
             }
@@ -225,15 +225,16 @@ extension EntityStore {
         }
     }
 
-    /// Calls `body` with the ID of each entry of the index `name` between two bounds, in key order, each ID once,
-    /// until `body` returns false.
+    /// Calls `body` with the ID of each entry of the index `name` between two bounds, in key order (from the upper
+    /// end when `reverse`, the IDs of one key still in ascending order, as a stable sort of a scan leaves models that
+    /// tie), each ID once, until `body` returns false.
     ///
     /// A bound that was cut is widened to every key of its prefix: cut keys sharing a prefix sort by hash, not by
     /// value. A plan that reads cut keys is not exact, and the predicate, evaluated on every candidate, keeps the
     /// right ones.
     private func forEachID(
-        inRange name: String, lower: QueryPlan.Bound?, upper: QueryPlan.Bound?, in txn: borrowing Transaction,
-        _ body: (UUID) throws -> Bool
+        inRange name: String, lower: QueryPlan.Bound?, upper: QueryPlan.Bound?, reverse: Bool = false,
+        in txn: borrowing Transaction, _ body: (UUID) throws -> Bool
     ) throws {
         let table = try storedIndex(name).table
         var lowerKey = lower.map { IndexKey.finalized($0.key, hash: longKeyHash) }
@@ -248,17 +249,55 @@ extension EntityStore {
             upperKey = IndexKey.prefixGroup(of: key).upper
             upperInclusive = true
         }
-        var seen = Set<UUID>()
-        try txn.scanEntries(table, in: KeyRange(from: lowerKey, upTo: nil)) { indexKey, value in
-            if let lowerKey, !lowerInclusive, compareBytes(indexKey, lowerKey) == 0 { return true }
+        func isInRange(_ indexKey: BorrowedBytes) -> Bool {
+            if let lowerKey {
+                let order = compareBytes(indexKey, lowerKey)
+                if order < 0 || (order == 0 && !lowerInclusive) { return false }
+            }
             if let upperKey {
                 let order = compareBytes(indexKey, upperKey)
                 if order > 0 || (order == 0 && !upperInclusive) { return false }
             }
-            let id = UUID(bytes: value)
-            guard seen.insert(id).inserted else { return true }
-            return try body(id)
+            return true
         }
+        var seen = Set<UUID>()
+        guard reverse else {
+            try txn.scanEntries(table, in: KeyRange(from: lowerKey, upTo: nil)) { indexKey, value in
+                if let upperKey {
+                    let order = compareBytes(indexKey, upperKey)
+                    if order > 0 || (order == 0 && !upperInclusive) { return false }
+                }
+                guard isInRange(indexKey) else { return true }
+                let id = UUID(bytes: value)
+                guard seen.insert(id).inserted else { return true }
+                return try body(id)
+            }
+            return
+        }
+        // From the upper end down, the IDs of each key gathered and given in ascending order.
+        let end = upperKey.map { key in QueryPlanner.successor(of: key) ?? key }
+        var run: (key: [UInt8], ids: [UUID])?
+        var goesOn = true
+        func flush() throws {
+            guard let pending = run else { return }
+            run = nil
+            for id in pending.ids.reversed() where goesOn && seen.insert(id).inserted { goesOn = try body(id) }
+        }
+        try txn.scanEntries(table, in: KeyRange(from: nil, upTo: end), reverse: true) { indexKey, value in
+            if let lowerKey {
+                let order = compareBytes(indexKey, lowerKey)
+                if order < 0 || (order == 0 && !lowerInclusive) { return false }
+            }
+            guard isInRange(indexKey) else { return true }
+            if run.map({ !$0.key.elementsEqual(indexKey) }) ?? true {
+                try flush()
+                guard goesOn else { return false }
+                run = (Array(indexKey), [])
+            }
+            run?.ids.append(UUID(bytes: value))
+            return true
+        }
+        if goesOn { try flush() }
     }
 
     /// Visits the models of `ids`, looked up in key order, in the order of `ids`.
