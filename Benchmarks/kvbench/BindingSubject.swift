@@ -125,6 +125,15 @@ final class BindingSubject: ScenarioSubject {
         }
     }
 
+    /// Counts the duplicates of the project's key in the index.
+    func countTasks(withProjectID projectID: UUID) throws -> Int {
+        try environment.read { txn in
+            try txn.withCursor(on: projectIndex) { cursor in
+                try projectID.withBytes { key in try cursor.seek(to: key) ? try cursor.duplicateCount() : 0 }
+            }
+        }
+    }
+
     /// Reads, changes and writes back tasks in one write transaction, moving index entries of moved tasks.
     func update(_ changes: ArraySlice<TaskChange>) throws {
         var buffer: [UInt8] = []

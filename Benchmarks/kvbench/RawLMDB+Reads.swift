@@ -64,6 +64,24 @@ extension RawLMDB {
         }
     }
 
+    /// Counts the tasks of one project, whose ID is `key`, in a read transaction of its own: the raw form of a count
+    /// on the indexed attribute, `mdb_cursor_count` on the project's key.
+    func countTasksOfProject(key: UnsafeRawPointer) throws -> Int {
+        try read { txn in
+            try withCursor(txn, index) { cursor in
+                try withIndexKey(ofProject: mdbValue(key, offset: 0, count: 16)) { indexKey in
+                    var data = MDB_val()
+                    let code = mdb_cursor_get(cursor, &indexKey, &data, MDB_SET_KEY)
+                    if code == MDB_NOTFOUND { return 0 }
+                    try check(code, "mdb_cursor_get")
+                    var count = 0
+                    try check(mdb_cursor_count(cursor, &count), "mdb_cursor_count")
+                    return count
+                }
+            }
+        }
+    }
+
     /// Calls `body` with each task ID stored under `project` in the index, reading the IDs a page at a time.
     ///
     /// A key with a single value has no duplicate page: LMDB then answers `MDB_GET_MULTIPLE` with success and leaves

@@ -63,6 +63,10 @@ protocol ScenarioSubject: AnyObject {
     ///   - plan: Whether to use the index, or to scan every task and evaluate the predicate on each.
     func tasks(withProjectID projectID: UUID, plan: QueryPlan) throws -> [TaskRecord]
 
+    /// The number of tasks whose `projectID` equals `projectID`, in one read transaction: a count on an indexed
+    /// attribute, which reads no task when the store can count in the index.
+    func countTasks(withProjectID projectID: UUID) throws -> Int
+
     /// Applies `changes` in one write transaction: reads each task, applies its change with
     /// ``TaskChange/apply(to:)``, writes it back, and moves its index entry when its project changed.
     func update(_ changes: ArraySlice<TaskChange>) throws

@@ -98,6 +98,12 @@ final class StoreSubject: ScenarioSubject {
         return try container.read { txn in try txn.fetch(descriptor) }
     }
 
+    /// Counts through `fetchCount`, which counts the index entries of an exact equality.
+    func countTasks(withProjectID projectID: UUID) throws -> Int {
+        let descriptor = FetchDescriptor<TaskRecord>(predicate: #Predicate { $0.projectID == projectID })
+        return try container.read { txn in try txn.fetchCount(descriptor) }
+    }
+
     /// Read-modify-write of each task in one write transaction; the library moves index entries.
     func update(_ changes: ArraySlice<TaskChange>) throws {
         try container.write { txn in

@@ -1,10 +1,12 @@
 import Foundation
 
 /// Predicate query on the indexed attribute, `projectID == value`, one read transaction per query: answered
-/// through the index, and the same query forced to a full scan that decodes every task and tests it.
+/// through the index, and the same query forced to a full scan that decodes every task and tests it; and the count
+/// of the same queries.
 ///
-/// The baseline of both rows is the raw index lookup of the same queries. The full-scan run asks fewer queries,
-/// each of which reads the whole table; throughput counts the tasks returned. Latency is per query.
+/// The baseline of the first two rows is the raw index lookup of the same queries, of the count row the raw count of
+/// the index key's duplicates. The full-scan run asks fewer queries, each of which reads the whole table; throughput
+/// counts the tasks returned, or counted. Latency is per query.
 struct QueryScenario: Scenario {
     /// Runs the scenario.
     func run<Subject: ScenarioSubject>(
@@ -62,8 +64,36 @@ struct QueryScenario: Scenario {
                         }
                     }
                 }
+                let subjectCount = Workload(
+                    name: "\(Subject.name) (count)", latencyUnit: "query",
+                    objectsPerRun: projectIDs.count * Dataset.tasksPerProject, operationsPerRun: projectIDs.count
+                ) { recorder in
+                    try recorder.timed {
+                        var counted = 0
+                        for projectID in projectIDs {
+                            counted += try recorder.operation { try subject.countTasks(withProjectID: projectID) }
+                        }
+                        return counted
+                    }
+                }
+                let baselineCount = Workload(
+                    name: "\(RawLMDB.name) (count)", latencyUnit: "query",
+                    objectsPerRun: projectIDs.count * Dataset.tasksPerProject, operationsPerRun: projectIDs.count
+                ) { recorder in
+                    try recorder.timed {
+                        try keys.withUnsafeBytes { keys in
+                            var counted = 0
+                            for offset in stride(from: 0, to: keys.count, by: 16) {
+                                guard let key = keys.baseAddress?.advanced(by: offset) else { break }
+                                counted += try recorder.operation { try raw.countTasksOfProject(key: key) }
+                            }
+                            return counted
+                        }
+                    }
+                }
                 let measured = try context.measure(
-                    subjectWork(.index, projectIDs), subjectWork(.fullScan, scanned), baseline)
+                    subjectWork(.index, projectIDs), subjectWork(.fullScan, scanned), baseline, subjectCount,
+                    baselineCount)
                 return [
                     context.result(
                         .query, variant: QueryPlan.index.rawValue, records: dataset.tasks.count,
@@ -71,6 +101,9 @@ struct QueryScenario: Scenario {
                     context.result(
                         .query, variant: QueryPlan.fullScan.rawValue, records: dataset.tasks.count,
                         subject: measured[1], baseline: measured[2]),
+                    context.result(
+                        .query, variant: "count", records: dataset.tasks.count, subject: measured[3],
+                        baseline: measured[4]),
                 ]
             }
         }

@@ -141,6 +141,14 @@ enum QueryPlan: Equatable, Sendable {
     /// attribute and the fetch has a limit: the fetch stops once it has enough matches.
     case ordered(index: String, reverse: Bool)
 
+    /// The name of the index the plan reads, `nil` for a scan.
+    var indexName: String? {
+        switch self {
+        case .scan: nil
+        case .keys(let name, _), .range(let name, _, _, _), .ordered(let name, _): name
+        }
+    }
+
     /// One end of a key range.
     struct Bound: Equatable, Sendable {
         var key: [UInt8]
@@ -155,10 +163,15 @@ struct PlannedQuery: Equatable, Sendable {
     /// Whether candidates come out already in the order of the sort descriptors, so the fetch can skip sorting and
     /// stop early at `offset + limit`.
     var isSorted: Bool
-    /// A one-line human description, such as `index projectID: 1 key` or `scan`, for `explain`.
-    var description: String
+    /// Whether the plan's index is unique, for ``description``.
+    var readsUniqueIndex = false
     /// Whether the plan yields exactly the models the predicate matches, so that the fetch need not evaluate it on
-    /// them: the predicate is one equality or `contains` on `id`, and the plan reads those IDs. Evaluating
-    /// `ids.contains($0.id)` costs a pass over `ids` per model.
+    /// them, and a count or a list of IDs need not read them (``QueryPlanner/isExact(_:predicate:terms:indexes:)``).
     var isExact = false
+
+    /// A one-line human description, such as `index projectID: 1 key` or `scan`, for `explain`; made when asked for,
+    /// not by every fetch.
+    var description: String {
+        QueryPlanner.describe(plan, isUnique: readsUniqueIndex)
+    }
 }

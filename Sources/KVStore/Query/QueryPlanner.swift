@@ -82,7 +82,8 @@ enum QueryPlanner {
         return PlannedQuery(
             plan: plan,
             isSorted: isSorted(plan, sortBy: sortBy, indexes: indexes, fixedAttributes: fixedAttributes),
-            description: describe(plan, indexes: indexes),
+            readsUniqueIndex: plan.indexName.map { name in indexes.contains { $0.name == name && $0.isUnique } }
+                ?? false,
             isExact: isExact(plan, predicate: predicate, terms: constraints, indexes: indexes)
         )
     }
@@ -246,8 +247,14 @@ enum QueryPlanner {
     ///   - plan: The chosen plan.
     ///   - indexes: The entity's indexes, to tell a unique index.
     static func describe<Root>(_ plan: QueryPlan, indexes: [PlannerIndex<Root>]) -> String {
+        describe(
+            plan, isUnique: plan.indexName.map { name in indexes.contains { $0.name == name && $0.isUnique } } ?? false)
+    }
+
+    /// Returns the one-line description of a plan whose index is unique or not.
+    static func describe(_ plan: QueryPlan, isUnique: Bool) -> String {
         func index(_ name: String) -> String {
-            indexes.first { $0.name == name }?.isUnique == true ? "unique index \(name)" : "index \(name)"
+            isUnique ? "unique index \(name)" : "index \(name)"
         }
         switch plan {
         case .scan:
