@@ -140,14 +140,8 @@ enum QueryPlan: Equatable, Sendable {
     /// Read the whole index in key order (or reversed), because the first sort descriptor is on the indexed
     /// attribute and the fetch has a limit: the fetch stops once it has enough matches.
     case ordered(index: String, reverse: Bool)
-
-    /// The name of the index the plan reads, `nil` for a scan.
-    var indexName: String? {
-        switch self {
-        case .scan: nil
-        case .keys(let name, _), .range(let name, _, _, _), .ordered(let name, _): name
-        }
-    }
+    /// Read the records of each plan, each record once, for `||` across indexes: the plans in order, each in its own.
+    indirect case union([QueryPlan])
 
     /// One end of a key range.
     struct Bound: Equatable, Sendable {
@@ -163,8 +157,8 @@ struct PlannedQuery: Equatable, Sendable {
     /// Whether candidates come out already in the order of the sort descriptors, so the fetch can skip sorting and
     /// stop early at `offset + limit`.
     var isSorted: Bool
-    /// Whether the plan's index is unique, for ``description``.
-    var readsUniqueIndex = false
+    /// The unique indexes among those the plan reads, for ``description``: empty in the common case.
+    var uniqueIndexes: [String] = []
     /// Whether the plan yields exactly the models the predicate matches, so that the fetch need not evaluate it on
     /// them, and a count or a list of IDs need not read them (``QueryPlanner/isExact(_:predicate:terms:indexes:)``).
     var isExact = false
@@ -172,6 +166,6 @@ struct PlannedQuery: Equatable, Sendable {
     /// A one-line human description, such as `index projectID: 1 key` or `scan`, for `explain`; made when asked for,
     /// not by every fetch.
     var description: String {
-        QueryPlanner.describe(plan, isUnique: readsUniqueIndex)
+        QueryPlanner.describe(plan, uniqueIndexes: uniqueIndexes)
     }
 }

@@ -33,6 +33,8 @@ extension QueryPlanner {
         var attributeCount: Int
         /// For a range of a compound index, how many of its first attributes an equality fixes.
         var fixedAttributes = 0
+        /// For a union, the tier of its least selective part, at most that of keys.
+        var unionTier = 0
 
         /// The candidate's selectivity class: unique equality (or no key at all) 4, keys or a range of a compound
         /// index within equalities on its first attributes 3, two-sided range 2, one-sided range 1, anything else 0.
@@ -42,6 +44,8 @@ extension QueryPlanner {
             case .range where fixedAttributes > 0: 3
             case .range(_, let lower, let upper, _): lower != nil && upper != nil ? 2 : 1
             case .scan, .ordered: 0
+            // Each part is read: as selective as the least selective part, and never one lookup.
+            case .union: unionTier
             }
         }
 
@@ -50,17 +54,23 @@ extension QueryPlanner {
             if case .keys(QueryPlan.recordKey, _) = plan { true } else { false }
         }
 
+        /// Whether the candidate reads several plans one after the other.
+        var isUnion: Bool {
+            if case .union = plan { true } else { false }
+        }
+
         /// Whether the candidate reads keys of a unique index, each of them at most one record.
         var readsUniqueKeys: Bool {
             if case .keys = plan { isUnique } else { false }
         }
 
-        /// Whether this candidate should be preferred to another: a higher tier, then IDs over index keys (each ID
-        /// is at most one record, an index key may be many), then fewer keys, then keys of a unique index, then a
-        /// key over more attributes. Ties keep the candidate found first (index declaration order).
+        /// Whether this candidate should be preferred to another: a higher tier, then one read over a union, then IDs
+        /// over index keys (each ID is at most one record, an index key may be many), then fewer keys, then keys of a
+        /// unique index, then a key over more attributes. Ties keep the candidate found first (index declaration order).
         /// - Parameter other: The best candidate so far.
         func isBetter(than other: Candidate) -> Bool {
             if tier != other.tier { return tier > other.tier }
+            if isUnion != other.isUnion { return !isUnion }
             if readsRecordKeys != other.readsRecordKeys { return readsRecordKeys }
             if case .keys(_, let keys) = plan, case .keys(_, let otherKeys) = other.plan, keys.count != otherKeys.count
             {

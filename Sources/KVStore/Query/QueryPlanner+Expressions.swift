@@ -293,18 +293,28 @@ extension PredicateExpressions.Conjunction: QueryPlanner.Node {
 }
 
 extension PredicateExpressions.Disjunction: QueryPlanner.Node {
-    /// Usable only when both sides read keys of the same index: the union of those keys covers either side.
+    /// Usable when both sides are: keys of the same index are merged into one read of their union; other plans are
+    /// read one after the other (``QueryPlan/union(_:)``), a union of unions flattened. A side without a plan leaves
+    /// the disjunction to a scan.
     func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.KeyPathTerm] {
         let left = QueryPlanner.bestCandidate(for: QueryPlanner.terms(of: lhs, indexes: indexes), indexes: indexes)
         let right = QueryPlanner.bestCandidate(for: QueryPlanner.terms(of: rhs, indexes: indexes), indexes: indexes)
-        guard let left, let right, case .keys(let name, let leftKeys) = left.plan,
-            case .keys(name, let rightKeys) = right.plan
-        else { return [] }
+        guard let left, let right else { return [] }
+        if case .keys(let name, let leftKeys) = left.plan, case .keys(name, let rightKeys) = right.plan {
+            let union = QueryPlanner.Candidate(
+                plan: .keys(index: name, keys: QueryPlanner.sortedUnique(leftKeys + rightKeys)),
+                isUnique: left.isUnique,
+                attributeCount: min(left.attributeCount, right.attributeCount)
+            )
+            return [.candidate(union)]
+        }
+        func parts(_ plan: QueryPlan) -> [QueryPlan] {
+            if case .union(let plans) = plan { plans } else { [plan] }
+        }
         let union = QueryPlanner.Candidate(
-            plan: .keys(index: name, keys: QueryPlanner.sortedUnique(leftKeys + rightKeys)),
-            isUnique: left.isUnique,
-            attributeCount: min(left.attributeCount, right.attributeCount)
-        )
+            plan: .union(parts(left.plan) + parts(right.plan)), isUnique: false,
+            attributeCount: min(left.attributeCount, right.attributeCount),
+            unionTier: min(left.tier, right.tier, 3))
         return [.candidate(union)]
     }
 }

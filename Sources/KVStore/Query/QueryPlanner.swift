@@ -18,7 +18,9 @@ import Foundation
 /// - `attribute != nil`, either way round: a range of every key but nil's;
 /// - `attribute.starts(with: constant)` on a string index: the range of the keys that begin with the prefix's key
 ///   (``prefixBounds(_:on:)``), merged with the other bounds on the attribute;
-/// - `||`: when both sides read keys of the same index, the union of the keys.
+/// - `||`: when both sides read keys of the same index, the union of the keys; when both sides have other plans,
+///   ``QueryPlan/union(_:)`` of them (nested unions flattened), ranked with the least selective side and below one
+///   read of the same tier.
 ///
 /// A constant is any operand that does not read the model: a literal, a captured value, or an expression over them
 /// (`project.id`, `filter.parent?.id`, `base + 1`, `ids.max() ?? 0`), evaluated once while planning.
@@ -38,8 +40,10 @@ import Foundation
 /// - `key id: 1 key`, `key id: 3 keys` for IDs read directly
 /// - `index projectID: 1 key`, `index tags: 3 keys`, `unique index email: 1 key`
 /// - `index dueDate: range [k1, k2)`, with `[`/`]` for an inclusive bound, `(`/`)` for an exclusive one, and
-///   `(-inf` or `+inf)` for an open end, as in `index n: range (8000000000000005, +inf)`
+///   `(-inf` or `+inf)` for an open end, as in `index n: range (8000000000000005, +inf)`, followed by ` reverse`
+///   for a range read from its upper end
 /// - `index dueDate: ordered` or `index dueDate: ordered reverse`
+/// - `union of (index projectID: 1 key), (index dueDate: range [k1, +inf))`
 ///
 /// ```swift
 /// let planned = QueryPlanner.plan(
@@ -82,8 +86,7 @@ enum QueryPlanner {
         return PlannedQuery(
             plan: plan,
             isSorted: isSorted(plan, sortBy: sortBy, indexes: indexes, fixedAttributes: fixedAttributes),
-            readsUniqueIndex: plan.indexName.map { name in indexes.contains { $0.name == name && $0.isUnique } }
-                ?? false,
+            uniqueIndexes: uniqueIndexes(of: plan, in: indexes),
             isExact: isExact(plan, predicate: predicate, terms: constraints, indexes: indexes)
         )
     }
@@ -115,7 +118,7 @@ enum QueryPlanner {
                 guard case .compare(let path, _, let value) = term else { return false }
                 return path == attribute && encode(value) != nil
             }
-        case .scan, .ordered:
+        case .scan, .ordered, .union:
             return false
         }
     }
@@ -160,7 +163,7 @@ enum QueryPlanner {
         guard let first = sortBy.first else { return true }
         let reverse: Bool
         switch plan {
-        case .scan:
+        case .scan, .union:
             return false
         case .keys(let name, let keys):
             guard let index = indexes.first(where: { $0.name == name }) else { return false }
@@ -242,19 +245,29 @@ enum QueryPlanner {
         ObjectIdentifier(Date.self),
     ]
 
+    /// The names of the unique indexes among those `plan` reads.
+    static func uniqueIndexes<Root>(of plan: QueryPlan, in indexes: [PlannerIndex<Root>]) -> [String] {
+        switch plan {
+        case .scan: return []
+        case .union(let plans): return plans.flatMap { uniqueIndexes(of: $0, in: indexes) }
+        case .keys(let name, _), .range(let name, _, _, _), .ordered(let name, _):
+            // No array is made for the common plan on an index that is not unique.
+            return indexes.contains { $0.name == name && $0.isUnique } ? [name] : []
+        }
+    }
+
     /// Returns the one-line description of a plan, in the format documented on `QueryPlanner`.
     /// - Parameters:
     ///   - plan: The chosen plan.
     ///   - indexes: The entity's indexes, to tell a unique index.
     static func describe<Root>(_ plan: QueryPlan, indexes: [PlannerIndex<Root>]) -> String {
-        describe(
-            plan, isUnique: plan.indexName.map { name in indexes.contains { $0.name == name && $0.isUnique } } ?? false)
+        describe(plan, uniqueIndexes: uniqueIndexes(of: plan, in: indexes))
     }
 
-    /// Returns the one-line description of a plan whose index is unique or not.
-    static func describe(_ plan: QueryPlan, isUnique: Bool) -> String {
+    /// Returns the one-line description of a plan, given the unique indexes among those it reads.
+    static func describe(_ plan: QueryPlan, uniqueIndexes: [String]) -> String {
         func index(_ name: String) -> String {
-            isUnique ? "unique index \(name)" : "index \(name)"
+            uniqueIndexes.contains(name) ? "unique index \(name)" : "index \(name)"
         }
         switch plan {
         case .scan:
@@ -268,6 +281,10 @@ enum QueryPlanner {
             return "\(index(name)): range \(from), \(to)\(reverse ? " reverse" : "")"
         case .ordered(let name, let reverse):
             return "\(index(name)): ordered\(reverse ? " reverse" : "")"
+        case .union(let plans):
+            return "union of "
+                + plans.map { "(" + describe($0, uniqueIndexes: uniqueIndexes) + ")" }
+                .joined(separator: ", ")
         }
     }
 

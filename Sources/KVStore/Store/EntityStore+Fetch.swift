@@ -126,7 +126,7 @@ extension EntityStore {
             try forEachID(inRange: name, lower: lower, upper: upper, reverse: reverse, in: txn, take)
         case .keys(let name, let keys):
             try appendIDs(under: keys, of: name, in: txn, take)
-        case .scan, .ordered:
+        case .scan, .ordered, .union:
             return try fetch(descriptor, in: txn).map(\.id)
         }
         return Array(ids.dropFirst(offset))
@@ -168,6 +168,17 @@ extension EntityStore {
         switch plan {
         case .scan:
             try txn.scanEntries(records) { key, value in try body(decode(value, key: key, reader: reader)) }
+        case .union(let plans):
+            // Each model once: one that several parts reach comes with the first.
+            var seen = Set<UUID>()
+            var goesOn = true
+            for part in plans where goesOn {
+                try forEachCandidate(part, in: txn, reader: reader) { model in
+                    guard seen.insert(model.id).inserted else { return true }
+                    goesOn = try body(model)
+                    return goesOn
+                }
+            }
         case .keys(QueryPlan.recordKey, let keys):
             // The planner sorted the IDs' bytes and removed duplicates: the lookups run in key order.
             try visit(keys.map { $0.withBorrowedBytes { UUID(bytes: $0) } }, in: txn, reader: reader, body)

@@ -5,8 +5,13 @@ import Testing
 
 @testable import KVStore
 
-/// How many `CountedItem` models were decoded, across tests: each test reads its own change of it.
-let countedItemDecodes = Atomic<Int>(0)
+/// Counts the `CountedItem` models decoded by the task that set it as ``current``: tests that run at the same time
+/// count their own decodes only.
+final class DecodeCounter: Sendable {
+    let count = Atomic<Int>(0)
+
+    @TaskLocal static var current: DecodeCounter?
+}
 
 /// A model that counts its decodes, with an attribute of each kind the exactness rule tells apart.
 struct CountedItem: Model, Equatable {
@@ -34,7 +39,7 @@ struct CountedItem: Model, Equatable {
     enum CodingKeys: String, CodingKey { case id, group, label, isOpen, ownerID, tags, score, code }
 
     init(from decoder: any Decoder) throws {
-        countedItemDecodes.add(1, ordering: .relaxed)
+        DecodeCounter.current?.count.add(1, ordering: .relaxed)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(UUID.self, forKey: .id)
         group = try container.decode(Int.self, forKey: .group)
@@ -49,7 +54,7 @@ struct CountedItem: Model, Equatable {
 
 /// Counts and IDs of equalities that an index answers exactly come from the index without reading a model, and
 /// agree with what evaluating the predicate on every model gives; other predicates read the models, as before.
-@Suite(.serialized) struct ExactIndexReadTests {
+@Suite struct ExactIndexReadTests {
     static let owners = (0..<3).map { _ in UUID() }
 
     /// 200 models over a few groups, labels (canonically equivalent spellings among them), owners and tags.
@@ -67,9 +72,9 @@ struct CountedItem: Model, Equatable {
 
     /// Runs `body` and returns how many models it decoded.
     static func decodes(_ body: () throws -> Void) rethrows -> Int {
-        let before = countedItemDecodes.load(ordering: .relaxed)
-        try body()
-        return countedItemDecodes.load(ordering: .relaxed) - before
+        let counter = DecodeCounter()
+        try DecodeCounter.$current.withValue(counter) { try body() }
+        return counter.count.load(ordering: .relaxed)
     }
 
     @Test func exactEqualitiesAreCountedAndListedFromTheIndex() throws {
