@@ -26,29 +26,36 @@ struct PendingChanges {
 
     /// The changes by entity, then by ID.
     private var byEntity: [EntityKey: [UUID: Change]] = [:]
-    /// The entities and IDs in the order of their first change, which is the order a save writes entities in.
+    /// The entities and IDs in the order of their first change, which is the order a save writes entities in. A
+    /// forgotten change stays listed (forgetting is one lookup, not a pass over the list), and a change recorded
+    /// again after it is listed twice: ``inSaveOrder`` keeps only the IDs with a change, once each.
     private var order: [(entity: EntityKey, id: UUID)] = []
+    /// How many changes there are.
+    private var count = 0
 
     /// Whether there is any change to save.
-    var isEmpty: Bool { order.isEmpty }
+    var isEmpty: Bool { count == 0 }
 
     /// Records `change` of the model of type `M` with `id`, replacing an earlier change of that model.
     mutating func record<M: StoredModel>(_ change: Change, of type: M.Type, id: UUID) {
         let entity = EntityKey(M.self)
-        if byEntity[entity, default: [:]].updateValue(change, forKey: id) == nil { order.append((entity, id)) }
+        if byEntity[entity, default: [:]].updateValue(change, forKey: id) == nil {
+            order.append((entity, id))
+            count += 1
+        }
     }
 
     /// Forgets the change of the model of type `M` with `id`, if there is one.
     mutating func forget<M: StoredModel>(_ type: M.Type, id: UUID) {
-        let entity = EntityKey(M.self)
-        guard byEntity[entity]?.removeValue(forKey: id) != nil else { return }
-        order.removeAll { $0.entity == entity && $0.id == id }
+        guard byEntity[EntityKey(M.self)]?.removeValue(forKey: id) != nil else { return }
+        count -= 1
     }
 
     /// Forgets every change.
     mutating func removeAll() {
         byEntity.removeAll()
         order.removeAll()
+        count = 0
     }
 
     /// The changes in the order a save writes them: entities in the order they were first changed, and within an
@@ -66,9 +73,13 @@ struct PendingChanges {
         .sorted { lhs, rhs in (lhs.rank, lhs.high, lhs.low) < (rhs.rank, rhs.high, rhs.low) }
         var changes: [(id: UUID, change: Change)] = []
         changes.reserveCapacity(keys.count)
-        // The keys of one entity are adjacent: its changes are looked up once per run of them.
+        // The keys of one entity are adjacent: its changes are looked up once per run of them. An ID listed twice
+        // (recorded again after it was forgotten) is adjacent to itself, and taken once.
         var entityChanges: (entity: EntityKey, byID: [UUID: Change])?
+        var previous: (entity: EntityKey, id: UUID)?
         for key in keys {
+            if let previous, previous.entity == key.entity, previous.id == key.id { continue }
+            previous = (key.entity, key.id)
             if entityChanges?.entity != key.entity { entityChanges = byEntity[key.entity].map { (key.entity, $0) } }
             if let change = entityChanges?.byID[key.id] { changes.append((key.id, change)) }
         }
