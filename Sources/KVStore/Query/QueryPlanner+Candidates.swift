@@ -66,7 +66,8 @@ extension QueryPlanner {
 
         /// Whether this candidate should be preferred to another: a higher tier, then one read over a union, then IDs
         /// over index keys (each ID is at most one record, an index key may be many), then fewer keys, then keys of a
-        /// unique index, then a key over more attributes. Ties keep the candidate found first (index declaration order).
+        /// unique index, then a key over more attributes, then keys over a range. Ties keep the candidate found first
+        /// (index declaration order).
         /// - Parameter other: The best candidate so far.
         func isBetter(than other: Candidate) -> Bool {
             if tier != other.tier { return tier > other.tier }
@@ -77,7 +78,14 @@ extension QueryPlanner {
                 return keys.count < otherKeys.count
             }
             if readsUniqueKeys != other.readsUniqueKeys { return readsUniqueKeys }
-            return attributeCount > other.attributeCount
+            if attributeCount != other.attributeCount { return attributeCount > other.attributeCount }
+            // Keys over a range that fixes as much: a query over stored records (kvtool's) reads keys only.
+            return readsKeys && !other.readsKeys
+        }
+
+        /// Whether the candidate reads keys.
+        var readsKeys: Bool {
+            if case .keys = plan { true } else { false }
         }
     }
 

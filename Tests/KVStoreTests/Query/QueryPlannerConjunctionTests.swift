@@ -135,6 +135,21 @@ import Testing
         #expect(PlannerFixture.plan(#Predicate { $0.firstName == "Jane" }).plan == .scan)
     }
 
+    /// An equality on the first attribute of a compound index declared first, and on a single-attribute index: the
+    /// keys of the single index, which fix as much, win over the compound index's range.
+    @Test func keysWinOverACompoundRangeThatFixesAsMuch() {
+        let indexes = [
+            PlannerIndex<PlannerItem>(
+                name: "lastName+firstName", keyPaths: [\PlannerItem.lastName, \PlannerItem.firstName], isUnique: false,
+                isMultiEntry: false, encodeComponent: PlannerKey.encodeString),
+            PlannerFixture.index("lastName", \.lastName, encode: PlannerKey.encodeString),
+        ]
+        let planned = PlannerFixture.plan(#Predicate { $0.lastName == "Doe" }, indexes: indexes)
+        #expect(planned.plan == .keys(index: "lastName", keys: [PlannerKey.string("Doe")]))
+        let both = PlannerFixture.plan(#Predicate { $0.lastName == "Doe" && $0.firstName > "J" }, indexes: indexes)
+        #expect(both.plan != .keys(index: "lastName", keys: [PlannerKey.string("Doe")]))
+    }
+
     /// Nodes the planner does not understand scan on their own, and never crash.
     @Test(arguments: [
         PlannerCase("$0.title.starts(with: \"a\")", #Predicate { $0.title.starts(with: "a") }, .scan),
