@@ -304,9 +304,10 @@ extension ModelContext {
     /// snapshots, whose values become their snapshots once a save writes them.
     func recordChanges<M: PersistentModel>(of type: M.Type) throws {
         let store = try container.store(for: M.self)
-        // An unchanged object forgets a change recorded before (it was changed back), when there is one.
+        // An unchanged object forgets a change recorded before (it was changed back), when there is one; when there
+        // is none, the objects whose bytes match their shadows are passed over in place.
         let mayForget = pending.hasChanges(of: M.self)
-        try tracked.forEachObject(of: M.self) { object, state in
+        func record(_ object: M, _ state: TrackedObjects.State) throws {
             switch state {
             case .inserted:
                 pending.record(.insert(object), of: M.self, id: object.id)
@@ -331,6 +332,15 @@ extension ModelContext {
                     changedEncodings[ObjectIdentifier(object)] = nil
                 }
             }
+        }
+        guard !mayForget else {
+            try tracked.forEachObject(of: M.self, record)
+            return
+        }
+        try tracked.table(M.self)?.forEachPossiblyChanged(
+            relationshipsAt: store.storedRelationshipOffsets, includingDeleted: true
+        ) { entry in
+            try record(knownTypeDowncast(entry.object, to: M.self), entry.state)
         }
     }
 

@@ -52,34 +52,43 @@ struct TrackedObjects {
 
         /// Calls `body` with each entry whose object may hold other values than its stored record: an inserted one, a
         /// stored one with a record snapshot (only an encoding compares it), and a stored one with a field shadow
-        /// whose bytes, or whose relationship states' IDs (at `offsets`), it no longer matches. Deleted ones are left
-        /// out. The comparisons read the objects in place, with no type metadata or encoding per object.
+        /// whose bytes, or whose relationship states' IDs (at `offsets`), it no longer matches; and a deleted one
+        /// when `includingDeleted`. The comparisons read the objects in place, with no type metadata or encoding per
+        /// object.
         ///
         /// - Throws: What `body` throws.
-        func forEachPossiblyChanged(relationshipsAt offsets: [Int], _ body: (Entry) throws -> Void) rethrows {
-            for entry in Self.possiblyChanged(in: &byID, relationshipsAt: offsets) { try body(entry) }
+        func forEachPossiblyChanged(
+            relationshipsAt offsets: [Int], includingDeleted: Bool = false, _ body: (Entry) throws -> Void
+        ) rethrows {
+            let found = Self.possiblyChanged(in: &byID, relationshipsAt: offsets, includingDeleted: includingDeleted)
+            for entry in found { try body(entry) }
         }
 
-        /// The entries of `entries` that ``mayDiffer(_:relationshipsAt:)``: indexes walked by hand and entries read in
-        /// place (as in `releaseUnreferenced()`), in one access to the table's dictionary, because a copy of each
-        /// entry would retain and release its object and snapshot, which costs more than the comparison.
+        /// The entries of `entries` that ``mayDiffer(_:relationshipsAt:includingDeleted:)``: indexes walked by hand
+        /// and entries read in place (as in `releaseUnreferenced()`), in one access to the table's dictionary, because
+        /// a copy of each entry would retain and release its object and snapshot, which costs more than the
+        /// comparison.
         private static func possiblyChanged(
-            in entries: inout [UUID: Entry], relationshipsAt offsets: [Int]
+            in entries: inout [UUID: Entry], relationshipsAt offsets: [Int], includingDeleted: Bool
         ) -> [Entry] {
             var found: [Entry] = []
             var index = entries.startIndex
             while index != entries.endIndex {
-                if mayDiffer(&entries.values[index], relationshipsAt: offsets) { found.append(entries.values[index]) }
+                if mayDiffer(&entries.values[index], relationshipsAt: offsets, includingDeleted: includingDeleted) {
+                    found.append(entries.values[index])
+                }
                 entries.formIndex(after: &index)
             }
             return found
         }
 
         /// Whether `entry`'s object may hold other values than its stored record (see
-        /// ``forEachPossiblyChanged(relationshipsAt:_:)``), read in place.
-        private static func mayDiffer(_ entry: inout Entry, relationshipsAt offsets: [Int]) -> Bool {
+        /// ``forEachPossiblyChanged(relationshipsAt:includingDeleted:_:)``), read in place.
+        private static func mayDiffer(
+            _ entry: inout Entry, relationshipsAt offsets: [Int], includingDeleted: Bool
+        ) -> Bool {
             switch entry.state {
-            case .deleted: false
+            case .deleted: includingDeleted
             case .stored(.fields(let shadow)):
                 ObjectContents.relatedIDsChanged(in: entry.object, at: offsets) || !shadow.matches(entry.object)
             case .stored(.record), .inserted: true
@@ -118,7 +127,7 @@ struct TrackedObjects {
     /// reference moves to a typed one for the check and back, so that the count is the same.
     private static func uniquenessCheck<M: PersistentModel>(_: M.Type) -> (inout AnyObject) -> Bool {
         { object in
-            guard var typed = object as? M else { return false }
+            var typed = knownTypeDowncast(object, to: M.self)
             object = Vacancy.shared
             defer { object = typed }
             return isKnownUniquelyReferenced(&typed)
