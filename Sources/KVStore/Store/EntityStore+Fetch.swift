@@ -286,7 +286,8 @@ extension EntityStore {
             return
         }
         // From the upper end down, the IDs of each key gathered and given in ascending order.
-        let end = upperKey.map { key in QueryPlanner.successor(of: key) ?? key }
+        // Past every key that begins with the upper bound (none when the bound is all 0xFF bytes: from the last key).
+        let end = upperKey.flatMap { QueryPlanner.successor(of: $0) }
         var run: (key: [UInt8], ids: [UUID])?
         var goesOn = true
         func flush() throws {
