@@ -256,15 +256,8 @@ enum QueryPlanner {
         }
     }
 
-    /// Returns the one-line description of a plan, in the format documented on `QueryPlanner`.
-    /// - Parameters:
-    ///   - plan: The chosen plan.
-    ///   - indexes: The entity's indexes, to tell a unique index.
-    static func describe<Root>(_ plan: QueryPlan, indexes: [PlannerIndex<Root>]) -> String {
-        describe(plan, uniqueIndexes: uniqueIndexes(of: plan, in: indexes))
-    }
-
-    /// Returns the one-line description of a plan, given the unique indexes among those it reads.
+    /// Returns the one-line description of a plan, in the format documented on `QueryPlanner`, given the unique
+    /// indexes among those it reads (``uniqueIndexes(of:in:)``).
     static func describe(_ plan: QueryPlan, uniqueIndexes: [String]) -> String {
         func index(_ name: String) -> String {
             uniqueIndexes.contains(name) ? "unique index \(name)" : "index \(name)"

@@ -260,25 +260,21 @@ extension EntityStore {
             upperKey = IndexKey.prefixGroup(of: key).upper
             upperInclusive = true
         }
-        func isInRange(_ indexKey: BorrowedBytes) -> Bool {
-            if let lowerKey {
-                let order = compareBytes(indexKey, lowerKey)
-                if order < 0 || (order == 0 && !lowerInclusive) { return false }
-            }
-            if let upperKey {
-                let order = compareBytes(indexKey, upperKey)
-                if order > 0 || (order == 0 && !upperInclusive) { return false }
-            }
-            return true
+        func isAboveLower(_ indexKey: BorrowedBytes) -> Bool {
+            guard let lowerKey else { return true }
+            let order = compareBytes(indexKey, lowerKey)
+            return order > 0 || (order == 0 && lowerInclusive)
+        }
+        func isBelowUpper(_ indexKey: BorrowedBytes) -> Bool {
+            guard let upperKey else { return true }
+            let order = compareBytes(indexKey, upperKey)
+            return order < 0 || (order == 0 && upperInclusive)
         }
         var seen = Set<UUID>()
         guard reverse else {
             try txn.scanEntries(table, in: KeyRange(from: lowerKey, upTo: nil)) { indexKey, value in
-                if let upperKey {
-                    let order = compareBytes(indexKey, upperKey)
-                    if order > 0 || (order == 0 && !upperInclusive) { return false }
-                }
-                guard isInRange(indexKey) else { return true }
+                guard isBelowUpper(indexKey) else { return false }
+                guard isAboveLower(indexKey) else { return true }
                 let id = UUID(bytes: value)
                 guard seen.insert(id).inserted else { return true }
                 return try body(id)
@@ -296,11 +292,8 @@ extension EntityStore {
             for id in pending.ids.reversed() where goesOn && seen.insert(id).inserted { goesOn = try body(id) }
         }
         try txn.scanEntries(table, in: KeyRange(from: nil, upTo: end), reverse: true) { indexKey, value in
-            if let lowerKey {
-                let order = compareBytes(indexKey, lowerKey)
-                if order < 0 || (order == 0 && !lowerInclusive) { return false }
-            }
-            guard isInRange(indexKey) else { return true }
+            guard isAboveLower(indexKey) else { return false }
+            guard isBelowUpper(indexKey) else { return true }
             if run.map({ !$0.key.elementsEqual(indexKey) }) ?? true {
                 try flush()
                 guard goesOn else { return false }

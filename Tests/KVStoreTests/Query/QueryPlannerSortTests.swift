@@ -122,9 +122,18 @@ import Testing
         (.ordered(index: "count", reverse: false), "index count: ordered"),
         (.ordered(index: "count", reverse: true), "index count: ordered reverse"),
         (.ordered(index: "email", reverse: true), "unique index email: ordered reverse"),
+        (
+            .range(index: "count", lower: nil, upper: .init(key: [0xab], isInclusive: true), reverse: true),
+            "index count: range (-inf, ab] reverse"
+        ),
+        (
+            .union([.keys(index: "email", keys: [[0x61]]), .keys(index: "count", keys: [[1], [2]])]),
+            "union of (unique index email: 1 key), (index count: 2 keys)"
+        ),
     ])
     func descriptionNamesIndexAndKeys(plan: QueryPlan, expected: String) {
-        #expect(QueryPlanner.describe(plan, indexes: PlannerFixture.indexes) == expected)
+        let uniqueIndexes = QueryPlanner.uniqueIndexes(of: plan, in: PlannerFixture.indexes)
+        #expect(QueryPlanner.describe(plan, uniqueIndexes: uniqueIndexes) == expected)
     }
 
     /// `plan` fills in the description of the plan it chose.
