@@ -55,6 +55,20 @@ private struct DocPlainCode: Model, Equatable {
     static let entity = Entity<DocPlainCode>(name: "Doc")
 }
 
+/// A program that indexes a computed property, and a script that writes the same entity without declaring it.
+private struct DocFolded: Model, Equatable {
+    var id = UUID.timeOrdered()
+    var title: String
+    var titleFolded: String { title.lowercased() }
+    static let entity = Entity<DocFolded>(name: "Doc", indexes: [.index(\.titleFolded, name: "titleFolded")])
+}
+
+private struct DocUnfolded: Model, Equatable {
+    var id = UUID.timeOrdered()
+    var title: String
+    static let entity = Entity<DocUnfolded>(name: "Doc")
+}
+
 // A project whose tasks cascade, and a script's project that declares neither the tasks nor the relationship.
 
 private struct Folder: Model, Equatable {
@@ -279,6 +293,33 @@ func integrityErrors(at path: String) throws -> [String] {
         #expect(error.description.contains("index code"))
         #expect(error.description.contains("key encoding of its own"))
         #expect(try ModelContext(script).fetchCount(FetchDescriptor<DocPlainCode>()) == 1)
+    }
+
+    /// An index on a computed property has keys only its program can compute: a script that does not declare it is
+    /// refused rather than leaving the index without its models, and the program finds what it wrote.
+    @Test func anIndexOnAComputedPropertyIsNeverWrittenWrongByAProgramThatDoesNotDeclareIt() throws {
+        let directory = StoreDirectory()
+        do {
+            let program = try open(DocFolded.self, at: directory.path)
+            try program.write { txn in try txn.insert(DocFolded(title: "One")) }
+            try program.close()
+        }
+        do {
+            let script = try open(DocUnfolded.self, at: directory.path)
+            defer { try? script.close() }
+            let error = try #require(throws: KVStoreError.self) {
+                try script.write { txn in try txn.insert(DocUnfolded(title: "Two")) }
+            }
+            #expect(error == .schemaChanged)
+            #expect(error.description.contains("index titleFolded"))
+        }
+        let program = try open(DocFolded.self, at: directory.path)
+        defer { try? program.close() }
+        let folded = "one"
+        let found = try program.read { txn in
+            try txn.fetch(FetchDescriptor<DocFolded>(predicate: #Predicate { $0.titleFolded == folded }))
+        }
+        #expect(found.map(\.title) == ["One"])
     }
 
     @Test func deletingThroughARelationshipTheProgramDoesNotDeclareAppliesTheStoresRule() throws {
