@@ -56,8 +56,11 @@ public struct KeyRange: Hashable, Sendable {
     }
 
     /// The smallest byte string greater than every string that starts with `prefix`, or `nil` when there is none
-    /// (an empty prefix, or one made of 0xFF bytes only: then every key from the prefix on has it).
-    static func successor(ofPrefix prefix: [UInt8]) -> [UInt8]? {
+    /// (an empty prefix, or one made of 0xFF bytes only: then every key from the prefix on has it): the exclusive
+    /// upper bound of ``prefix(_:)``.
+    ///
+    /// - Parameter prefix: The bytes the strings start with.
+    public static func successor(ofPrefix prefix: [UInt8]) -> [UInt8]? {
         var bytes = prefix
         while let last = bytes.last {
             if last < 0xFF {

@@ -52,16 +52,13 @@ struct QueryScenario: Scenario {
                     objectsPerRun: projectIDs.count * Dataset.tasksPerProject, operationsPerRun: projectIDs.count
                 ) { recorder in
                     try recorder.timed {
-                        try keys.withUnsafeBytes { keys in
-                            var found = 0
-                            for offset in stride(from: 0, to: keys.count, by: 16) {
-                                guard let key = keys.baseAddress?.advanced(by: offset) else { break }
-                                let result = try recorder.operation { try raw.tasksOfProject(key: key) }
-                                BlackHole.consume(result.checksum)
-                                found += result.found
-                            }
-                            return found
+                        var found = 0
+                        try Self.forEachKey(in: keys) { key in
+                            let result = try recorder.operation { try raw.tasksOfProject(key: key) }
+                            BlackHole.consume(result.checksum)
+                            found += result.found
                         }
+                        return found
                     }
                 }
                 let subjectCount = Workload(
@@ -81,14 +78,11 @@ struct QueryScenario: Scenario {
                     objectsPerRun: projectIDs.count * Dataset.tasksPerProject, operationsPerRun: projectIDs.count
                 ) { recorder in
                     try recorder.timed {
-                        try keys.withUnsafeBytes { keys in
-                            var counted = 0
-                            for offset in stride(from: 0, to: keys.count, by: 16) {
-                                guard let key = keys.baseAddress?.advanced(by: offset) else { break }
-                                counted += try recorder.operation { try raw.countTasksOfProject(key: key) }
-                            }
-                            return counted
+                        var counted = 0
+                        try Self.forEachKey(in: keys) { key in
+                            counted += try recorder.operation { try raw.countTasksOfProject(key: key) }
                         }
+                        return counted
                     }
                 }
                 let measured = try context.measure(
@@ -106,6 +100,14 @@ struct QueryScenario: Scenario {
                         baseline: measured[4]),
                 ]
             }
+        }
+    }
+
+    /// Calls `body` with the address of each 16-byte key of `keys`, in order.
+    private static func forEachKey(in keys: [UInt8], _ body: (UnsafeRawPointer) throws -> Void) rethrows {
+        try keys.withUnsafeBytes { keys in
+            guard let base = keys.baseAddress else { return }
+            for offset in stride(from: 0, to: keys.count, by: 16) { try body(base.advanced(by: offset)) }
         }
     }
 }

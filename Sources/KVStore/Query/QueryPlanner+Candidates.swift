@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 
 extension QueryPlanner {
     /// One constraint on an attribute, found while walking a predicate's expression tree (the attribute is a key path
@@ -181,7 +182,8 @@ extension QueryPlanner {
                 attributeCount: attributes.count)
         }
         var lower: QueryPlan.Bound? = fixed > 0 ? QueryPlan.Bound(key: prefix, isInclusive: true) : nil
-        var upper = fixed > 0 ? successor(of: prefix).map { QueryPlan.Bound(key: $0, isInclusive: false) } : nil
+        var upper =
+            fixed > 0 ? KeyRange.successor(ofPrefix: prefix).map { QueryPlan.Bound(key: $0, isInclusive: false) } : nil
         var isRanged = false
         let (attribute, encode) = (attributes[fixed], index.encodeComponents[fixed])
         for case .compare(let path, let comparison, let value) in terms where path == attribute {
@@ -192,11 +194,11 @@ extension QueryPlanner {
             case .greaterThanOrEqual:
                 lower = tighter(lower, QueryPlan.Bound(key: key, isInclusive: true), isLower: true)
             case .greaterThan:
-                guard let next = successor(of: key) else { continue }
+                guard let next = KeyRange.successor(ofPrefix: key) else { continue }
                 lower = tighter(lower, QueryPlan.Bound(key: next, isInclusive: true), isLower: true)
             case .lessThan: upper = tighter(upper, QueryPlan.Bound(key: key, isInclusive: false), isLower: false)
             case .lessThanOrEqual:
-                guard let next = successor(of: key) else { continue }
+                guard let next = KeyRange.successor(ofPrefix: key) else { continue }
                 upper = tighter(upper, QueryPlan.Bound(key: next, isInclusive: false), isLower: false)
             }
             isRanged = true
@@ -205,7 +207,7 @@ extension QueryPlanner {
             guard let component = stringPrefixKey(text, encode: encode) else { continue }
             let key = Array((prefix + component).prefix(IndexKey.keptPrefix))
             lower = tighter(lower, QueryPlan.Bound(key: key, isInclusive: true), isLower: true)
-            if let next = successor(of: key) {
+            if let next = KeyRange.successor(ofPrefix: key) {
                 upper = tighter(upper, QueryPlan.Bound(key: next, isInclusive: false), isLower: false)
             }
             isRanged = true
@@ -214,20 +216,6 @@ extension QueryPlanner {
         return Candidate(
             plan: .range(index: index.name, lower: lower, upper: upper), isUnique: index.isUnique,
             attributeCount: fixed + (isRanged ? 1 : 0), fixedAttributes: fixed)
-    }
-
-    /// The smallest key greater than every key that begins with `key`: its last byte below 0xFF incremented, the
-    /// 0xFF bytes after it dropped; `nil` when every byte is 0xFF.
-    static func successor(of key: [UInt8]) -> [UInt8]? {
-        var next = key
-        while let last = next.last {
-            if last < 0xFF {
-                next[next.count - 1] = last + 1
-                return next
-            }
-            next.removeLast()
-        }
-        return nil
     }
 
     /// The key component of the strings that begin with `prefix`, under the standard string encoding
@@ -295,7 +283,7 @@ extension QueryPlanner {
         let start = Array(key.prefix(IndexKey.keptPrefix))
         return (
             QueryPlan.Bound(key: start, isInclusive: true),
-            successor(of: start).map { QueryPlan.Bound(key: $0, isInclusive: false) }
+            KeyRange.successor(ofPrefix: start).map { QueryPlan.Bound(key: $0, isInclusive: false) }
         )
     }
 

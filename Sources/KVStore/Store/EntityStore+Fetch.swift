@@ -283,7 +283,7 @@ extension EntityStore {
         }
         // From the upper end down, the IDs of each key gathered and given in ascending order.
         // Past every key that begins with the upper bound (none when the bound is all 0xFF bytes: from the last key).
-        let end = upperKey.flatMap { QueryPlanner.successor(of: $0) }
+        let end = upperKey.flatMap { KeyRange.successor(ofPrefix: $0) }
         var run: (key: [UInt8], ids: [UUID])?
         var goesOn = true
         func flush() throws {
