@@ -164,6 +164,9 @@ public struct KVStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// An operation names a model that is not stored, such as reading or streaming an external value of a model
     /// that was never saved or was deleted.
     public static let modelNotFound = KVStoreError(kind: "modelNotFound")
+    /// An aggregate's integer sum does not fit the attribute's type: aggregate a wider type, such as a computed
+    /// property that converts the attribute to `Int64` or `Double`.
+    public static let overflow = KVStoreError(kind: "overflow")
 }
 
 /// A cause set through the deprecated ``KVStoreError/underlying`` spelling, which only ever had a description.

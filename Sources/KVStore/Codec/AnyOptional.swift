@@ -7,6 +7,8 @@ protocol AnyOptional {
     var isNil: Bool { get }
     /// The wrapped value, or `nil`.
     var wrappedValue: Any? { get }
+    /// `nil` of this type.
+    static var none: Self { get }
 }
 
 extension Optional: AnyOptional {

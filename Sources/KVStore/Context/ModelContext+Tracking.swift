@@ -233,18 +233,29 @@ extension ModelContext {
     /// inserted, or stored and changed since their snapshot (deleted ones are not among them). One comparison per
     /// object held, without encoding for a class with an ``ObjectLayout``.
     private func changedObjects<M: PersistentModel>(of type: M.Type, store: EntityStore<M>) throws -> [UUID: M] {
+        try unsavedObjects(of: M.self, store: store).changed
+    }
+
+    /// The objects of `M` the context holds that differ from the store's because of this context: those inserted
+    /// or changed since their snapshot, and the IDs of those deleted, not saved yet.
+    func unsavedObjects<M: PersistentModel>(
+        of type: M.Type, store: EntityStore<M>, includingDeleted: Bool = false
+    ) throws -> (changed: [UUID: M], deleted: Set<UUID>) {
         var changed: [UUID: M] = [:]
+        var deleted = Set<UUID>()
         let offsets = store.storedRelationshipOffsets
-        try tracked.table(M.self)?.forEachPossiblyChanged(relationshipsAt: offsets) { entry in
+        try tracked.table(M.self)?.forEachPossiblyChanged(relationshipsAt: offsets, includingDeleted: includingDeleted)
+        {
+            entry in
             let object = knownTypeDowncast(entry.object, to: M.self)
             switch entry.state {
             case .inserted: changed[object.id] = object
-            case .deleted: break
+            case .deleted: deleted.insert(object.id)
             case .stored(let snapshot):
                 if try !matches(object, snapshot, store: store) { changed[object.id] = object }
             }
         }
-        return changed
+        return (changed, deleted)
     }
 
     /// The number of objects that match `descriptor`'s predicate, with the context's unsaved changes.

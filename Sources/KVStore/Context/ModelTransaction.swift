@@ -224,6 +224,60 @@ public struct ModelTransaction: ~Copyable {
         try run { try container.store(for: M.self).identifiers(descriptor, in: transaction.pointee) }
     }
 
+    /// The value of `aggregate` over the models `predicate` matches (all of them when it is `nil`), computed in this
+    /// transaction from the index, the records or the models, in that order of preference (see ``Aggregate``).
+    ///
+    /// - Throws: ``KVStoreError/overflow`` when an integer sum does not fit its type, ``KVStoreError/corruptRecord``
+    ///   when a stored record does not decode, ``KVStoreError/unknownEntity`` when `M` is not part of the container,
+    ///   what the predicate throws as it evaluates a model, or ``KVStoreError/damaged`` or ``KVStoreError/storage``
+    ///   when the store cannot be read.
+    public func aggregate<M: StoredModel, R>(
+        _ aggregate: Aggregate<M, R>, matching predicate: Predicate<M>? = nil
+    )
+        throws -> R
+    {
+        try run {
+            let state = aggregate.makeState()
+            try container.store(for: M.self).aggregate(
+                aggregate, into: state, predicate: predicate, excluding: [], in: transaction.pointee)
+            return try state.result()
+        }
+    }
+
+    /// The value of `aggregate` over the models `predicate` matches, for each value of the attribute at `keyPath`
+    /// that one of them holds (`nil` is a group of its own).
+    ///
+    /// - Throws: What ``aggregate(_:matching:)`` throws.
+    public func aggregate<M: StoredModel, R, G: Hashable>(
+        _ aggregate: Aggregate<M, R>, matching predicate: Predicate<M>? = nil,
+        groupedBy keyPath: KeyPath<M, G> & Sendable
+    ) throws -> [G: R] {
+        try grouped(aggregate, predicate: predicate, by: .value(keyPath))
+    }
+
+    /// The value of `aggregate` over the models `predicate` matches, for each element of the array attribute at
+    /// `keyPath` (a model is in the group of each element it holds, and in none when its array is empty).
+    ///
+    /// - Throws: What ``aggregate(_:matching:)`` throws.
+    public func aggregate<M: StoredModel, R, E: Hashable>(
+        _ aggregate: Aggregate<M, R>, matching predicate: Predicate<M>? = nil,
+        groupedBy keyPath: KeyPath<M, [E]> & Sendable
+    ) throws -> [E: R] {
+        try grouped(aggregate, predicate: predicate, by: .elements(keyPath))
+    }
+
+    private func grouped<M: StoredModel, R, G: Hashable>(
+        _ aggregate: Aggregate<M, R>, predicate: Predicate<M>?, by grouping: AggregateGrouping<M, G>
+    ) throws -> [G: R] {
+        try run {
+            var groups: [G: AggregateState<M, R>] = [:]
+            try container.store(for: M.self).aggregate(
+                aggregate, groupedBy: grouping, into: &groups, predicate: predicate, excluding: [],
+                in: transaction.pointee)
+            return try groups.mapValues { try $0.result() }
+        }
+    }
+
     /// Runs `body`, turning binding errors into store errors.
     func run<R>(_ body: () throws -> R) throws -> R {
         do {

@@ -243,7 +243,7 @@ extension EntityStore {
     /// A bound that was cut is widened to every key of its prefix: cut keys sharing a prefix sort by hash, not by
     /// value. A plan that reads cut keys is not exact, and the predicate, evaluated on every candidate, keeps the
     /// right ones.
-    private func forEachID(
+    func forEachID(
         inRange name: String, lower: QueryPlan.Bound?, upper: QueryPlan.Bound?, reverse: Bool = false,
         in txn: borrowing Transaction, _ body: (UUID) throws -> Bool
     ) throws {
@@ -317,7 +317,10 @@ extension EntityStore {
         }
     }
 
-    private func storedIndex(_ name: String) throws -> StoredIndex {
+    /// The index named `name`.
+    ///
+    /// - Throws: ``KVStoreError/invalidModel`` when the entity has none.
+    func storedIndex(_ name: String) throws -> StoredIndex {
         guard let index = indexes.first(where: { $0.description.name == name }) else {
             throw KVStoreError(.invalidModel, entity: self.name, message: "\(self.name) has no index named \(name)")
         }

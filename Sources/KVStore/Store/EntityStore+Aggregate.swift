@@ -1,0 +1,437 @@
+import Foundation
+import LMDB
+
+/// How an aggregate reads the store (``EntityStore/aggregateRead(_:predicate:grouped:)``), from the cheapest.
+enum AggregateRead: Equatable {
+    /// Keys of an index and their counts of entries, decoded into the attribute's values: no record is read.
+    case index(String)
+    /// The records the plan finds, each read for the one or two attributes needed: no model is built.
+    case records(QueryPlan)
+    /// The models the plan finds, decoded, the predicate evaluated on each.
+    case models(QueryPlan)
+}
+
+/// How a grouped aggregate tells a model's groups: the value of an attribute, or each element of an array attribute.
+struct AggregateGrouping<M: StoredModel, G: Hashable> {
+    /// The attribute grouped by.
+    let keyPath: PartialKeyPath<M> & Sendable
+    /// The groups of a model.
+    let groups: (M) -> [G]
+    /// The groups of a record, read from its field `name`; `nil` when the record has no value of the attribute's type
+    /// there (the caller decodes the model then).
+    let storedGroups: (borrowing FieldReader, String) throws -> [G]?
+
+    /// Groups by the value of `keyPath`, `nil` a group of its own for an optional attribute.
+    static func value(_ keyPath: KeyPath<M, G> & Sendable) -> Self {
+        Self(
+            keyPath: keyPath, groups: { [$0[keyPath: keyPath]] },
+            storedGroups: { fields, name in try StoredValue<G>.read(from: fields, name: name).map { [$0] } })
+    }
+
+    /// Groups by each element of `keyPath`: a model is in the group of every element it holds, and in none when the
+    /// array is empty.
+    static func elements(_ keyPath: KeyPath<M, [G]> & Sendable) -> Self {
+        Self(
+            keyPath: keyPath, groups: { Array(Set($0[keyPath: keyPath])) },
+            storedGroups: { fields, name in try StoredValue<[G]>.read(from: fields, name: name).map { Array(Set($0)) } }
+        )
+    }
+}
+
+extension EntityStore {
+    // MARK: - Choosing
+
+    /// How an aggregate of `aggregate` over the models `predicate` matches reads the store.
+    func aggregateRead<R>(_ aggregate: Aggregate<M, R>, predicate: Predicate<M>?, grouped: Bool) -> AggregateRead {
+        let planned = plan(FetchDescriptor(predicate: predicate))
+        guard planned.isExact || predicate == nil else { return .models(planned.plan) }
+        if !grouped, let index = aggregateIndex(for: aggregate, plan: predicate == nil ? nil : planned.plan) {
+            return .index(index.description.name)
+        }
+        return .records(planned.plan)
+    }
+
+    /// The index an aggregate can read alone: non-unique, on its attribute only, with keys that decode into the
+    /// attribute's values and compare as the aggregate needs (equal keys for equal values, or for a minimum and a
+    /// maximum keys in the values' order), and read whole or in the range or keys of an exact `plan` on it.
+    private func aggregateIndex<R>(for aggregate: Aggregate<M, R>, plan: QueryPlan?) -> StoredIndex? {
+        guard let keyPath = aggregate.keyPath,
+            let index = indexes.first(where: {
+                !$0.description.isUnique && !$0.description.isMultiEntry && $0.description.isDerivable
+                    && $0.description.keyPaths.count == 1 && $0.description.keyPaths[0] == keyPath
+            }),
+            IndexKeyValues.decoder(for: type(of: keyPath).valueType) != nil
+        else { return nil }
+        switch aggregate.operation {
+        case .minimum, .maximum:
+            guard IndexKeyValues.isOrdered(type(of: keyPath).valueType) else { return nil }
+        case .count, .sum, .average, .distinct:
+            guard index.description.hasExactEquality else { return nil }
+        }
+        switch plan {
+        case nil: return index
+        case .range(let name, _, _, _), .keys(let name, _): return name == index.description.name ? index : nil
+        case .scan, .ordered, .union: return nil
+        }
+    }
+
+    /// The name under which records store the attribute at `keyPath` when the aggregate may read it from the record
+    /// instead of decoding the model: a top-level stored property (not computed, not a nested path), not external.
+    /// A record that holds nothing of the attribute's type under that name is decoded instead, and the first record
+    /// read is checked against its decoded model, so that a property stored under another name (custom
+    /// `CodingKeys`) is caught and the aggregate decodes models.
+    func storedFieldName(of keyPath: PartialKeyPath<M> & Sendable) -> String? {
+        guard !ModelIndex<M>.isComputed(keyPath) else { return nil }
+        let name = ModelIndex<M>.fieldName(of: keyPath)
+        guard !name.contains("."), !externalAttributes.contains(where: { $0.name == name }) else { return nil }
+        return name
+    }
+
+    /// A description of how an aggregate reads, for ``ModelContext/explain(_:matching:)``.
+    func describe(_ read: AggregateRead) -> String {
+        switch read {
+        case .index(let name): "index \(name) keys"
+        case .records(let plan):
+            "records of "
+                + QueryPlanner.describe(plan, uniqueIndexes: QueryPlanner.uniqueIndexes(of: plan, in: plannerIndexes))
+        case .models(let plan):
+            "models of "
+                + QueryPlanner.describe(plan, uniqueIndexes: QueryPlanner.uniqueIndexes(of: plan, in: plannerIndexes))
+        }
+    }
+
+    // MARK: - Reading
+
+    /// Adds to `state` the models that `predicate` matches, but for those in `excluded` (the context adds its own
+    /// versions of those).
+    ///
+    /// - Throws: ``KVStoreError/corruptRecord`` when a record does not decode, ``KVStoreError/overflow`` from an
+    ///   integer sum, what the predicate throws.
+    func aggregate<R>(
+        _ aggregate: Aggregate<M, R>, into state: AggregateState<M, R>, predicate: Predicate<M>?,
+        excluding excluded: Set<UUID>, in txn: borrowing Transaction
+    ) throws {
+        if aggregate.operation == .count, excluded.isEmpty {
+            try state.add(keyValue: (), count: count(FetchDescriptor(predicate: predicate), in: txn))
+            return
+        }
+        let read = aggregateRead(aggregate, predicate: predicate, grouped: false)
+        if case .index(let name) = read, let keyPath = aggregate.keyPath {
+            let planned = plan(FetchDescriptor(predicate: predicate))
+            try aggregateIndex(
+                name, operation: aggregate.operation, valueType: type(of: keyPath).valueType,
+                plan: predicate == nil ? nil : planned.plan, into: state, excluding: excluded, in: txn)
+            return
+        }
+        let name = aggregate.keyPath.flatMap(storedFieldName)
+        var checked = false
+        var readsRecords = name != nil || aggregate.keyPath == nil
+        try forEachMatch(of: predicate, read: read, excluding: excluded, in: txn) { id, bytes in
+            if readsRecords {
+                let added = try readRecord(bytes, id: id) { fields in
+                    guard let name else { return try state.add(from: fields, name: "", count: 1) }
+                    guard checked else { return false }
+                    return try state.add(from: fields, name: name, count: 1)
+                }
+                if added { return }
+            }
+            let model = try decode(bytes, id: id, reader: reader)
+            if readsRecords, !checked, let name {
+                // The first record: read both ways, and decode models from here on if they differ.
+                checked = true
+                readsRecords = try readRecord(bytes, id: id) {
+                    try state.readsSameValue(from: $0, name: name, as: model)
+                }
+            }
+            try state.add(model)
+        } model: { model in
+            try state.add(model)
+        }
+    }
+
+    /// Adds the models that `predicate` matches to the state of each of their groups, made with `makeState`, but for
+    /// those in `excluded`.
+    ///
+    /// - Throws: What ``aggregate(_:into:predicate:excluding:in:)`` throws.
+    func aggregate<R, G>(
+        _ aggregate: Aggregate<M, R>, groupedBy grouping: AggregateGrouping<M, G>,
+        into groups: inout [G: AggregateState<M, R>],
+        predicate: Predicate<M>?, excluding excluded: Set<UUID>, in txn: borrowing Transaction
+    ) throws {
+        func state(_ group: G) -> AggregateState<M, R> {
+            if let state = groups[group] { return state }
+            let state = aggregate.makeState()
+            groups[group] = state
+            return state
+        }
+        func add(_ model: M) throws {
+            for group in grouping.groups(model) { try state(group).add(model) }
+        }
+        let read = aggregateRead(aggregate, predicate: predicate, grouped: true)
+        let valueName = aggregate.keyPath.map(storedFieldName)
+        let groupName = storedFieldName(of: grouping.keyPath)
+        var checked = false
+        var readsRecords = groupName != nil && valueName != .some(nil)
+        try forEachMatch(of: predicate, read: read, excluding: excluded, in: txn) { id, bytes in
+            if readsRecords, checked, let groupName {
+                let added = try readRecord(bytes, id: id) { fields in
+                    guard let keys = try grouping.storedGroups(fields, groupName) else { return false }
+                    // Read the value once, into the first group's state; the others get it from the model.
+                    guard keys.count == 1, let key = keys.first else { return keys.isEmpty }
+                    return try state(key).add(from: fields, name: valueName.flatMap { $0 } ?? "", count: 1)
+                }
+                if added { return }
+            }
+            let model = try decode(bytes, id: id, reader: reader)
+            if readsRecords, !checked, let groupName {
+                checked = true
+                let probe = aggregate.makeState()
+                readsRecords = try readRecord(bytes, id: id) { fields in
+                    let groups = try grouping.storedGroups(fields, groupName)
+                    let sameGroups = groups.map { Set($0) == Set(grouping.groups(model)) } ?? false
+                    guard sameGroups, let valueName = valueName.flatMap({ $0 }) else { return sameGroups }
+                    return try probe.readsSameValue(from: fields, name: valueName, as: model)
+                }
+            }
+            try add(model)
+        } model: { model in
+            try add(model)
+        }
+    }
+
+    /// Reads a record through a ``FieldReader``, turning a damaged record into ``KVStoreError/corruptRecord``.
+    private func readRecord<T>(
+        _ bytes: BorrowedBytes, id: UUID, _ body: (borrowing FieldReader) throws -> T
+    ) throws
+        -> T
+    {
+        do {
+            return try reader.decoder.decodeFields(from: bytes, fields: reader.fields, body)
+        } catch let error as KVStoreError {
+            throw error
+        } catch {
+            throw KVStoreError.undecodable(error, entity: name, id: id, table: Catalog.recordTableName(name))
+        }
+    }
+
+    /// Calls `record` with the ID and stored bytes of each model `predicate` matches when `read` needs no predicate
+    /// evaluated (``AggregateRead/records(_:)``), and `model` with each decoded model that matches otherwise; models
+    /// in `excluded` are passed over.
+    private func forEachMatch(
+        of predicate: Predicate<M>?, read: AggregateRead, excluding excluded: Set<UUID>,
+        in txn: borrowing Transaction, record: (UUID, BorrowedBytes) throws -> Void, model: (M) throws -> Void
+    ) throws {
+        func visit(_ id: UUID) throws -> Bool {
+            guard !excluded.contains(id),
+                let bytes = try withKey(id, { key in try txn.bytes(forKey: key, in: records) })
+            else { return true }
+            try record(id, bytes)
+            return true
+        }
+        switch read {
+        case .index:
+            preconditionFailure("an index read is not a walk of the matches")
+        case .models(let plan):
+            try forEachCandidate(plan, in: txn, reader: reader) { candidate in
+                if !excluded.contains(candidate.id), try predicate?.evaluate(candidate) ?? true { try model(candidate) }
+                return true
+            }
+        case .records(.scan):
+            try txn.scanEntries(records) { key, value in
+                let id = UUID(bytes: key)
+                if !excluded.contains(id) { try record(id, value) }
+                return true
+            }
+        case .records(.keys(QueryPlan.recordKey, let keys)):
+            for key in keys { _ = try visit(key.withBorrowedBytes { UUID(bytes: $0) }) }
+        case .records(.keys(let name, let keys)):
+            let index = try storedIndex(name)
+            var seen = Set<UUID>()
+            for key in keys {
+                try IndexCandidates.forEachID(
+                    underKey: IndexKey.finalized(key, hash: longKeyHash), in: index.table,
+                    isUnique: index.description.isUnique, txn: txn
+                ) { id in
+                    guard keys.count == 1 || seen.insert(id).inserted else { return true }
+                    return try visit(id)
+                }
+            }
+        case .records(.range(let name, let lower, let upper, _)):
+            try forEachID(inRange: name, lower: lower, upper: upper, in: txn, visit)
+        case .records(let plan):
+            // Unions and ordered reads are never exact: evaluate, as for `.models`.
+            try forEachMatch(
+                of: predicate, read: .models(plan), excluding: excluded, in: txn, record: record, model: model)
+        }
+    }
+
+    /// Adds to `state` the values an index holds, read from its keys: each key decoded once and added with its
+    /// count of entries (less those of `excluded` models); a minimum reads up to the first key of a value, a maximum
+    /// from the last key down. The keys are those of `plan` (its range or keys on the index), or all.
+    private func aggregateIndex<R>(
+        _ name: String, operation: Aggregate<M, R>.Operation, valueType: Any.Type, plan: QueryPlan?,
+        into state: AggregateState<M, R>, excluding excluded: Set<UUID>, in txn: borrowing Transaction
+    ) throws {
+        guard let decode = IndexKeyValues.decoder(for: valueType) else { return }
+        let index = try storedIndex(name)
+        let reverse = operation == .maximum
+        let stopsAtFirstValue = operation == .minimum || operation == .maximum
+        var lower: QueryPlan.Bound?
+        var upper: QueryPlan.Bound?
+        var keys: [[UInt8]]?
+        switch plan {
+        case .range(_, let from, let to, _):
+            lower = from
+            upper = to
+        case .keys(_, let planKeys):
+            keys = planKeys
+        default:
+            break
+        }
+        let lowerKey = lower.map { IndexKey.finalized($0.key, hash: longKeyHash) }
+        let upperKey = upper.map { IndexKey.finalized($0.key, hash: longKeyHash) }
+        func isAboveLower(_ key: [UInt8]) -> Bool {
+            guard let lowerKey, let lower else { return true }
+            let order = key.withBorrowedBytes { compareBytes($0, lowerKey) }
+            return order > 0 || (order == 0 && lower.isInclusive)
+        }
+        func isBelowUpper(_ key: [UInt8]) -> Bool {
+            guard let upperKey, let upper else { return true }
+            let order = key.withBorrowedBytes { compareBytes($0, upperKey) }
+            return order < 0 || (order == 0 && upper.isInclusive)
+        }
+        let run = IndexRun(state: state, decode: decode, excluded: excluded, stopsAtFirstValue: stopsAtFirstValue)
+        try txn.withCursor(on: index.table) { cursor in
+            if let keys {
+                for key in reverse ? keys.reversed() : keys
+                where try cursor.seek(to: IndexKey.finalized(key, hash: longKeyHash)) {
+                    guard try addEntries(at: cursor, run, in: txn) else { return }
+                }
+                return
+            }
+            var positioned: Bool
+            if reverse {
+                positioned = try upperKey.map { try cursor.seek(atOrAfter: $0) } ?? false
+                if !positioned { positioned = try cursor.last() }
+            } else {
+                positioned = try lowerKey.map { try cursor.seek(atOrAfter: $0) } ?? cursor.first()
+            }
+            while positioned {
+                guard let key = try cursor.withCurrentEntry({ key, _ in Array(key) }) else { return }
+                if reverse {
+                    guard isAboveLower(key) else { return }
+                    if isBelowUpper(key) {
+                        guard try addEntries(at: cursor, run, in: txn) else { return }
+                    }
+                    positioned = try cursor.previousKey()
+                } else {
+                    guard isBelowUpper(key) else { return }
+                    if isAboveLower(key) {
+                        guard try addEntries(at: cursor, run, in: txn) else { return }
+                    }
+                    positioned = try cursor.nextKey()
+                }
+            }
+        }
+    }
+
+    /// What an index read adds its keys' entries to.
+    private struct IndexRun<R> {
+        let state: AggregateState<M, R>
+        let decode: (BorrowedBytes) throws -> Any
+        let excluded: Set<UUID>
+        let stopsAtFirstValue: Bool
+    }
+
+    /// Adds the entries of the key `cursor` is on to the run's state; returns whether to go on. The cursor is left on
+    /// one of the key's entries.
+    private func addEntries<R>(
+        at cursor: borrowing Cursor, _ run: IndexRun<R>, in txn: borrowing Transaction
+    ) throws
+        -> Bool
+    {
+        guard let key = try cursor.withCurrentEntry({ key, _ in Array(key) }) else { return false }
+        guard !IndexKey.isGrouped(key) else {
+            // LMDB's limit cut the key: its values differ after the cut, so each model is read. (Only strings are that
+            // long, and a minimum or maximum never reads their index.)
+            var found = try cursor.firstDuplicate()
+            while found {
+                if let id = try cursor.withCurrentEntry({ _, value in UUID(bytes: value) }),
+                    run.excluded.isEmpty || !run.excluded.contains(id),
+                    let model = try model(for: id, in: txn, reader: reader)
+                {
+                    try run.state.add(model)
+                }
+                found = try cursor.nextDuplicate()
+            }
+            return true
+        }
+        var count = try cursor.duplicateCount()
+        if !run.excluded.isEmpty {
+            count = 0
+            var found = try cursor.firstDuplicate()
+            while found {
+                if try cursor.withCurrentEntry({ _, value in !run.excluded.contains(UUID(bytes: value)) }) == true {
+                    count += 1
+                }
+                found = try cursor.nextDuplicate()
+            }
+        }
+        guard count > 0 else { return true }
+        try run.state.add(keyValue: try key.withBorrowedBytes { try run.decode($0) }, count: count)
+        // A minimum or maximum passes over nil, which sorts first: it stops at the first other value.
+        return !(run.stopsAtFirstValue && key != [IndexKey.absent])
+    }
+}
+
+/// Reading the values of an attribute back from the keys of an index on it alone, for aggregates.
+enum IndexKeyValues {
+    /// A function that decodes a whole key of an index on an attribute of type `type` into a value of that type
+    /// (boxed), or `nil` when the type's keys do not decode: integers, `Bool`, `String`, `UUID`, `Date`, and
+    /// optionals of them.
+    static func decoder(for type: Any.Type) -> ((BorrowedBytes) throws -> Any)? {
+        if let optional = type as? any AnyOptional.Type {
+            guard let wrapped = decoder(for: optional.wrappedType) else { return nil }
+            return { bytes in
+                bytes.count == 1 && bytes.first == IndexKey.absent ? optional.none : try wrapped(bytes)
+            }
+        }
+        guard let (kind, convert) = conversion(for: type) else { return nil }
+        return { bytes in
+            let components = try IndexKey.decodeComponents(bytes, kinds: [kind])
+            guard let value = components.first.flatMap(convert) else {
+                throw IndexKeyError.malformed(offset: 0, reason: "a key that holds no value of \(type)")
+            }
+            return value
+        }
+    }
+
+    /// Whether keys of `type` sort as its values' `<`: integers and dates, and optionals of them (`nil` first).
+    static func isOrdered(_ type: Any.Type) -> Bool {
+        if let optional = type as? any AnyOptional.Type { return isOrdered(optional.wrappedType) }
+        return type is any FixedWidthInteger.Type || type == Date.self
+    }
+
+    /// The kind a key component of `type` decodes as, and how to make a `type` of it.
+    private static func conversion(for type: Any.Type) -> (ValueKind, (RecordValue) -> Any?)? {
+        if let integer = type as? any FixedWidthInteger.Type {
+            return integer.isSigned
+                ? (.int, { integerValue($0, as: integer) }) : (.uint, { integerValue($0, as: integer) })
+        }
+        switch type {
+        case is String.Type: return (.string, { if case .string(let value) = $0 { value } else { nil } })
+        case is Bool.Type: return (.true, { if case .bool(let value) = $0 { value } else { nil } })
+        case is UUID.Type: return (.uuid, { if case .uuid(let value) = $0 { value } else { nil } })
+        case is Date.Type: return (.date, { if case .date(let value) = $0 { value } else { nil } })
+        default: return nil
+        }
+    }
+
+    private static func integerValue<T: FixedWidthInteger>(_ value: RecordValue, as type: T.Type) -> Any? {
+        switch value {
+        case .int(let number): T(exactly: number)
+        case .uint(let number): T(exactly: number)
+        default: nil
+        }
+    }
+}
