@@ -167,6 +167,9 @@ public struct KVStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// An aggregate's integer sum does not fit the attribute's type: aggregate a wider type, such as a computed
     /// property that converts the attribute to `Int64` or `Double`.
     public static let overflow = KVStoreError(kind: "overflow")
+    /// A continuation cannot resume the listing it is given to: it was made for another entity or descriptor, before
+    /// the store's schema was migrated, or is not a continuation at all. Start the listing again.
+    public static let invalidContinuation = KVStoreError(kind: "invalidContinuation")
 }
 
 /// A cause set through the deprecated ``KVStoreError/underlying`` spelling, which only ever had a description.

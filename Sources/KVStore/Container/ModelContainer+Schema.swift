@@ -292,3 +292,13 @@ extension ModelContainer {
             cause: failure)
     }
 }
+
+extension ModelContainer {
+    /// The store's schema as this container opened it, for continuations: its version and how many migration stages
+    /// it had applied; a continuation made under another is refused.
+    var schemaMark: String {
+        schema.withLock { following in
+            "\(following.openedVersion.map { "\($0)" } ?? "unversioned")+\(following.openedHistory)"
+        }
+    }
+}

@@ -280,7 +280,7 @@ extension ModelContext {
 
     /// The context's objects of `type` with `ids`, in the same order, `nil` for IDs without one: those it holds, and
     /// the others read in one transaction.
-    private func heldOrRead<M: PersistentModel>(_ type: M.Type, ids: [UUID]) throws -> [M?] {
+    func heldOrRead<M: PersistentModel>(_ type: M.Type, ids: [UUID]) throws -> [M?] {
         var results = [M?](repeating: nil, count: ids.count)
         var missing: [(position: Int, id: UUID)] = []
         for (position, id) in ids.enumerated() {

@@ -379,7 +379,7 @@ public final class ModelContext {
     }
 
     /// Reads the models related to `models` through the named relationships, in one read transaction, and keeps them.
-    private func prefetch<M: StoredModel>(_ names: [String], of models: [M]) throws {
+    func prefetch<M: StoredModel>(_ names: [String], of models: [M]) throws {
         let store = try container.store(for: M.self)
         let ids = models.map(\.id)
         let (found, children) = try container.read { txn -> ([any StoredModel], [ChildrenKey: [UUID]]) in
