@@ -6,11 +6,18 @@ import LMDB
 /// transactions: `kvtool list --where` and `kvtool count --where`.
 ///
 /// The query reads one record for `id=…`. Otherwise the library's planner chooses the index, as it does for a fetch
-/// (``CatalogQueryPlanner``, over the entity's ready, derivable indexes), and the index's entries are read as a fetch
-/// reads them (``IndexCandidates``: every owner of a unique index's cut key, every duplicate of another); without a
-/// usable index the record table is scanned in chunks. Every candidate is checked against every condition, except that
-/// ``count()`` counts an index key's entries without reading records when the key alone decides: the index covers all
-/// the conditions, with one whole (uncut) key.
+/// (``CatalogQueryPlanner``, over the entity's ready, derivable indexes): keys for equalities, read as a fetch reads
+/// them (``IndexCandidates``: every owner of a unique index's cut key, every duplicate of another), or a range of keys
+/// for order and prefix conditions on a field, after equalities on the fields before it in a compound index, read in
+/// key order, a chunk of entries per short read transaction that resumes after the last key and ID seen. Without a
+/// usable index the record table is scanned in chunks. `!=` is always checked on records.
+///
+/// Every candidate is checked against every condition, except that ``count()`` counts index entries without reading
+/// records when the index alone decides (the plan is then exact): the conditions are exactly the index's, each with a
+/// value of its field's kind from the catalog, with one whole (uncut) key; or equalities on the first fields of the
+/// index and order or prefix conditions on the next, with bounds short enough to be whole. Such a range decides cut
+/// keys too: a cut key keeps more of its value's key than a bound holds, so it compares with the bound as the whole
+/// key would.
 ///
 /// A scan of the whole record table is audited (``RecordTableAudit``): a key that is not a record key is skipped and
 /// reported, and so is a table whose own count of entries differs from what the scan read. The damage is returned
@@ -75,25 +82,44 @@ package struct RecordQuery {
 
     private static func plan(entity: EntityCatalog, conditions: [RecordCondition]) -> Plan {
         if conditions.isEmpty { return .all }
-        for condition in conditions where condition.field == "id" {
+        for condition in conditions where condition.field == "id" && condition.operator == .equal {
             if case .uuid(let id) = condition.value { return .record(id) }
         }
         guard let lookup = CatalogQueryPlanner.lookup(for: conditions.flatMap(\.constraints), indexes: entity.indexes)
         else { return .scan }
-        // The planner keys an index only with conditions on its fields, one each: when there are no others, and the
-        // key holds the whole value, every entry under it is a match.
-        let isExact =
-            conditions.count == lookup.index.fields.count && lookup.keys.count == 1
-            && lookup.keys.allSatisfy { $0.count <= IndexKey.maximumLength }
-        return .index(lookup, isExact: isExact)
+        return .index(lookup, isExact: isExact(lookup, conditions: conditions))
     }
 
-    /// How the query finds its candidates, for messages and tests: `index projectID (exact)`, `scan`...
+    /// Whether the index's entries alone decide the conditions (see the type's discussion).
+    private static func isExact(_ lookup: IndexLookup, conditions: [RecordCondition]) -> Bool {
+        let fields = lookup.index.fields
+        guard conditions.allSatisfy({ !$0.isGuessed }) else { return false }
+        switch lookup.reading {
+        case .keys(let keys):
+            // The planner keys an index only with conditions on its fields, one each: when there are no others, and
+            // the key holds the whole value, every entry under it is a match.
+            return conditions.allSatisfy { $0.operator == .equal } && conditions.count == fields.count
+                && Set(conditions.map(\.field)) == Set(fields) && keys.count == 1
+                && keys.allSatisfy { $0.count <= IndexKey.maximumLength }
+        case .range:
+            let fixed = fields.prefix(lookup.fixedFields)
+            let equalities = conditions.filter { $0.operator == .equal }
+            guard lookup.hasWholeBounds, equalities.count == fixed.count, Set(equalities.map(\.field)) == Set(fixed)
+            else { return false }
+            let others = conditions.filter { $0.operator != .equal }
+            guard lookup.fixedFields < fields.count else { return others.isEmpty }
+            return others.allSatisfy { $0.field == fields[lookup.fixedFields] && $0.operator != .notEqual }
+        }
+    }
+
+    /// How the query finds its candidates, for messages and tests: `index projectID: 1 key (exact)`, `scan`... An
+    /// index plan is the library's description of it (``IndexLookup/description``), followed by `(exact)` when the
+    /// index alone decides the count.
     package var planDescription: String {
         switch plan {
         case .all: "all records"
         case .record: "record by id"
-        case .index(let lookup, let isExact): "index \(lookup.index.name)\(isExact ? " (exact)" : "")"
+        case .index(let lookup, let isExact): lookup.description + (isExact ? " (exact)" : "")
         case .scan: "scan"
         }
     }
@@ -109,7 +135,16 @@ package struct RecordQuery {
         case .all:
             return (try store.environment.read { txn in try txn.count(of: records) }, [])
         case .index(let lookup, true):
-            guard let indexTable, let key = lookup.keys.first else { return (0, []) }
+            guard let indexTable else { return (0, []) }
+            guard case .keys(let keys) = lookup.reading else {
+                var count = 0
+                try forEachInRange(of: lookup, in: indexTable) { _, _ in
+                    count += 1
+                    return true
+                }
+                return (count, [])
+            }
+            guard let key = keys.first else { return (0, []) }
             let count = try store.environment.read { txn in
                 try IndexCandidates.count(
                     underKey: IndexKey.finalized(key, hash: longKeyHash), in: indexTable,
@@ -127,7 +162,8 @@ package struct RecordQuery {
     }
 
     /// Calls `body` with each record that meets the conditions, in ID order for a scan and for one key of an index,
-    /// and returns the damage a scan of the whole record table found in the table itself.
+    /// in the index's order (by key, then ID) for a range, and returns the damage a scan of the whole record table
+    /// found in the table itself.
     ///
     /// A scan skips a key that is not a record key and goes on; once it is over, it compares the entries it read with
     /// the table's own count of them (``RecordTableAudit``). Each finding is an ``InspectionError/damaged`` naming
@@ -160,6 +196,14 @@ package struct RecordQuery {
             return []
         case .index(let lookup, _):
             guard let indexTable else { return [] }
+            if case .range = lookup.reading {
+                try forEachInRange(of: lookup, in: indexTable) { txn, id in
+                    guard let record = try RecordKey.record(id, of: entity, in: records, txn: txn), matches(record)
+                    else { return true }
+                    return try body(id, record)
+                }
+                return []
+            }
             // A record found under several keys (elements of a multi-entry index) is visited once.
             var seen: Set<UUID>? = lookup.keys.count > 1 ? [] : nil
             for key in lookup.keys {
@@ -179,6 +223,24 @@ package struct RecordQuery {
     /// How the store completes index keys that LMDB's limit cuts.
     private var longKeyHash: LongKeyHash {
         store.format.longKeyHash ?? .standard
+    }
+
+    /// Walks the entries of a range lookup in key order, a chunk of entries per read transaction resuming after the
+    /// last key and ID seen, and calls `visit` with the transaction and each entry's ID until it returns false. A
+    /// range never holds a record twice: ranges are not planned on multi-entry indexes.
+    private func forEachInRange(
+        of lookup: IndexLookup, in table: Table,
+        _ visit: (borrowing Transaction, UUID) throws -> Bool
+    ) throws {
+        guard let (lower, upper) = lookup.storedRange(hash: longKeyHash) else { return }
+        var scan = ChunkedScan(environment: store.environment, table: table, chunkSize: chunkSize, startKey: lower?.key)
+        try scan.forEach { txn, key, value in
+            if let upper, !upper.admits(key, isLower: false) { return false }
+            if let lower, !lower.admits(key, isLower: true) { return true }
+            // A value that is not an ID is damage that 'kvtool check' reports.
+            guard let id = RecordKey.uuid(value) else { return true }
+            return try visit(txn, id)
+        }
     }
 
     /// Walks the IDs an index holds under the stored key `key`, a chunk of them per read transaction; returns

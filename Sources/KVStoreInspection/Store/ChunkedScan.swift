@@ -7,7 +7,8 @@ import LMDB
 /// reader would stop LMDB from reusing pages while a program writes. After each full chunk the pages it read through the
 /// memory map are given back to the kernel (``LMDB/Environment/releaseMappedPages()``), so that the process's resident
 /// memory does not grow with the table either. Entries written or deleted between chunks may
-/// or may not be seen, as with any scan of a live store. A `dupSort` table resumes after the last key and value.
+/// or may not be seen, as with any scan of a live store. A `dupSort` table resumes after the last key and value. A walk
+/// may start at a key (a range of an index), and `body` ends it where the range ends.
 ///
 /// ```swift
 /// var scan = ChunkedScan(environment: environment, table: records, chunkSize: 1000)
@@ -23,6 +24,8 @@ package struct ChunkedScan {
     package let table: Table
     /// The most entries one read transaction visits.
     package let chunkSize: Int
+    /// The key the walk starts at (the first key at or after it); `nil` for the table's first key.
+    package let startKey: [UInt8]?
     /// How many read transactions the walk has used so far.
     private(set) var transactions = 0
     /// The most entries one transaction visited.
@@ -34,10 +37,13 @@ package struct ChunkedScan {
     ///   - environment: The environment of the table.
     ///   - table: The table to walk.
     ///   - chunkSize: The most entries one read transaction visits.
-    package init(environment: Environment, table: Table, chunkSize: Int) {
+    ///   - startKey: The key to start at (the first key at or after it), such as the lower end of a range of an
+    ///     index; `nil` for the table's first key.
+    package init(environment: Environment, table: Table, chunkSize: Int, startKey: [UInt8]? = nil) {
         self.environment = environment
         self.table = table
         self.chunkSize = max(1, chunkSize)
+        self.startKey = startKey
     }
 
     /// Calls `body` with each entry in key order, inside the read transaction of its chunk.
@@ -55,7 +61,7 @@ package struct ChunkedScan {
         afterChunk: (Int) throws -> Void = { _ in },
         _ body: (borrowing Transaction, UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
     ) throws {
-        let (environment, table, chunkSize) = (environment, table, chunkSize)
+        let (environment, table, chunkSize, startKey) = (environment, table, chunkSize, startKey)
         var resume: Entry?
         var visited = 0
         let isDupSort = table.options.contains(.dupSort)
@@ -64,7 +70,7 @@ package struct ChunkedScan {
             let (count, last) = try environment.read { txn -> (Int, Entry?) in
                 try beforeChunk(txn)
                 return try txn.withCursor(on: table) { cursor -> (Int, Entry?) in
-                    var found = try Self.position(cursor, after: resume, isDupSort: isDupSort)
+                    var found = try Self.position(cursor, after: resume, startKey: startKey, isDupSort: isDupSort)
                     var count = 0
                     var last: Entry?
                     while found && count < chunkSize && !stopped {
@@ -89,9 +95,15 @@ package struct ChunkedScan {
         }
     }
 
-    /// Moves the cursor to the first entry after `resume`, or to the first entry when `resume` is `nil`.
-    private static func position(_ cursor: borrowing Cursor, after resume: Entry?, isDupSort: Bool) throws -> Bool {
-        guard let resume else { return try cursor.first() }
+    /// Moves the cursor to the first entry after `resume`, or when `resume` is `nil` to the first entry at or after
+    /// `startKey` (the first entry when that is `nil` too).
+    private static func position(
+        _ cursor: borrowing Cursor, after resume: Entry?, startKey: [UInt8]?, isDupSort: Bool
+    ) throws -> Bool {
+        guard let resume else {
+            guard let startKey else { return try cursor.first() }
+            return try cursor.seek(atOrAfter: startKey)
+        }
         if isDupSort {
             if try cursor.seek(to: resume.key, valueAtOrAfter: resume.value) {
                 let same = try cursor.withCurrent { key, value in

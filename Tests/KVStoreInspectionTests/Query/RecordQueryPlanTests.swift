@@ -59,7 +59,7 @@ import Testing
         #expect(lookup.index.name == "shelf")
         #expect(lookup.keys.count == 1)
         #expect(isExact)
-        #expect(result.description == "index shelf (exact)")
+        #expect(result.description == "index shelf: 1 key (exact)")
         // One key of a non-unique index holds its owners in ID order, as the record table does.
         #expect(result.found.ids == sampleBooks.filter { $0.shelf == "novels" }.map(\.id))
         #expect(result.found == result.scanned)
@@ -85,7 +85,7 @@ import Testing
             RecordCondition(field: "title", value: .string("Persuasion"), isGuessed: false),
         ]
         let result = try Self.run(conditions, entity: "Book", at: store.path)
-        #expect(result.description == "index shelf")
+        #expect(result.description == "index shelf: 1 key")
         #expect(result.found.ids == [sampleBooks[1].id])
         #expect(result.found == result.scanned)
         #expect(result.count == 1)
@@ -115,5 +115,56 @@ import Testing
         #expect(result.found == Found())
         #expect(result.scanned == Found())
         #expect(result.count == 0)
+    }
+
+    @Test func orderConditionsReadARangeOfTheIndexInItsOrder() throws {
+        let store = TemporaryStore()
+        try store.write()
+        let condition = RecordCondition(field: "shelf", operator: .lessThan, value: .string("p"), isGuessed: false)
+        let result = try Self.run([condition], entity: "Book", at: store.path)
+        guard case .index(let lookup, let isExact) = result.plan else {
+            Issue.record("the plan is \(result.plan), not the index")
+            return
+        }
+        #expect(lookup.index.name == "shelf")
+        #expect(isExact)
+        // The range begins after the null key and ends before "p"'s.
+        #expect(result.description == "index shelf: range (00, 01700001) (exact)")
+        // By shelf, then ID: mathematics before novels, though the scan finds the novels first.
+        #expect(result.found.ids == [sampleBooks[2].id, sampleBooks[0].id, sampleBooks[1].id])
+        #expect(Set(result.found.ids) == Set(result.scanned.ids))
+        #expect(result.count == 3)
+    }
+
+    @Test func rangesOverCutKeysFindWhatAScanFinds() throws {
+        let store = TemporaryStore()
+        let handles = (0..<8).map { Handle(path: $0 < 4 ? Self.long("/\($0)") : "/short/\($0)") }
+        try store.write(books: [], handles: handles, collidingLongKeys: true)
+        func path(_ op: RecordCondition.Operator, _ value: String) -> RecordCondition {
+            RecordCondition(field: "path", operator: op, value: .string(value), isGuessed: false)
+        }
+        let conditions: [(RecordCondition, exact: Bool, matches: Int)] = [
+            // A short prefix or bound: whole, it decides the cut keys too.
+            (path(.prefix, "/a/long"), true, 4),
+            (path(.greaterThanOrEqual, "/b"), true, 4),
+            // A long prefix, and bounds whose keys are cut: the range is widened, and its records checked.
+            (path(.prefix, Self.long("/1")), false, 1),
+            (path(.lessThan, Self.long("/2")), false, 2),
+            (path(.greaterThan, Self.long("/2")), false, 5),
+        ]
+        // Each result is compared with a scan that keeps the records every condition matches.
+        for (condition, exact, matches) in conditions {
+            let result = try Self.run([condition], entity: "Handle", at: store.path)
+            guard case .index(let lookup, let isExact) = result.plan else {
+                Issue.record("the plan is \(result.plan), not the index")
+                continue
+            }
+            #expect(lookup.index.name == "path")
+            #expect(isExact == exact, "\(condition.description)")
+            #expect(Set(result.found.ids) == Set(result.scanned.ids), "\(condition.description)")
+            #expect(result.found.ids.count == result.scanned.ids.count, "\(condition.description)")
+            #expect(result.count == result.scanned.ids.count, "\(condition.description)")
+            #expect(result.count == matches, "\(condition.description)")
+        }
     }
 }

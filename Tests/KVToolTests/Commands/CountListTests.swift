@@ -31,12 +31,12 @@ import Testing
     }
 
     @Test(arguments: [
-        (["--where", "projectID=01900000-0000-7000-8000-000000000102"], 2, "index projectID (exact)"),
-        (["--where", "projectID=null"], 1, "index projectID (exact)"),
+        (["--where", "projectID=01900000-0000-7000-8000-000000000102"], 2, "index projectID: 1 key (exact)"),
+        (["--where", "projectID=null"], 1, "index projectID: 1 key (exact)"),
         (["--where", "isDone=false"], 3, "scan"),
         (
             ["--where", "isDone=false", "--where", "projectID=01900000-0000-7000-8000-000000000102"], 1,
-            "index projectID"
+            "index projectID: 1 key"
         ),
         (["--where", "dueDate=2026-05-10T06:13:20.25Z"], 1, "scan"),
         (["--where", "dueDate=2026-05-10"], 0, "scan"),
@@ -56,7 +56,7 @@ import Testing
         try Sample.makeStore(at: store.path)
         #expect(
             kvtool("count", store.path, "Project", "--where", "name=Garden", "--json").output
-                == #"{"entity":"Project","count":1,"plan":"index name (exact)"}"# + "\n")
+                == #"{"entity":"Project","count":1,"plan":"unique index name: 1 key (exact)"}"# + "\n")
         #expect(kvtool("count", store.path, "Project", "--where", "name=Attic").output == "0\n")
     }
 

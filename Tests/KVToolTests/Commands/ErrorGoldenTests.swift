@@ -5,7 +5,9 @@ import Testing
 /// with the usage line and a pointer to the help.
 @Suite struct ErrorGoldenTests {
     static let countUsage = """
-        Usage: kvtool count <path> <entity> [--where <field=value> ...] [--json]
+        Usage: kvtool count <path> <entity> [--where <condition> ...] [--sum <field>] [--average <field>]
+                            [--min <field>] [--max <field>] [--distinct <field>] [--group-by <field>]
+                            [--explain] [--json]
           See 'kvtool help count' for more information.
 
         """
@@ -151,7 +153,8 @@ import Testing
         let store = TemporaryStore()
         try Sample.makeStore(at: store.path)
         let expected =
-            "Error: The value 'isDone' is invalid for '--where <field=value>': expected FIELD=VALUE\n" + Self.countUsage
+            "Error: The value 'isDone' is invalid for '--where <condition>': expected FIELD=VALUE, FIELD!=VALUE, "
+            + "FIELD<VALUE, FIELD<=VALUE, FIELD>VALUE, FIELD>=VALUE or FIELD^=PREFIX\n" + Self.countUsage
         #expect(
             kvtool("count", store.path, "Task", "--where", "isDone")
                 == RunResult(status: 64, output: "", errors: expected))
@@ -181,7 +184,7 @@ import Testing
                     status: 64, output: "", errors: "Error: Missing expected argument '<entity>'\n" + Self.countUsage))
         #expect(
             kvtool("count", "/tmp", "Task", "--where").errors.hasPrefix(
-                "Error: Missing value for '--where <field=value>'\n"))
+                "Error: Missing value for '--where <condition>'\n"))
         #expect(kvtool("count", "/tmp", "Task", "extra").errors.hasPrefix("Error: Unexpected argument 'extra'\n"))
     }
 

@@ -52,25 +52,59 @@ import Testing
     static let countHelp = """
         OVERVIEW: Count an entity's records, or those that meet conditions.
 
-        USAGE: kvtool count <path> <entity> [--where <field=value> ...] [--json]
+        USAGE: kvtool count <path> <entity> [--where <condition> ...] [--sum <field>] [--average <field>]
+                            [--min <field>] [--max <field>] [--distinct <field>] [--group-by <field>]
+                            [--explain] [--json]
 
         ARGUMENTS:
           <path>                  The store's directory (the one that holds data.mdb).
           <entity>                The entity, as the catalog names it (see 'kvtool schema').
 
         OPTIONS:
-          --where <field=value>   Only records whose field equals the value (parsed as the field's kind:
-                                  int, uint, double, bool, string, uuid, ISO 8601 date, or null); repeat to
-                                  require several.
+          --where <condition>     Only records that meet a condition: field=value, field!=value,
+                                  field<value, field<=value, field>value, field>=value, or field^=prefix for
+                                  a string's prefix (quote < and > in a shell). The value is parsed as the
+                                  field's kind (int, uint, double, bool, string, uuid, ISO 8601 date, or
+                                  null); strings compare by the bytes of their NFC form, as the index orders
+                                  them. Repeat to require several.
+          --sum <field>           Also print the sum of a number field.
+          --average <field>       Also print the average of a number field.
+          --min <field>           Also print the smallest value of a field.
+          --max <field>           Also print the largest value of a field.
+          --distinct <field>      Also print how many distinct values a field holds.
+          --group-by <field>      Count (and aggregate) the records of each value of a field.
+          --explain               Print the plan (the index, its keys or range, whether the count is exact)
+                                  instead of the results.
           --json                  Print JSON for scripts instead of text for people.
           --version               Show the version.
           -h, --help              Show help information.
 
-        Without conditions the count is the record table's size. An equality on the fields of a ready index
-        is looked up in the index (its entries are counted without reading records when the index covers
-        every condition); other conditions are checked on each record of a scan. A scan reports the damage
-        'list' reports (a key that is not a record key, a table whose own count differs from the entries
-        read) after the count of the records it could read, and the exit status is 1.
+        Without conditions the count is the record table's size. Equalities on the fields of a ready index
+        are looked up in the index, and order and prefix conditions on a field read a range of its index (of
+        a compound index, after equalities on the fields before it); the entries are counted without reading
+        records when the index decides every condition (the plan then ends with '(exact)'). Other
+        conditions, and '!=', are checked on each record read, or on each record of a scan. --explain prints
+        the plan instead of counting.
+
+        Conditions: '!=' holds for exactly the records '=' leaves out (a null or absent value, an array
+        without an equal element). Order conditions and prefixes hold for no null or absent value, and for
+        an array when one of its elements meets them. Numbers compare numerically (-0.0 equals 0.0, NaN is
+        above infinity), strings by the UTF-8 bytes of their NFC form (the index's order), UUIDs by their
+        bytes, dates by time; a value of another kind than the field's never meets one. Booleans, data,
+        URLs, decimals and containers have no order.
+
+        Aggregates: --sum and --average take a number field (an integer sum is exact, and an error when it
+        does not fit in 64 bits; an average is a double); --min and --max a field with an order (numbers,
+        strings in the index's order, UUIDs, dates); --distinct counts different values. Null and absent
+        values are left out, but for --distinct, which counts null as a value; an array field gives each
+        element. --group-by counts and aggregates each value of a field apart: null, absent and empty-array
+        values are one group, an array counts in the group of each element. Without conditions, --min and
+        --max of a field with a ready index read one entry of it. Memory holds the groups and distinct
+        values, never the records.
+
+        A scan reports the damage 'list' reports (a key that is not a record key, a table whose own count
+        differs from the entries read) after the count of the records it could read, and the exit status is
+        1.
 
         """
 

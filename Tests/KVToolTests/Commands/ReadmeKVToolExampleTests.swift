@@ -120,8 +120,8 @@ import Testing
 
     @Test func theMarkedExamplesPrintWhatTheReadmeShows() throws {
         let examples = try Self.examples()
-        // schema, the table, list and count, get --follow, export to copy, and the safety rules.
-        #expect(examples.count == 6)
+        // schema, the table, list and count, conditions and aggregates, get --follow, export to copy, the safety rules.
+        #expect(examples.count == 7)
         let store = TemporaryStore()
         try FileManager.default.createDirectory(atPath: store.path, withIntermediateDirectories: true)
         try Self.writeStore(in: store.path)

@@ -17,11 +17,18 @@ enum CommonOptions {
     /// `<entity>`.
     static let entity = Argument<String>(
         "entity", help: "The entity, as the catalog names it (see 'kvtool schema').")
-    /// `--where <field=value>`.
+    /// `--where <condition>`.
     static let condition = Option<[String]>(
-        "where", valueName: "field=value",
-        help: "Only records whose field equals the value (parsed as the field's kind: int, uint, double, bool, "
-            + "string, uuid, ISO 8601 date, or null); repeat to require several.")
+        "where", valueName: "condition",
+        help: "Only records that meet a condition: field=value, field!=value, field<value, field<=value, "
+            + "field>value, field>=value, or field^=prefix for a string's prefix (quote < and > in a shell). The "
+            + "value is parsed as the field's kind (int, uint, double, bool, string, uuid, ISO 8601 date, or null); "
+            + "strings compare by the bytes of their NFC form, as the index orders them. Repeat to require several.")
+    /// `--explain`.
+    static let explain = Flag(
+        "explain",
+        help: "Print the plan (the index, its keys or range, whether the count is exact) instead of the "
+            + "results.")
     /// `--chunk-size <n>`.
     static func chunkSize(default value: Int, unit: String) -> Option<Int> {
         Option(

@@ -3,7 +3,8 @@ import Foundation
 import KVStore
 import KVStoreInspection
 
-/// `kvtool list <path> <entity> [--where …] [--sort …] [--limit n] [--offset n] [--fields a,b] [--json | --table]`.
+/// `kvtool list <path> <entity> [--where …] [--sort …] [--limit n] [--offset n] [--fields a,b] [--json | --table]
+/// [--explain]`.
 struct ListCommand: Command {
     static let configuration = CommandConfiguration(
         name: "list", abstract: "List an entity's records, as a table or as JSON Lines.",
@@ -11,8 +12,10 @@ struct ListCommand: Command {
             The output is an aligned table when standard output is a terminal, and JSON Lines (one record per line, \
             in the form 'export' writes records) otherwise; --table and --json choose. A table holds its rows in \
             memory to align them, and cuts long cells; JSON Lines are streamed.
-            Records come in ID order (creation order for time-ordered IDs) unless --sort is given; a sort keeps only \
-            offset + limit records in memory when --limit is given, every matching record otherwise.
+            Records come in ID order (creation order for time-ordered IDs), or in the index's order (by value, then \
+            ID) when order or prefix conditions read a range of an index, unless --sort is given; a sort keeps only \
+            offset + limit records in memory when --limit is given, every matching record otherwise. The conditions \
+            are planned as 'count' plans them; --explain prints the plan instead of the records.
             A walk of the record table skips a key that is not a record key (a 16-byte ID), and once it has read \
             the whole table, compares the entries read with the table's own count of them (when no program \
             committed during the walk). Either damage is reported after the records, and the exit status is 1. A \
@@ -33,6 +36,7 @@ struct ListCommand: Command {
         let fields = Option<String?>("fields", valueName: "a,b", help: "Print only these fields, in this order.")
         let json = Flag("json", help: "Print JSON Lines (the default when standard output is not a terminal).")
         let table = Flag("table", help: "Print an aligned table (the default on a terminal).")
+        let explain = CommonOptions.explain
     }
 
     /// The store's directory.
@@ -51,6 +55,8 @@ struct ListCommand: Command {
     let fields: [String]?
     /// `true` for JSON Lines, `false` for a table, `nil` to decide by the terminal.
     let prefersJSON: Bool?
+    /// Whether to print the plan instead of the records.
+    let explain: Bool
 
     /// Reads the parsed arguments, checking the values that need no store.
     init(_ arguments: ParsedArguments<Arguments>) throws(UsageError) {
@@ -75,6 +81,7 @@ struct ListCommand: Command {
             throw UsageError("--json and --table cannot be used together")
         }
         prefersJSON = arguments[\.json] ? true : arguments[\.table] ? false : nil
+        explain = arguments[\.explain]
     }
 
     /// Runs the command and returns its exit status.
@@ -88,6 +95,15 @@ struct ListCommand: Command {
             }
             let conditions = try conditions.map { try Condition(parsing: $0, entity: entity) }
             let query = try RecordQuery(store: store, entity: entity, conditions: conditions)
+            if explain {
+                let explanation = QueryExplanation(query)
+                if prefersJSON == true {
+                    console.print(explanation.json.serialized())
+                } else {
+                    console.output.write(explanation.text)
+                }
+                return 0
+            }
             let printer = RecordPrinter(
                 kinds: RecordJSON.kinds(of: entity.fields), fields: fields,
                 asJSON: prefersJSON ?? !console.outputIsTerminal, console: console)

@@ -77,7 +77,7 @@ final class RecordPrinter {
     }
 
     /// A value as a table cell: text as is, dates in ISO 8601, containers as JSON.
-    private static func cell(_ value: RecordValue) -> String {
+    static func cell(_ value: RecordValue) -> String {
         switch value {
         case .string(let text), .url(let text), .decimal(let text): text
         case .date(let date): ISO8601.displayString(date)
