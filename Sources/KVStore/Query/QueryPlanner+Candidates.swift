@@ -80,7 +80,7 @@ extension QueryPlanner {
             }
             if readsUniqueKeys != other.readsUniqueKeys { return readsUniqueKeys }
             if attributeCount != other.attributeCount { return attributeCount > other.attributeCount }
-            // Keys over a range that fixes as much: a query over stored records (kvtool's) reads keys only.
+            // Keys over a range that fixes as much: keys name exactly the entries a range over them would read.
             return readsKeys && !other.readsKeys
         }
 
