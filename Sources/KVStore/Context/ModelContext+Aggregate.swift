@@ -48,7 +48,7 @@ extension ModelContext {
     /// let hoursByProject = try context.aggregate(.sum(\.estimate), groupedBy: \.projectID)
     /// ```
     ///
-    /// - Throws: What ``aggregate(_:matching:)-(Aggregate<M,R>,_)`` throws.
+    /// - Throws: What ``aggregate(_:matching:)-tanr`` throws.
     public func aggregate<M: Model, R, G: Hashable>(
         _ aggregate: Aggregate<M, R>, matching predicate: Predicate<M>? = nil,
         groupedBy keyPath: KeyPath<M, G> & Sendable
@@ -60,7 +60,7 @@ extension ModelContext {
     /// element of the array attribute at `keyPath` (a model is in the group of each element it holds, and in none
     /// when its array is empty).
     ///
-    /// - Throws: What ``aggregate(_:matching:)-(Aggregate<M,R>,_)`` throws.
+    /// - Throws: What ``aggregate(_:matching:)-tanr`` throws.
     public func aggregate<M: Model, R, E: Hashable>(
         _ aggregate: Aggregate<M, R>, matching predicate: Predicate<M>? = nil,
         groupedBy keyPath: KeyPath<M, [E]> & Sendable
@@ -91,7 +91,7 @@ extension ModelContext {
         return try groups.mapValues { try $0.result() }
     }
 
-    /// How ``aggregate(_:matching:)-(Aggregate<M,R>,_)`` computes `aggregate` over the models `predicate` matches,
+    /// How ``aggregate(_:matching:)-tanr`` computes `aggregate` over the models `predicate` matches,
     /// when the context has no pending change of `M`: from an index's keys alone (`sum(estimate): index estimate
     /// keys`), from the records a plan finds, each read for the attribute alone (`sum(estimate): records of index
     /// projectID: 1 key`), or from the models a plan finds, the predicate evaluated on each (`sum(estimate): models
@@ -134,7 +134,7 @@ extension ModelContext {
     /// The value of `aggregate` over the objects `predicate` matches, with this context's unsaved changes, for each
     /// value of the attribute at `keyPath` that one of them holds (`nil` is a group of its own).
     ///
-    /// - Throws: What ``aggregate(_:matching:)-(Aggregate<M,R>,Predicate<M>?)`` throws.
+    /// - Throws: What ``aggregate(_:matching:)-655sc`` throws.
     public func aggregate<M: PersistentModel, R, G: Hashable>(
         _ aggregate: Aggregate<M, R>, matching predicate: Predicate<M>? = nil,
         groupedBy keyPath: KeyPath<M, G> & Sendable
@@ -145,7 +145,7 @@ extension ModelContext {
     /// The value of `aggregate` over the objects `predicate` matches, with this context's unsaved changes, for each
     /// element of the array attribute at `keyPath`.
     ///
-    /// - Throws: What ``aggregate(_:matching:)-(Aggregate<M,R>,Predicate<M>?)`` throws.
+    /// - Throws: What ``aggregate(_:matching:)-655sc`` throws.
     public func aggregate<M: PersistentModel, R, E: Hashable>(
         _ aggregate: Aggregate<M, R>, matching predicate: Predicate<M>? = nil,
         groupedBy keyPath: KeyPath<M, [E]> & Sendable

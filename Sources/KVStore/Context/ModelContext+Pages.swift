@@ -44,7 +44,7 @@ extension ModelContext {
     /// this context's unsaved changes; the objects are this context's (the same instance for the same ID as every
     /// other read gives).
     ///
-    /// - Throws: What ``fetchPage(_:after:limit:)-(FetchDescriptor<M>,_,_)`` throws, and
+    /// - Throws: What ``fetchPage(_:after:limit:)-2puva`` throws, and
     ///   ``KVStoreError/encodingFailed`` when an object does not encode.
     public func fetchPage<M: PersistentModel>(
         _ descriptor: FetchDescriptor<M>, after continuation: FetchContinuation? = nil, limit: Int
@@ -83,7 +83,7 @@ extension ModelContext {
     }
 
     /// A cursor over the objects of `descriptor`, in its order, after `continuation`, with this context's unsaved
-    /// changes (see ``fetchCursor(_:after:batchSize:)-(FetchDescriptor<M>,_,_)``).
+    /// changes (see ``fetchCursor(_:after:batchSize:)-5npr3``).
     public func fetchCursor<M: PersistentModel>(
         _ descriptor: FetchDescriptor<M>, after continuation: FetchContinuation? = nil, batchSize: Int = 1000
     ) -> FetchCursor<M> {
@@ -175,7 +175,7 @@ extension ModelContext {
 }
 
 /// Reads the models of a fetch one at a time, in the descriptor's order, a batch per read transaction: memory holds
-/// one batch whatever the store's size. Made by ``ModelContext/fetchCursor(_:after:batchSize:)-(FetchDescriptor<M>,_,_)``.
+/// one batch whatever the store's size. Made by ``ModelContext/fetchCursor(_:after:batchSize:)-5npr3``.
 ///
 /// Each batch reads the store as it is then, after the last model returned (keyset pagination, see
 /// ``FetchContinuation``), so writes between batches neither repeat nor skip a model that stayed in place.
@@ -217,7 +217,7 @@ public struct FetchCursor<M: StoredModel> {
 
     /// The next model, or `nil` once the listing is over.
     ///
-    /// - Throws: What ``ModelContext/fetchPage(_:after:limit:)-(FetchDescriptor<M>,_,_)`` throws.
+    /// - Throws: What ``ModelContext/fetchPage(_:after:limit:)-2puva`` throws.
     public mutating func next() throws -> M? {
         if position == batch.count {
             guard !isOver else { return nil }

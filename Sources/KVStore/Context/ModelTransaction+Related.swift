@@ -75,7 +75,7 @@ extension ModelTransaction {
         try models(byID: Set(sources.flatMap { $0[keyPath: reference] }), as: Target.self)
     }
 
-    private func children<Child: StoredModel>(of parentIDs: [UUID], field: String) throws -> [UUID: [Child]] {
+    func children<Child: StoredModel>(of parentIDs: [UUID], field: String) throws -> [UUID: [Child]] {
         try run { try container.store(for: Child.self).children(of: parentIDs, field: field, in: transaction.pointee) }
     }
 

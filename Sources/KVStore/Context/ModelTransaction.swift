@@ -219,7 +219,7 @@ public struct ModelTransaction: ~Copyable {
     /// The IDs of the models that match `descriptor`, in its order: read from the index, without reading a model,
     /// when the index answers the predicate exactly (as for ``fetchCount(_:)``) in the descriptor's order.
     ///
-    /// - Throws: What ``fetch(_:)`` throws.
+    /// - Throws: What ``fetch(_:)->[M]`` throws.
     public func fetchIdentifiers<M: StoredModel>(_ descriptor: FetchDescriptor<M>) throws -> [UUID] {
         try run { try container.store(for: M.self).identifiers(descriptor, in: transaction.pointee) }
     }

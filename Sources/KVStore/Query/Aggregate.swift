@@ -15,12 +15,12 @@ import Foundation
 ///
 /// What each computes:
 /// - ``count``: the number of models.
-/// - ``sum(_:)-(KeyPath<M,V>&Sendable)``: the exact sum of an integer attribute, in its own type; it throws
+/// - `sum`: the exact sum of an integer attribute, in its own type; it throws
 ///   ``KVStoreError/overflow`` when the sum does not fit that type (whatever the order of the models: partial sums
 ///   are kept wider). Floating-point attributes add up as `Double` or `Float` do, in an unspecified order.
-/// - ``minimum(_:)-(KeyPath<M,V>&Sendable)`` and ``maximum(_:)-(KeyPath<M,V>&Sendable)``: the least and greatest
+/// - `minimum` and `maximum`: the least and greatest
 ///   value by `<`, `nil` when there are no values.
-/// - ``average(_:)-(KeyPath<M,V>&Sendable)``: the exact sum divided by the number of values, as a `Double`, `nil`
+/// - `average`: the exact sum divided by the number of values, as a `Double`, `nil`
 ///   when there are none.
 /// - ``distinct(_:)``: the set of values, `nil` included for an optional attribute.
 ///
@@ -32,7 +32,7 @@ import Foundation
 /// and dates), with no predicate or one that index answers exactly, reads only the index: one entry for a minimum or
 /// a maximum, one key and its count of entries for each distinct value otherwise. Another exact plan reads only the
 /// candidates' records and decodes the one attribute from each. Only a predicate that must be evaluated makes the
-/// store decode the models. ``ModelContext/explainAggregate(_:matching:)-7jxoc`` says which it is.
+/// store decode the models. ``ModelContext/explain(_:matching:)`` says which it is.
 public struct Aggregate<M: StoredModel, Result>: Sendable, CustomStringConvertible {
     /// What the aggregate computes, such as `sum(estimate)`.
     public let description: String
@@ -76,7 +76,7 @@ extension Aggregate {
 
     /// The sum of an integer attribute, in its type.
     ///
-    /// The sum is exact: ``ModelContext/aggregate(_:matching:)-6v0wq`` throws ``KVStoreError/overflow`` when it does
+    /// The sum is exact: ``ModelContext/aggregate(_:matching:)-tanr`` throws ``KVStoreError/overflow`` when it does
     /// not fit the attribute's type, whatever the order the models are read in.
     public static func sum<V: FixedWidthInteger & Sendable>(_ keyPath: KeyPath<M, V> & Sendable) -> Aggregate<M, V> {
         .init(.sum, keyPath) { IntegerSum<V>() }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Where a paged listing stopped: give it back to ``ModelContext/fetchPage(_:after:limit:)-(FetchDescriptor<M>,_,_)``
+/// Where a paged listing stopped: give it back to ``ModelContext/fetchPage(_:after:limit:)-2puva``
 /// to read the models that come after, in the descriptor's order.
 ///
 /// A continuation is keyset pagination: it holds the last model a page returned (its sort values and ID), and the

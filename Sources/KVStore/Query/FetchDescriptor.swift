@@ -12,7 +12,7 @@ import Foundation
 ///
 /// The store answers equality and range predicates on indexed attributes, `contains` on multi-entry indexes, and
 /// sorts on an indexed attribute with a limit, from the indexes; anything else is evaluated over every record. Ask
-/// ``ModelContext/explain(_:)`` which plan a descriptor gets.
+/// ``ModelContext/explain(_:)-(FetchDescriptor<M>)`` which plan a descriptor gets.
 public struct FetchDescriptor<M: StoredModel>: Sendable {
     /// The condition models must meet, or `nil` for all.
     public var predicate: Predicate<M>?

@@ -22,24 +22,44 @@ import Foundation
 public struct RelatedFetchDescriptor<Child: StoredModel, Parent: StoredModel>: Sendable {
     /// The children's own predicate and order, and the page of the result.
     public var descriptor: FetchDescriptor<Child>
-    /// The children's field that holds their parent's ID; it must be indexed (a to-one relationship's field is).
-    public var reference: KeyPath<Child, UUID?> & Sendable
+    /// The name of the children's field that holds their parent's ID; it must be indexed (a to-one relationship's
+    /// field is).
+    public let referenceField: String
     /// Which parents' children are fetched, and in what order when it sorts.
     public var parent: FetchDescriptor<Parent>
+    /// The parent ID a child holds.
+    let parentID: @Sendable (Child) -> UUID?
 
-    /// Creates a descriptor of the children of the parents `parent` fetches.
+    /// Creates a descriptor of the children of the parents `parent` fetches, through an optional reference.
     ///
     /// - Parameters:
     ///   - descriptor: The children's predicate, sort, offset and limit.
-    ///   - reference: The children's field that holds their parent's ID.
+    ///   - reference: The children's field that holds their parent's ID, such as `\Task.projectID`.
     ///   - parent: The parents' predicate and sort (and offset and limit, which select the parents).
     public init(
         _ descriptor: FetchDescriptor<Child>, through reference: KeyPath<Child, UUID?> & Sendable,
         parent: FetchDescriptor<Parent>
     ) {
         self.descriptor = descriptor
-        self.reference = reference
         self.parent = parent
+        referenceField = ModelIndex<Child>.fieldName(of: reference)
+        parentID = { $0[keyPath: reference] }
+    }
+
+    /// Creates a descriptor of the children of the parents `parent` fetches, through a reference every child holds.
+    ///
+    /// - Parameters:
+    ///   - descriptor: The children's predicate, sort, offset and limit.
+    ///   - reference: The children's field that holds their parent's ID, such as `\Post.authorID`.
+    ///   - parent: The parents' predicate and sort (and offset and limit, which select the parents).
+    public init(
+        _ descriptor: FetchDescriptor<Child>, through reference: KeyPath<Child, UUID> & Sendable,
+        parent: FetchDescriptor<Parent>
+    ) {
+        self.descriptor = descriptor
+        self.parent = parent
+        referenceField = ModelIndex<Child>.fieldName(of: reference)
+        parentID = { $0[keyPath: reference] }
     }
 
     /// The children found, in the descriptor's order, then paged: `children` holds each parent's children, which
@@ -63,61 +83,5 @@ public struct RelatedFetchDescriptor<Child: StoredModel, Parent: StoredModel>: S
             results += ordering.sortedPage(of: matching.sorted { $0.id.isOrdered(before: $1.id) })
         }
         return descriptor.page(of: results)
-    }
-}
-
-extension ModelTransaction {
-    /// The children `descriptor` describes: the parents its parent descriptor fetches, then their children through
-    /// the reference field's index, in one read transaction (see ``RelatedFetchDescriptor``).
-    ///
-    /// - Throws: ``KVStoreError/invalidRelationship`` when the reference field is not indexed, or what
-    ///   ``fetch(_:)`` throws for either entity.
-    public func fetch<Child: StoredModel, Parent: StoredModel>(
-        _ descriptor: RelatedFetchDescriptor<Child, Parent>
-    ) throws -> [Child] {
-        let parentIDs =
-            descriptor.parent.sortBy.isEmpty
-            ? try fetchIdentifiers(descriptor.parent) : try fetch(descriptor.parent).map(\.id)
-        return try descriptor.result(
-            parentIDs: parentIDs, children: children(of: parentIDs, through: descriptor.reference))
-    }
-}
-
-extension ModelContext {
-    /// The children `descriptor` describes, with this context's pending changes: the parents its parent descriptor
-    /// fetches, then their children through the reference field's index (see ``RelatedFetchDescriptor``).
-    ///
-    /// - Throws: ``KVStoreError/invalidRelationship`` when the reference field is not indexed, or what
-    ///   ``fetch(_:)-9vvf6`` throws for either entity.
-    public func fetch<Child: Model, Parent: Model>(
-        _ descriptor: RelatedFetchDescriptor<Child, Parent>
-    ) throws
-        -> [Child]
-    {
-        let parentIDs =
-            descriptor.parent.sortBy.isEmpty
-            ? try fetchIdentifiers(descriptor.parent) : try fetch(descriptor.parent).map(\.id)
-        return try descriptor.result(
-            parentIDs: parentIDs, children: children(of: parentIDs, through: descriptor.reference))
-    }
-
-    /// How a fetch of `descriptor` reads the store: the parents' plan, then the index of the children's reference
-    /// field, one key per parent: `parents: index isArchived: 1 key; then children: index projectID, 1 key per
-    /// parent`.
-    ///
-    /// - Throws: ``KVStoreError/unknownEntity`` when either model is not part of the container,
-    ///   ``KVStoreError/invalidRelationship`` when the reference field is not indexed.
-    public func explain<Child: StoredModel, Parent: StoredModel>(
-        _ descriptor: RelatedFetchDescriptor<Child, Parent>
-    ) throws -> String {
-        let field = ModelIndex<Child>.fieldName(of: descriptor.reference)
-        let children = try container.store(for: Child.self)
-        guard let index = children.indexes.first(where: { $0.description.fields == [field] }) else {
-            throw KVStoreError(
-                .invalidRelationship, entity: children.name, field: field,
-                message: "\(children.name) has no index on \(field), which a relationship needs")
-        }
-        let parents = try explain(descriptor.parent)
-        return "parents: \(parents); then children: index \(index.description.name), 1 key per parent"
     }
 }

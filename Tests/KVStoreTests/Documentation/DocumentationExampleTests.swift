@@ -126,12 +126,64 @@ enum PrefixAndCaseExample {
         try container.close()
     }
 
+    @Test func queryShapesExample() throws {
+        // Example: begin query shapes example
+        let container = try ModelContainer(
+            for: Author.self, Post.self, configuration: ModelConfiguration(isStoredInMemoryOnly: true))
+        let context = ModelContext(container)
+        let ada = Author(name: "Ada", email: "ada@example.com")
+        let alan = Author(name: "Alan", email: "alan@example.com")
+        try context.insert(contentsOf: [ada, alan])
+        for day in 1...30 {
+            let published = day % 10 == 0 ? nil : Date(timeIntervalSince1970: 1_700_000_000 + Double(day) * 86_400)
+            context.insert(Post(title: "Day \(day)", published: published, authorID: day <= 20 ? ada.id : alan.id))
+        }
+        try context.save()
+
+        // Aggregates, from the index when it holds the attribute.
+        let adaID = ada.id
+        let byAda = #Predicate<Post> { $0.authorID == adaID }
+        // try context.aggregate(.count, matching: byAda) == 20
+        // try context.aggregate(.maximum(\Post.published)) == Date(timeIntervalSince1970: 1_700_000_000 + 29 * 86_400)
+        // try context.explain(.maximum(\Post.published)) == "maximum(published): index published keys"
+        // try context.aggregate(.count, groupedBy: \Post.authorID) == [adaID: 20, alan.id: 10]
+        // try context.aggregate(.distinct(\Post.authorID), matching: byAda) == [adaID]
+
+        // Pages that resume after the last model, across writes.
+        let newestFirst = FetchDescriptor<Post>(sortBy: [SortDescriptor(\.title, order: .reverse)])
+        let first = try context.fetchPage(newestFirst, limit: 2)
+        // first.models.map(\.title) == ["Day 9", "Day 8"]
+        let second = try context.fetchPage(newestFirst, after: first.continuation, limit: 2)
+        // second.models.map(\.title) == ["Day 7", "Day 6"]
+
+        // Posts of authors whose name starts with "Al", through the index on authorID.
+        let byAl = RelatedFetchDescriptor(
+            FetchDescriptor<Post>(sortBy: [SortDescriptor(\.title)]), through: \.authorID,
+            parent: FetchDescriptor<Author>(predicate: #Predicate { $0.name.starts(with: "Al") }))
+        // try context.fetch(byAl).count == 10
+        // try context.explain(byAl) == "parents: scan; then children: index authorID, 1 key per parent"
+        // Example: end query shapes example
+
+        #expect(try context.aggregate(.count, matching: byAda) == 20)
+        #expect(
+            try context.aggregate(.maximum(\Post.published)) == Date(timeIntervalSince1970: 1_700_000_000 + 29 * 86_400)
+        )
+        #expect(try context.explain(.maximum(\Post.published)) == "maximum(published): index published keys")
+        #expect(try context.aggregate(.count, groupedBy: \Post.authorID) == [adaID: 20, alan.id: 10])
+        #expect(try context.aggregate(.distinct(\Post.authorID), matching: byAda) == [adaID])
+        #expect(first.models.map(\.title) == ["Day 9", "Day 8"])
+        #expect(second.models.map(\.title) == ["Day 7", "Day 6"])
+        #expect(try context.fetch(byAl).count == 10)
+        #expect(try context.explain(byAl) == "parents: scan; then children: index authorID, 1 key per parent")
+        try container.close()
+    }
+
     @Test func theDocumentationShowsTheExamplesAsTested() throws {
         #expect(
             try documentationDifferences(
                 [
                     ("entity declarations", 4), ("fetching example", 8), ("prefix and case models", 4),
-                    ("prefix and case example", 8),
+                    ("prefix and case example", 8), ("query shapes example", 8),
                 ], testedIn: #filePath) == [])
     }
 
