@@ -142,6 +142,18 @@ enum QueryPlan: Equatable, Sendable {
     case ordered(index: String, reverse: Bool)
     /// Read the records of each plan, each record once, for `||` across indexes: the plans in order, each in its own.
     indirect case union([QueryPlan])
+    /// Read the IDs each plan finds (keys or ranges of indexes), keep those every plan finds, then read their records
+    /// in ID order: for `&&` across indexes, when the store's counts say that reading the ID lists costs less than
+    /// reading the first plan's records (``EntityStore/refined(_:descriptor:in:)``).
+    indirect case intersection([QueryPlan])
+
+    /// The index a plan of one index reads; `nil` for the others.
+    var indexName: String? {
+        switch self {
+        case .keys(let name, _), .range(let name, _, _, _), .ordered(let name, _): name
+        case .scan, .union, .intersection: nil
+        }
+    }
 
     /// One end of a key range.
     struct Bound: Equatable, Sendable {

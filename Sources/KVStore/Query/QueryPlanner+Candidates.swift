@@ -36,6 +36,10 @@ extension QueryPlanner {
         var fixedAttributes = 0
         /// For a union, the tier of its least selective part, at most that of keys.
         var unionTier = 0
+        /// For the union of the ranges on both sides of one key (`!=` of a value, `!(a == value)`), that key: the
+        /// plan reads every other key, which pays only when that key holds most of the index's entries, as the
+        /// store's counts tell (``EntityStore/refined(_:descriptor:in:)``). Such a candidate ranks below every other.
+        var excludedKey: [UInt8]?
 
         /// The candidate's selectivity class: unique equality (or no key at all) 4, keys or a range of a compound
         /// index within equalities on its first attributes 3, two-sided range 2, one-sided range 1, anything else 0.
@@ -46,7 +50,8 @@ extension QueryPlanner {
             case .range(_, let lower, let upper, _): lower != nil && upper != nil ? 2 : 1
             case .scan, .ordered: 0
             // Each part is read: as selective as the least selective part, and never one lookup.
-            case .union: unionTier
+            case .union: excludedKey == nil ? unionTier : 0
+            case .intersection: 3
             }
         }
 
@@ -71,6 +76,7 @@ extension QueryPlanner {
         /// (index declaration order).
         /// - Parameter other: The best candidate so far.
         func isBetter(than other: Candidate) -> Bool {
+            if (excludedKey == nil) != (other.excludedKey == nil) { return excludedKey == nil }
             if tier != other.tier { return tier > other.tier }
             if isUnion != other.isUnion { return !isUnion }
             if readsRecordKeys != other.readsRecordKeys { return readsRecordKeys }
@@ -108,10 +114,36 @@ extension QueryPlanner {
         for index in indexes {
             found += candidates(on: index, terms: terms)
         }
-        for candidate in found where best.map({ candidate.isBetter(than: $0) }) ?? true {
+        // A complement reads most of an index unless the store's counts say otherwise: it is never chosen here.
+        for candidate in found where candidate.excludedKey == nil && (best.map { candidate.isBetter(than: $0) } ?? true)
+        {
             best = candidate
         }
         return best
+    }
+
+    /// Returns every plan the terms allow, the best first (``Candidate/isBetter(than:)``), for a store that weighs
+    /// them by its counts.
+    /// - Parameters:
+    ///   - terms: The constraints of a conjunction (or of a single node).
+    ///   - indexes: The indexes available.
+    static func allCandidates<Index: PlannableIndex>(
+        for terms: [Term<Index.Attribute>], indexes: [Index]
+    ) -> [Candidate] {
+        var found: [Candidate] = []
+        for case .candidate(let candidate) in terms {
+            found.append(candidate)
+        }
+        for index in indexes {
+            found += candidates(on: index, terms: terms)
+        }
+        // A stable sort: candidates that tie keep the order bestCandidate meets them in.
+        var ranked: [Candidate] = []
+        for candidate in found {
+            let position = ranked.firstIndex { candidate.isBetter(than: $0) } ?? ranked.endIndex
+            ranked.insert(candidate, at: position)
+        }
+        return ranked
     }
 
     /// Returns every plan the terms allow on one index.

@@ -214,13 +214,65 @@ extension PredicateExpressions.Equal: QueryPlanner.Node {
 }
 
 extension PredicateExpressions.NotEqual: QueryPlanner.Node {
-    /// `attribute != nil`, either way round: every key but nil's, which sorts before every value's. Any other `!=`
-    /// excludes one value from the middle of the index and is not planned.
+    /// `attribute != nil`, either way round: every key but nil's, which sorts before every value's. `attribute !=
+    /// value`: the keys on both sides of the value's (``QueryPlanner/complementTerms(of:value:indexes:)``), which
+    /// only a store's counts can tell worth reading.
     func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.KeyPathTerm] {
-        guard let match = QueryPlanner.attributeAndConstant(lhs, rhs),
-            (match.constant as? any AnyOptional)?.isNil == true
-        else { return [] }
+        guard let match = QueryPlanner.attributeAndConstant(lhs, rhs) else { return [] }
+        guard (match.constant as? any AnyOptional)?.isNil == true else {
+            return QueryPlanner.complementTerms(of: match.keyPath, value: match.constant, indexes: indexes)
+        }
         return [.compare(match.keyPath, .greaterThan, match.constant)]
+    }
+}
+
+extension QueryPlanner {
+    /// A node that is an equality of an attribute and a constant.
+    protocol EqualityNode {
+        /// The attribute and the constant, or `nil` when the operands are not one of each.
+        var plannerEquality: (keyPath: AnyKeyPath, constant: Any)? { get }
+    }
+
+    /// For `attribute != value` on a single-attribute index that is not multi-entry: the union of the ranges below
+    /// and above the value's key, with that key as ``Candidate/excludedKey``, so that it is never chosen without the
+    /// store's counts (``bestCandidate(for:indexes:)`` passes over it). `nil` sorts first, below every value, so the
+    /// range below holds the models whose attribute is `nil`, which `!=` matches.
+    static func complementTerms<Root>(
+        of keyPath: AnyKeyPath, value: Any, indexes: [PlannerIndex<Root>]
+    ) -> [KeyPathTerm] {
+        indexes.compactMap { index -> KeyPathTerm? in
+            guard !index.isMultiEntry, !index.isRecordKey, index.keyPaths.count == 1,
+                index.matches(keyPath, index.attributes[0]), let key = index.encodeComponent(value),
+                key.count <= IndexKey.maximumLength
+            else { return nil }
+            let below = QueryPlan.range(index: index.name, lower: nil, upper: .init(key: key, isInclusive: false))
+            let above = QueryPlan.range(index: index.name, lower: .init(key: key, isInclusive: false), upper: nil)
+            var candidate = Candidate(plan: .union([below, above]), isUnique: false, attributeCount: 1)
+            candidate.excludedKey = key
+            return .candidate(candidate)
+        }
+    }
+}
+
+extension PredicateExpressions.Equal: QueryPlanner.EqualityNode {
+    var plannerEquality: (keyPath: AnyKeyPath, constant: Any)? {
+        QueryPlanner.attributeAndConstant(lhs, rhs).map { ($0.keyPath, $0.constant) }
+    }
+}
+
+extension PredicateExpressions.Negation: QueryPlanner.Node {
+    /// `!attribute` on a Boolean attribute: an equality with `false`. `!(attribute == value)`: as `attribute !=
+    /// value`. Any other negation is not planned.
+    func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.KeyPathTerm] {
+        if let attribute = wrapped as? any QueryPlanner.KeyPathOperand, let keyPath = attribute.plannerKeyPath {
+            return [.equal(keyPath, false)]
+        }
+        if let equality = (wrapped as? any QueryPlanner.EqualityNode)?.plannerEquality,
+            (equality.constant as? any AnyOptional)?.isNil != true
+        {
+            return QueryPlanner.complementTerms(of: equality.keyPath, value: equality.constant, indexes: indexes)
+        }
+        return []
     }
 }
 

@@ -118,7 +118,7 @@ enum QueryPlanner {
                 guard case .compare(let path, _, let value) = term else { return false }
                 return path == attribute && encode(value) != nil
             }
-        case .scan, .ordered, .union:
+        case .scan, .ordered, .union, .intersection:
             return false
         }
     }
@@ -163,7 +163,7 @@ enum QueryPlanner {
         guard let first = sortBy.first else { return true }
         let reverse: Bool
         switch plan {
-        case .scan, .union:
+        case .scan, .union, .intersection:
             return false
         case .keys(let name, let keys):
             guard let index = indexes.first(where: { $0.name == name }) else { return false }
@@ -249,7 +249,7 @@ enum QueryPlanner {
     static func uniqueIndexes<Root>(of plan: QueryPlan, in indexes: [PlannerIndex<Root>]) -> [String] {
         switch plan {
         case .scan: return []
-        case .union(let plans): return plans.flatMap { uniqueIndexes(of: $0, in: indexes) }
+        case .union(let plans), .intersection(let plans): return plans.flatMap { uniqueIndexes(of: $0, in: indexes) }
         case .keys(let name, _), .range(let name, _, _, _), .ordered(let name, _):
             // No array is made for the common plan on an index that is not unique.
             return indexes.contains { $0.name == name && $0.isUnique } ? [name] : []
@@ -276,6 +276,10 @@ enum QueryPlanner {
             return "\(index(name)): ordered\(reverse ? " reverse" : "")"
         case .union(let plans):
             return "union of "
+                + plans.map { "(" + describe($0, uniqueIndexes: uniqueIndexes) + ")" }
+                .joined(separator: ", ")
+        case .intersection(let plans):
+            return "intersection of "
                 + plans.map { "(" + describe($0, uniqueIndexes: uniqueIndexes) + ")" }
                 .joined(separator: ", ")
         }

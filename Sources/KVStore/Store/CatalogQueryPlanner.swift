@@ -48,7 +48,7 @@ package enum CatalogQueryPlanner {
         case .range(let index, let lower, let upper, _):
             let bound = { (bound: QueryPlan.Bound) in IndexKeyBound(key: bound.key, isInclusive: bound.isInclusive) }
             (name, reading) = (index, .range(lower: lower.map(bound), upper: upper.map(bound)))
-        case .scan, .ordered, .union:
+        case .scan, .ordered, .union, .intersection:
             return nil
         }
         guard let index = indexes.first(where: { $0.name == name }) else { return nil }

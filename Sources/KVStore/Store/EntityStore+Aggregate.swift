@@ -71,7 +71,7 @@ extension EntityStore {
         switch plan {
         case nil: return index
         case .range(let name, _, _, _), .keys(let name, _): return name == index.description.name ? index : nil
-        case .scan, .ordered, .union: return nil
+        case .scan, .ordered, .union, .intersection: return nil
         }
     }
 

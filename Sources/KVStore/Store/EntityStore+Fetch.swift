@@ -27,7 +27,7 @@ extension EntityStore {
 
     /// The models that match `descriptor`, sorted, offset and limited.
     func fetch(_ descriptor: FetchDescriptor<M>, in txn: borrowing Transaction) throws -> [M] {
-        let planned = plan(descriptor)
+        let planned = try plan(descriptor, in: txn)
         let reader = self.reader
         let offset = max(descriptor.fetchOffset, 0)
         // Sorted candidates can stop as soon as the page is full; others are all read, then sorted.
@@ -52,7 +52,7 @@ extension EntityStore {
     func candidates(
         _ descriptor: FetchDescriptor<M>, keepingRecords: Bool, in txn: borrowing Transaction
     ) throws -> (models: [M], records: [[UInt8]], isExact: Bool) {
-        let planned = plan(descriptor.unpaged)
+        let planned = try plan(descriptor.unpaged, in: txn)
         let isExact = planned.isExact || descriptor.predicate == nil
         var models: [M] = []
         var records: [[UInt8]] = []
@@ -77,7 +77,7 @@ extension EntityStore {
     func count(_ descriptor: FetchDescriptor<M>, in txn: borrowing Transaction) throws -> Int {
         guard let predicate = descriptor.predicate else { return try txn.count(of: records) }
         var count = 0
-        let planned = plan(descriptor)
+        let planned = try plan(descriptor, in: txn)
         if planned.isExact, case .range(let name, let lower, let upper, _) = planned.plan {
             try forEachID(inRange: name, lower: lower, upper: upper, in: txn) { _ in
                 count += 1
@@ -109,7 +109,7 @@ extension EntityStore {
     /// reading a model, when the plan answers the predicate exactly and yields its matches in the descriptor's order;
     /// from the models otherwise.
     func identifiers(_ descriptor: FetchDescriptor<M>, in txn: borrowing Transaction) throws -> [UUID] {
-        let planned = plan(descriptor)
+        let planned = try plan(descriptor, in: txn)
         guard descriptor.predicate != nil, planned.isExact, planned.isSorted else {
             return try fetch(descriptor, in: txn).map(\.id)
         }
@@ -126,7 +126,7 @@ extension EntityStore {
             try forEachID(inRange: name, lower: lower, upper: upper, reverse: reverse, in: txn, take)
         case .keys(let name, let keys):
             try appendIDs(under: keys, of: name, in: txn, take)
-        case .scan, .ordered, .union:
+        case .scan, .ordered, .union, .intersection:
             return try fetch(descriptor, in: txn).map(\.id)
         }
         return Array(ids.dropFirst(offset))
@@ -179,6 +179,18 @@ extension EntityStore {
                     return goesOn
                 }
             }
+        case .intersection(let plans):
+            // The IDs every part finds, read in key order.
+            var ids: Set<UUID>?
+            for part in plans {
+                var found = Set<UUID>()
+                try forEachID(of: part, in: txn) { id in
+                    if ids?.contains(id) ?? true { found.insert(id) }
+                    return true
+                }
+                ids = found
+            }
+            try visit((ids ?? []).sorted { $0.isOrdered(before: $1) }, in: txn, reader: reader, body)
         case .keys(QueryPlan.recordKey, let keys):
             // The planner sorted the IDs' bytes and removed duplicates: the lookups run in key order.
             try visit(keys.map { $0.withBorrowedBytes { UUID(bytes: $0) } }, in: txn, reader: reader, body)
@@ -233,6 +245,21 @@ extension EntityStore {
                 return true
             }
             if goesOn { _ = try flush() }
+        }
+    }
+
+    /// Calls `body` with each ID a plan of an intersection finds: the IDs under keys of an index (or the record
+    /// key's, those stored) or in a range of one.
+    ///
+    /// - Throws: ``KVStoreError/invalidModel`` for another kind of plan, which an intersection never holds.
+    func forEachID(of plan: QueryPlan, in txn: borrowing Transaction, _ body: (UUID) -> Bool) throws {
+        switch plan {
+        case .keys(let name, let keys):
+            try appendIDs(under: keys, of: name, in: txn, body)
+        case .range(let name, let lower, let upper, _):
+            try forEachID(inRange: name, lower: lower, upper: upper, in: txn, body)
+        case .scan, .ordered, .union, .intersection:
+            throw KVStoreError(.invalidModel, entity: name, message: "An intersection reads keys and ranges only")
         }
     }
 

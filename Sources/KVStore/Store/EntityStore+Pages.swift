@@ -22,7 +22,7 @@ extension EntityStore {
         }
         for model in extra where try isAfterLast(model) && descriptor.matches(model) { first.offer(model) }
         guard limit > 0 else { return [] }
-        let planned = plan(descriptor.unpaged)
+        let planned = try plan(descriptor.unpaged, in: txn)
         let isExact = planned.isExact || descriptor.predicate == nil
         // The stored models offered so far; in an ordered walk, once `limit` of them are, the rest come after.
         var offered = 0
