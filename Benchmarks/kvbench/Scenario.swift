@@ -28,6 +28,9 @@ enum ScenarioKind: String, CaseIterable, Codable, Sendable {
     case prefetch
     /// A predicate on the indexed attribute, through the index and by a full scan.
     case query
+    /// Compound-index ranges, an OR across two indexes, a count, sums and a fetch across a relationship, on 100k
+    /// orders, each through the plan that fits it and, for some, by decoding every order as before.
+    case queryPower = "query-power"
     /// Read-modify-write of many tasks, some of which move to another project.
     case update
     /// Deleting projects with their tasks.
@@ -43,6 +46,7 @@ enum ScenarioKind: String, CaseIterable, Codable, Sendable {
         case .fetch: FetchScenario()
         case .prefetch: PrefetchScenario()
         case .query: QueryScenario()
+        case .queryPower: QueryPowerScenario()
         case .update: UpdateScenario()
         case .cascadeDelete: CascadeDeleteScenario()
         case .scale: ScaleScenario()

@@ -20,6 +20,13 @@ struct ScenarioSizes: Codable, Sendable {
     var indexedQueries: Int
     /// The queries of the full-scan query run; each decodes every task.
     var fullScanQueries: Int
+    /// The orders of the query-power scenario's store, a hundred per customer.
+    var queryPowerOrderCount: Int
+    /// The compound-range queries of a run of the query-power scenario; its OR and count runs ask a tenth and a
+    /// fortieth as many.
+    var queryPowerQueries: Int
+    /// The queries of a run of the query-power scenario's scan rows, each of which decodes every order.
+    var queryPowerScanQueries: Int
     /// The tasks the update changes; every tenth moves to another project.
     var updateCount: Int
     /// The projects the cascade delete deletes, with their tasks.
@@ -58,6 +65,9 @@ struct ScenarioSizes: Codable, Sendable {
             prefetchBatches = 2
             indexedQueries = 100
             fullScanQueries = 3
+            queryPowerOrderCount = 10_000
+            queryPowerQueries = 200
+            queryPowerScanQueries = 1
             updateCount = 1_000
             cascadeProjects = 50
             scalePoints = [1_000, 10_000]
@@ -74,6 +84,9 @@ struct ScenarioSizes: Codable, Sendable {
             prefetchBatches = 10
             indexedQueries = 5_000
             fullScanQueries = 10
+            queryPowerOrderCount = 100_000
+            queryPowerQueries = 2_000
+            queryPowerScanQueries = 3
             updateCount = 10_000
             cascadeProjects = 500
             scalePoints = [10_000, 100_000]
@@ -90,6 +103,9 @@ struct ScenarioSizes: Codable, Sendable {
             prefetchBatches = 10
             indexedQueries = 5_000
             fullScanQueries = 3
+            queryPowerOrderCount = 1_000_000
+            queryPowerQueries = 2_000
+            queryPowerScanQueries = 1
             updateCount = 10_000
             cascadeProjects = 500
             scalePoints = [10_000, 100_000, 1_000_000]
