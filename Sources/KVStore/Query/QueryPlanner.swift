@@ -25,9 +25,14 @@ import Foundation
 /// A constant is any operand that does not read the model: a literal, a captured value, or an expression over them
 /// (`project.id`, `filter.parent?.id`, `base + 1`, `ids.max() ?? 0`), evaluated once while planning.
 ///
-/// Anything else (`!=` of a value, `!`, other string functions, optional chaining on the model, comparisons with a
+/// - `attribute != value` and `!(attribute == value)`: the union of the ranges on both sides of the value's key, a
+///   candidate that only the store's counts choose (``Candidate/excludedKey``, ``EntityStore/plan(_:in:)``);
+/// - `!attribute` on a Boolean attribute: equality with `false`.
+///
+/// Anything else (other negations, other string functions, optional chaining on the model, comparisons with a
 /// non-indexed key path, values the index cannot encode) is not plannable: a conjunction uses its other parts,
-/// otherwise the fetch scans. The fetch
+/// otherwise the fetch scans. The store refines the plan with its counts (``EntityStore/plan(_:in:)``): the cheapest
+/// of a conjunction's index reads, or an intersection of two. The fetch
 /// evaluates the whole predicate on every candidate, so a plan only has to leave no match out.
 ///
 /// Without a usable predicate plan, a fetch with a limit whose sort descriptors are all on the attribute of a
