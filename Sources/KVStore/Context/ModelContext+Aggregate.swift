@@ -95,8 +95,8 @@ extension ModelContext {
     /// when the context has no pending change of `M`: from an index's keys alone (`sum(estimate): index estimate
     /// keys`), from the records a plan finds, each read for the attribute alone (`sum(estimate): records of index
     /// projectID: 1 key`), or from the models a plan finds, the predicate evaluated on each (`sum(estimate): models
-    /// of scan`). A count with a predicate an index answers exactly is counted in the index, as by
-    /// ``fetchCount(_:)-2zb79``.
+    /// of scan`). A count is counted as ``fetchCount(_:)-2zb79`` counts: `count: entries of index total: range ...`
+    /// for a predicate an index answers exactly, `count: models of ...` otherwise.
     ///
     /// - Throws: ``KVStoreError/unknownEntity`` when `M` is not part of the container.
     public func explain<M: StoredModel, R>(
@@ -105,6 +105,12 @@ extension ModelContext {
         -> String
     {
         let store = try container.store(for: M.self)
+        if aggregate.operation == .count {
+            // Counted as fetchCount counts: the table's size, the entries of an exact plan, or the models it finds.
+            guard let predicate else { return "count: the table's count of records" }
+            let planned = store.plan(FetchDescriptor(predicate: predicate))
+            return "count: " + (planned.isExact ? "entries of " : "models of ") + planned.description
+        }
         return "\(aggregate): " + store.describe(store.aggregateRead(aggregate, predicate: predicate, grouped: false))
     }
 }

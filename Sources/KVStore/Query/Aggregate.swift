@@ -170,10 +170,11 @@ class AggregateState<M: StoredModel, Result> {
     /// - Throws: ``KVStoreError/overflow``; what reading the record throws for damaged bytes.
     func add(from fields: borrowing FieldReader, name: String, count: Int) throws -> Bool { true }
 
-    /// Adds `count` models whose attribute holds `value`, decoded from an index key (its type is the attribute's).
+    /// Adds `count` models whose attribute holds the value the whole index key `bytes` encodes. Returns `false`,
+    /// adding nothing, when the bytes are not a key of the attribute's type.
     ///
     /// - Throws: ``KVStoreError/overflow``.
-    func add(keyValue value: Any, count: Int) throws {}
+    func add(key bytes: BorrowedBytes, count: Int) throws -> Bool { true }
 
     /// Whether a record read for its field `name` with `fields` gives the same value as the decoded `model`.
     ///
@@ -197,7 +198,13 @@ final class CountState<M: StoredModel>: AggregateState<M, Int> {
         return true
     }
 
-    override func add(keyValue value: Any, count: Int) throws { self.count += count }
+    override func add(key bytes: BorrowedBytes, count: Int) throws -> Bool {
+        self.count += count
+        return true
+    }
+
+    /// Adds `count` models counted without reading them.
+    func add(counted count: Int) { self.count += count }
 
     override func result() throws -> Int { count }
 }
@@ -206,10 +213,16 @@ final class CountState<M: StoredModel>: AggregateState<M, Int> {
 final class FieldAggregateState<M: StoredModel, V, A: Accumulator<V, Result>, Result>: AggregateState<M, Result> {
     private let keyPath: KeyPath<M, V>
     private var accumulator: A
+    /// How a record's field is read, picked once for `V`.
+    private let fieldReader: ((borrowing FieldReader, String) throws -> V?)?
+    /// How an index key is read, picked once for `V`.
+    private let keyReader: ((BorrowedBytes) -> V?)?
 
     init(keyPath: KeyPath<M, V>, accumulator: A) {
         self.keyPath = keyPath
         self.accumulator = accumulator
+        fieldReader = TypedReaders<V>.fieldReader()
+        keyReader = TypedReaders<V>.keyReader()
     }
 
     override func add(_ model: M) throws {
@@ -217,48 +230,47 @@ final class FieldAggregateState<M: StoredModel, V, A: Accumulator<V, Result>, Re
     }
 
     override func add(from fields: borrowing FieldReader, name: String, count: Int) throws -> Bool {
-        guard let value = try StoredValue<V>.read(from: fields, name: name) else { return false }
+        guard let value = try StoredValue.read(fields, name: name, with: fieldReader) else { return false }
         try accumulator.add(value, count: count)
         return true
     }
 
-    override func add(keyValue value: Any, count: Int) throws {
-        guard let value = value as? V else {
-            throw KVStoreError(
-                .damaged, message: "An index key of \(keyPath) holds a \(type(of: value)), not a \(V.self)")
-        }
+    override func add(key bytes: BorrowedBytes, count: Int) throws -> Bool {
+        guard let value = keyReader?(bytes) else { return false }
         try accumulator.add(value, count: count)
+        return true
     }
 
     override func readsSameValue(from fields: borrowing FieldReader, name: String, as model: M) throws -> Bool {
-        guard let value = try StoredValue<V>.read(from: fields, name: name) else { return false }
-        return StoredValue<V>.areEqual(value, model[keyPath: keyPath])
+        guard let value = try StoredValue.read(fields, name: name, with: fieldReader) else { return false }
+        return StoredValue.areEqual(value, model[keyPath: keyPath])
     }
 
     override func result() throws -> Result { try accumulator.result() }
 }
 
-/// Reading a value of type `V` from a record's top-level field, when `V` is `Decodable`.
-enum StoredValue<V> {
-    /// The value the record holds under `name`, or `nil` when `V` is not `Decodable`, the record holds nothing
-    /// there (and `V` is not optional) or holds a value of another type.
+/// Reading an attribute's value from a record's top-level field.
+enum StoredValue {
+    /// The value the record holds under `name`, read with `reader` (``TypedReaders/fieldReader()``), or `nil` when
+    /// there is no reader, the record holds nothing there (and the attribute is not optional) or holds a value of
+    /// another type: the caller decodes the model then.
     ///
     /// - Throws: What reading the record throws for damaged bytes (``RecordFormatError``).
-    static func read(from fields: borrowing FieldReader, name: String) throws -> V? {
-        guard let type = V.self as? any Decodable.Type else { return nil }
+    static func read<V>(
+        _ fields: borrowing FieldReader, name: String, with reader: ((borrowing FieldReader, String) throws -> V?)?
+    ) throws -> V? {
+        guard let reader else { return nil }
         do {
-            if let value = try fields.decodeIfPresent(type, forKey: name) { return value as? V }
+            return try reader(fields, name)
         } catch let error as RecordFormatError {
             throw error
         } catch {
             return nil
         }
-        // Missing or null: `nil` for an optional attribute, nothing otherwise.
-        return (V.self as? any AnyOptional.Type).map { $0.none } as? V
     }
 
-    /// Whether two values are equal, when `V` is `Equatable` (every aggregated type is).
-    static func areEqual(_ lhs: V, _ rhs: V) -> Bool {
+    /// Whether two values are equal, when their type is `Equatable` (every aggregated type is).
+    static func areEqual<V>(_ lhs: V, _ rhs: V) -> Bool {
         guard let lhs = lhs as? any Equatable else { return false }
         return lhs.isEqual(to: rhs)
     }

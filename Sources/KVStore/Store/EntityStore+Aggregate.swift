@@ -23,18 +23,21 @@ struct AggregateGrouping<M: StoredModel, G: Hashable> {
 
     /// Groups by the value of `keyPath`, `nil` a group of its own for an optional attribute.
     static func value(_ keyPath: KeyPath<M, G> & Sendable) -> Self {
-        Self(
+        let reader = TypedReaders<G>.fieldReader()
+        return Self(
             keyPath: keyPath, groups: { [$0[keyPath: keyPath]] },
-            storedGroups: { fields, name in try StoredValue<G>.read(from: fields, name: name).map { [$0] } })
+            storedGroups: { fields, name in try StoredValue.read(fields, name: name, with: reader).map { [$0] } })
     }
 
     /// Groups by each element of `keyPath`: a model is in the group of every element it holds, and in none when the
     /// array is empty.
     static func elements(_ keyPath: KeyPath<M, [G]> & Sendable) -> Self {
-        Self(
+        let reader = TypedReaders<[G]>.fieldReader()
+        return Self(
             keyPath: keyPath, groups: { Array(Set($0[keyPath: keyPath])) },
-            storedGroups: { fields, name in try StoredValue<[G]>.read(from: fields, name: name).map { Array(Set($0)) } }
-        )
+            storedGroups: { fields, name in
+                try StoredValue.read(fields, name: name, with: reader).map { Array(Set($0)) }
+            })
     }
 }
 
@@ -60,7 +63,7 @@ extension EntityStore {
                 !$0.description.isUnique && !$0.description.isMultiEntry && $0.description.isDerivable
                     && $0.description.keyPaths.count == 1 && $0.description.keyPaths[0] == keyPath
             }),
-            IndexKeyValues.decoder(for: type(of: keyPath).valueType) != nil
+            IndexKeyValues.isReadable(type(of: keyPath).valueType)
         else { return nil }
         switch aggregate.operation {
         case .minimum, .maximum:
@@ -112,15 +115,15 @@ extension EntityStore {
         excluding excluded: Set<UUID>, in txn: borrowing Transaction
     ) throws {
         if aggregate.operation == .count, excluded.isEmpty {
-            try state.add(keyValue: (), count: count(FetchDescriptor(predicate: predicate), in: txn))
+            (state as? CountState<M>)?.add(counted: try count(FetchDescriptor(predicate: predicate), in: txn))
             return
         }
         let read = aggregateRead(aggregate, predicate: predicate, grouped: false)
-        if case .index(let name) = read, let keyPath = aggregate.keyPath {
+        if case .index(let name) = read {
             let planned = plan(FetchDescriptor(predicate: predicate))
             try aggregateIndex(
-                name, operation: aggregate.operation, valueType: type(of: keyPath).valueType,
-                plan: predicate == nil ? nil : planned.plan, into: state, excluding: excluded, in: txn)
+                name, operation: aggregate.operation, plan: predicate == nil ? nil : planned.plan, into: state,
+                excluding: excluded, in: txn)
             return
         }
         let name = aggregate.keyPath.flatMap(storedFieldName)
@@ -265,17 +268,15 @@ extension EntityStore {
         }
     }
 
-    /// Adds to `state` the values an index holds, read from its keys: each key decoded once and added with its
-    /// count of entries (less those of `excluded` models); a minimum reads up to the first key of a value, a maximum
-    /// from the last key down. The keys are those of `plan` (its range or keys on the index), or all.
+    /// Adds to `state` the values an index holds, read from its keys: each key read once, in place, and added with
+    /// its count of entries (less those of `excluded` models); a minimum reads up to the first key of a value, a
+    /// maximum from the last key down. The keys are those of `plan` (its range or keys on the index), or all.
     private func aggregateIndex<R>(
-        _ name: String, operation: Aggregate<M, R>.Operation, valueType: Any.Type, plan: QueryPlan?,
+        _ name: String, operation: Aggregate<M, R>.Operation, plan: QueryPlan?,
         into state: AggregateState<M, R>, excluding excluded: Set<UUID>, in txn: borrowing Transaction
     ) throws {
-        guard let decode = IndexKeyValues.decoder(for: valueType) else { return }
         let index = try storedIndex(name)
         let reverse = operation == .maximum
-        let stopsAtFirstValue = operation == .minimum || operation == .maximum
         var lower: QueryPlan.Bound?
         var upper: QueryPlan.Bound?
         var keys: [[UInt8]]?
@@ -290,17 +291,21 @@ extension EntityStore {
         }
         let lowerKey = lower.map { IndexKey.finalized($0.key, hash: longKeyHash) }
         let upperKey = upper.map { IndexKey.finalized($0.key, hash: longKeyHash) }
-        func isAboveLower(_ key: [UInt8]) -> Bool {
-            guard let lowerKey, let lower else { return true }
-            let order = key.withBorrowedBytes { compareBytes($0, lowerKey) }
-            return order > 0 || (order == 0 && lower.isInclusive)
+        /// Where a key lies: below the range (-1), in it (0) or above it (1).
+        func place(_ key: BorrowedBytes) -> Int {
+            if let lowerKey, let lower {
+                let order = compareBytes(key, lowerKey)
+                if order < 0 || (order == 0 && !lower.isInclusive) { return -1 }
+            }
+            if let upperKey, let upper {
+                let order = compareBytes(key, upperKey)
+                if order > 0 || (order == 0 && !upper.isInclusive) { return 1 }
+            }
+            return 0
         }
-        func isBelowUpper(_ key: [UInt8]) -> Bool {
-            guard let upperKey, let upper else { return true }
-            let order = key.withBorrowedBytes { compareBytes($0, upperKey) }
-            return order < 0 || (order == 0 && upper.isInclusive)
-        }
-        let run = IndexRun(state: state, decode: decode, excluded: excluded, stopsAtFirstValue: stopsAtFirstValue)
+        let run = IndexRun(
+            state: state, index: name, excluded: excluded,
+            stopsAtFirstValue: operation == .minimum || operation == .maximum)
         try txn.withCursor(on: index.table) { cursor in
             if let keys {
                 for key in reverse ? keys.reversed() : keys
@@ -317,20 +322,12 @@ extension EntityStore {
                 positioned = try lowerKey.map { try cursor.seek(atOrAfter: $0) } ?? cursor.first()
             }
             while positioned {
-                guard let key = try cursor.withCurrentEntry({ key, _ in Array(key) }) else { return }
-                if reverse {
-                    guard isAboveLower(key) else { return }
-                    if isBelowUpper(key) {
-                        guard try addEntries(at: cursor, run, in: txn) else { return }
-                    }
-                    positioned = try cursor.previousKey()
-                } else {
-                    guard isBelowUpper(key) else { return }
-                    if isAboveLower(key) {
-                        guard try addEntries(at: cursor, run, in: txn) else { return }
-                    }
-                    positioned = try cursor.nextKey()
+                guard let position = try cursor.withCurrentEntry({ key, _ in place(key) }) else { return }
+                if position == (reverse ? -1 : 1) { return }
+                if position == 0 {
+                    guard try addEntries(at: cursor, run, in: txn) else { return }
                 }
+                positioned = try reverse ? cursor.previousKey() : cursor.nextKey()
             }
         }
     }
@@ -338,7 +335,7 @@ extension EntityStore {
     /// What an index read adds its keys' entries to.
     private struct IndexRun<R> {
         let state: AggregateState<M, R>
-        let decode: (BorrowedBytes) throws -> Any
+        let index: String
         let excluded: Set<UUID>
         let stopsAtFirstValue: Bool
     }
@@ -350,8 +347,12 @@ extension EntityStore {
     ) throws
         -> Bool
     {
-        guard let key = try cursor.withCurrentEntry({ key, _ in Array(key) }) else { return false }
-        guard !IndexKey.isGrouped(key) else {
+        guard
+            let (isCut, isNil) = try cursor.withCurrentEntry({ key, _ in
+                (IndexKey.isGrouped(key), key.count == 1 && key[0] == IndexKey.absent)
+            })
+        else { return false }
+        guard !isCut else {
             // LMDB's limit cut the key: its values differ after the cut, so each model is read. (Only strings are that
             // long, and a minimum or maximum never reads their index.)
             var found = try cursor.firstDuplicate()
@@ -378,60 +379,29 @@ extension EntityStore {
             }
         }
         guard count > 0 else { return true }
-        try run.state.add(keyValue: try key.withBorrowedBytes { try run.decode($0) }, count: count)
+        let added = try cursor.withCurrentEntry { key, _ in try run.state.add(key: key, count: count) }
+        guard added == true else {
+            throw KVStoreError(
+                .damaged, entity: name, field: run.index,
+                message: "A key of the index \(run.index) of \(name) holds no value of the attribute's type: run "
+                    + "'kvtool check' on the store")
+        }
         // A minimum or maximum passes over nil, which sorts first: it stops at the first other value.
-        return !(run.stopsAtFirstValue && key != [IndexKey.absent])
+        return !(run.stopsAtFirstValue && !isNil)
     }
 }
 
-/// Reading the values of an attribute back from the keys of an index on it alone, for aggregates.
+/// Which attributes an aggregate reads back from the keys of an index on them alone.
 enum IndexKeyValues {
-    /// A function that decodes a whole key of an index on an attribute of type `type` into a value of that type
-    /// (boxed), or `nil` when the type's keys do not decode: integers, `Bool`, `String`, `UUID`, `Date`, and
-    /// optionals of them.
-    static func decoder(for type: Any.Type) -> ((BorrowedBytes) throws -> Any)? {
-        if let optional = type as? any AnyOptional.Type {
-            guard let wrapped = decoder(for: optional.wrappedType) else { return nil }
-            return { bytes in
-                bytes.count == 1 && bytes.first == IndexKey.absent ? optional.none : try wrapped(bytes)
-            }
-        }
-        guard let (kind, convert) = conversion(for: type) else { return nil }
-        return { bytes in
-            let components = try IndexKey.decodeComponents(bytes, kinds: [kind])
-            guard let value = components.first.flatMap(convert) else {
-                throw IndexKeyError.malformed(offset: 0, reason: "a key that holds no value of \(type)")
-            }
-            return value
-        }
+    /// Whether the keys of an attribute of `type` read back into its values (``IndexKeyReadable``): integers,
+    /// `Bool`, `String`, `UUID`, `Date`, and optionals of them.
+    static func isReadable(_ type: Any.Type) -> Bool {
+        type is any IndexKeyReadable.Type
     }
 
     /// Whether keys of `type` sort as its values' `<`: integers and dates, and optionals of them (`nil` first).
     static func isOrdered(_ type: Any.Type) -> Bool {
         if let optional = type as? any AnyOptional.Type { return isOrdered(optional.wrappedType) }
         return type is any FixedWidthInteger.Type || type == Date.self
-    }
-
-    /// The kind a key component of `type` decodes as, and how to make a `type` of it.
-    private static func conversion(for type: Any.Type) -> (ValueKind, (RecordValue) -> Any?)? {
-        if let integer = type as? any FixedWidthInteger.Type {
-            return integer.isSigned
-                ? (.int, { integerValue($0, as: integer) }) : (.uint, { integerValue($0, as: integer) })
-        }
-        switch type {
-        case is String.Type: return (.string, { if case .string(let value) = $0 { value } else { nil } })
-        case is Bool.Type: return (.true, { if case .bool(let value) = $0 { value } else { nil } })
-        case is UUID.Type: return (.uuid, { if case .uuid(let value) = $0 { value } else { nil } })
-        case is Date.Type: return (.date, { if case .date(let value) = $0 { value } else { nil } })
-        default: return nil
-        }
-    }
-
-    private static func integerValue<T: FixedWidthInteger>(_ value: RecordValue, as type: T.Type) -> Any? {
-        switch value {
-        case .int(let number): T(exactly: number)
-        case .uint(let number): T(exactly: number)
-        default: nil
-        }
     }
 }

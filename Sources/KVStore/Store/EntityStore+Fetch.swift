@@ -79,11 +79,7 @@ extension EntityStore {
         var count = 0
         let planned = try plan(descriptor, in: txn)
         if planned.isExact, case .range(let name, let lower, let upper, _) = planned.plan {
-            try forEachID(inRange: name, lower: lower, upper: upper, in: txn) { _ in
-                count += 1
-                return true
-            }
-            return count
+            return try countEntries(inRange: name, lower: lower, upper: upper, in: txn)
         }
         if planned.isExact, case .keys(let name, let keys) = planned.plan {
             if name == QueryPlan.recordKey {
@@ -101,6 +97,42 @@ extension EntityStore {
         try forEachCandidate(planned.plan, in: txn, reader: reader) { model in
             if try planned.isExact || predicate.evaluate(model) { count += 1 }
             return true
+        }
+        return count
+    }
+
+    /// The number of entries of the index `name` between two bounds, for an exact range: of integers, whose keys are
+    /// never cut, on an index that is not multi-entry, so that every model has one entry. A key's entries of a
+    /// non-unique index are counted in one call.
+    private func countEntries(
+        inRange name: String, lower: QueryPlan.Bound?, upper: QueryPlan.Bound?, in txn: borrowing Transaction
+    ) throws -> Int {
+        let index = try storedIndex(name)
+        var count = 0
+        guard !index.description.isUnique else {
+            try forEachID(inRange: name, lower: lower, upper: upper, in: txn) { _ in
+                count += 1
+                return true
+            }
+            return count
+        }
+        let lowerKey = lower.map { IndexKey.finalized($0.key, hash: longKeyHash) }
+        let upperKey = upper.map { IndexKey.finalized($0.key, hash: longKeyHash) }
+        try txn.withCursor(on: index.table) { cursor in
+            var positioned = try lowerKey.map { try cursor.seek(atOrAfter: $0) } ?? cursor.first()
+            while positioned {
+                let place = try cursor.withCurrentEntry { key, _ -> Int in
+                    if let lowerKey, let lower, compareBytes(key, lowerKey) == 0, !lower.isInclusive { return -1 }
+                    if let upperKey, let upper {
+                        let order = compareBytes(key, upperKey)
+                        if order > 0 || (order == 0 && !upper.isInclusive) { return 1 }
+                    }
+                    return 0
+                }
+                guard let place, place != 1 else { break }
+                if place == 0 { count += try cursor.duplicateCount() }
+                positioned = try cursor.nextKey()
+            }
         }
         return count
     }

@@ -338,6 +338,13 @@ final class LedgerLine: PersistentModel {
             #expect(
                 try context.explain(.sum(\.group), matching: #Predicate<CountedItem> { $0.score > 1 })
                     .hasPrefix("sum(group): models of"))
+            #expect(
+                try context.explain(Aggregate<CountedItem, Int>.count, matching: #Predicate { $0.group > 2 })
+                    .hasPrefix("count: entries of index group: range ("))
+            #expect(
+                try context.explain(Aggregate<CountedItem, Int>.count, matching: #Predicate { $0.score > 1 })
+                    .hasPrefix("count: models of index score: range ("))
+            #expect(try context.explain(Aggregate<CountedItem, Int>.count) == "count: the table's count of records")
             // Another index's exact plan reads records, decoding one model to check the record's field.
             let recordDecodes = try ExactIndexReadTests.decodes {
                 let sum = try context.aggregate(
