@@ -5,8 +5,9 @@ import Testing
 @testable import KVStore
 
 /// Random queries of every plan the planner makes (keys, exact and inexact ranges, prefixes, unions, compound
-/// prefixes, sorted and paged), through a context with random unsaved changes, against the same predicates evaluated
-/// on the models kept in memory: fetches, counts and IDs must agree on every one.
+/// prefixes, complements of `!=`, plans chosen by the store's counts, sorted and paged), through a context with random
+/// unsaved changes, against the same predicates evaluated on the models kept in memory: fetches, counts, IDs,
+/// aggregates and paged listings must agree on every one.
 @Suite struct QueryModelBasedTests {
     /// One family of predicates, with its random constants drawn: the predicate and the reference filter.
     typealias Query = (label: String, predicate: Predicate<CountedItem>, matches: (CountedItem) -> Bool)
@@ -33,7 +34,7 @@ import Testing
         let tag = "t\(Int.random(in: 0..<4, using: &random))"
         let owner: UUID? = Bool.random(using: &random) ? nil : ExactIndexReadTests.owners[0]
         let score = Double(Int.random(in: 0..<5, using: &random)) / 2
-        switch Int.random(in: 0..<12, using: &random) {
+        switch Int.random(in: 0..<16, using: &random) {
         case 0: return ("==", #Predicate { $0.group == a }, { $0.group == a })
         case 1: return ("range", #Predicate { $0.group >= a && $0.group < b }, { $0.group >= a && $0.group < b })
         case 2: return ("> <=", #Predicate { $0.group > a && $0.group <= b }, { $0.group > a && $0.group <= b })
@@ -53,6 +54,14 @@ import Testing
         case 8: return ("double", #Predicate { $0.score >= score }, { $0.score >= score })
         case 9: return ("nil", #Predicate { $0.ownerID == owner }, { $0.ownerID == owner })
         case 10: return ("string range", #Predicate { $0.label < label }, { $0.label < label })
+        case 11: return ("!=", #Predicate { $0.group != a }, { $0.group != a })
+        case 12: return ("!(==)", #Predicate { !($0.label == label) }, { $0.label != label })
+        case 13: return ("!flag", #Predicate { !$0.isOpen && $0.group <= b }, { !$0.isOpen && $0.group <= b })
+        case 14:
+            return (
+                "two indexes", #Predicate { $0.isOpen && $0.score >= score && $0.group != a },
+                { $0.isOpen && $0.score >= score && $0.group != a }
+            )
         default: return ("&&", #Predicate { $0.group == a && $0.isOpen }, { $0.group == a && $0.isOpen })
         }
     }
@@ -135,6 +144,23 @@ import Testing
                         }
                     }
                 }
+                // An aggregate and a paged listing of one more query, through the same context.
+                let query = Self.randomQuery(&random)
+                let matching = state.values.filter(query.matches)
+                #expect(
+                    try context.aggregate(.sum(\CountedItem.group), matching: query.predicate)
+                        == matching.map(\.group).reduce(0, +), "round \(round), sum, \(query.label)")
+                #expect(
+                    try context.aggregate(.count, matching: query.predicate, groupedBy: \CountedItem.isOpen)
+                        == Dictionary(grouping: matching, by: \.isOpen).mapValues(\.count),
+                    "round \(round), count by isOpen, \(query.label)")
+                let listing = FetchDescriptor(predicate: query.predicate, sortBy: [SortDescriptor(\.code)])
+                var cursor = context.fetchCursor(listing, batchSize: Int.random(in: 1...9, using: &random))
+                var listed: [UUID] = []
+                while let item = try cursor.next() { listed.append(item.id) }
+                #expect(
+                    listed == matching.sorted(using: [SortDescriptor(\.code)]).map(\.id),
+                    "round \(round), listing, \(query.label)")
                 if Bool.random(using: &random) {
                     try context.save()
                     models = state
