@@ -175,6 +175,10 @@ enum PrefixAndCaseExample {
         #expect(second.models.map(\.title) == ["Day 7", "Day 6"])
         #expect(try context.fetch(byAl).count == 10)
         #expect(try context.explain(byAl) == "parents: scan; then children: index authorID, 1 key per parent")
+        // The README's aggregate: each author's latest post.
+        let latest = try context.aggregate(.maximum(\Post.published), groupedBy: \Post.authorID)
+        #expect(latest[adaID] == Date(timeIntervalSince1970: 1_700_000_000 + 19 * 86_400))
+        #expect(latest[alan.id] == Date(timeIntervalSince1970: 1_700_000_000 + 29 * 86_400))
         try container.close()
     }
 
