@@ -40,6 +40,39 @@ extension ModelContext {
         return try descriptor.result(parentIDs: parentIDs, children: children)
     }
 
+    /// The children `descriptor` describes, as this context's objects with its unsaved changes: the parents its
+    /// parent descriptor fetches, then their children through the relationship's index (see
+    /// ``RelatedFetchDescriptor``). A child whose relationship this context changed is placed by its relationship as
+    /// it is now.
+    ///
+    /// - Throws: ``KVStoreError/invalidRelationship`` when the relationship has no index, or what
+    ///   ``fetch(_:)-3tbhk`` throws for either entity.
+    public func fetch<Child: PersistentModel, Parent: PersistentModel>(
+        _ descriptor: RelatedFetchDescriptor<Child, Parent>
+    ) throws -> [Child] {
+        let parentIDs = try fetch(descriptor.parent).map(\.id)
+        let store = try container.store(for: Child.self)
+        let stored = try container.read { txn in
+            try txn.run {
+                try store.referrers(to: parentIDs, field: descriptor.referenceField, in: txn.transaction.pointee)
+            }
+        }
+        // The objects this context changed are placed by their relationship now; the others where the index has them.
+        let (changed, deleted) = try unsavedObjects(of: Child.self, store: store, includingDeleted: true)
+        var children: [UUID: [Child]] = [:]
+        for (parentID, ids) in stored {
+            let unchanged = ids.filter { changed[$0] == nil && !deleted.contains($0) }
+            children[parentID] = try heldOrRead(Child.self, ids: unchanged).compactMap { $0 }
+        }
+        let selected = Set(parentIDs)
+        for object in changed.values {
+            guard let parentID = descriptor.parentID(object), selected.contains(parentID) else { continue }
+            children[parentID, default: []].append(object)
+        }
+        for parentID in children.keys { children[parentID]?.sort { $0.id.isOrdered(before: $1.id) } }
+        return try descriptor.result(parentIDs: parentIDs, children: children)
+    }
+
     /// How a fetch of `descriptor` reads the store: the parents' plan, then the index of the children's reference
     /// field, one key per parent: `parents: index isArchived: 1 key; then children: index projectID, 1 key per
     /// parent`.

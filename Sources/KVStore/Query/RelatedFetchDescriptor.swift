@@ -62,6 +62,39 @@ public struct RelatedFetchDescriptor<Child: StoredModel, Parent: StoredModel>: S
         parentID = { $0[keyPath: reference] }
     }
 
+    /// Creates a descriptor of the children of the parents `parent` fetches, through a to-one relationship property
+    /// of reference models (``ToOne``).
+    ///
+    /// - Parameters:
+    ///   - descriptor: The children's predicate, sort, offset and limit.
+    ///   - relationship: The children's to-one relationship property, such as `\Task.project`, declared in their
+    ///     entity with `Relationship.toOne`.
+    ///   - parent: The parents' predicate and sort (and offset and limit, which select the parents).
+    public init(
+        _ descriptor: FetchDescriptor<Child>, through relationship: KeyPath<Child, Parent?> & Sendable,
+        parent: FetchDescriptor<Parent>
+    ) where Child: PersistentModel, Parent: PersistentModel {
+        self.descriptor = descriptor
+        self.parent = parent
+        // The relationship's field and the IDs its state holds, read without loading the related object.
+        var field: String?
+        var storedIDs: (@Sendable (Child) -> [UUID])?
+        for declared in Child.entity.relationships {
+            guard case .field(let name, false, let index, let ids, _) = declared.storage, index.keyPaths.count == 1,
+                index.keyPaths[0] == relationship
+            else { continue }
+            field = name
+            storedIDs = ids
+            break
+        }
+        referenceField = field ?? "\(relationship)"
+        if let storedIDs {
+            parentID = { storedIDs($0).first }
+        } else {
+            parentID = { $0[keyPath: relationship]?.id }
+        }
+    }
+
     /// The children found, in the descriptor's order, then paged: `children` holds each parent's children, which
     /// this filters with the children's predicate; `parentIDs` is the parents in their order.
     ///

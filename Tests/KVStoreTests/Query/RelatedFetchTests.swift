@@ -193,3 +193,58 @@ struct SquadMember: Model, Equatable {
         }
     }
 }
+
+/// Fetches across a to-one relationship property of reference models: the context's objects, with its unsaved
+/// changes, read through the relationship's index.
+@Suite struct ReferenceModelRelatedFetchTests {
+    @Test func theChildrenOfTheMatchingParentsAreTheContextsObjects() throws {
+        try withContainer(RefProject.self) { container throws in
+            let context = ModelContext(container)
+            let projects = (0..<4).map { RefProject(name: "project \($0)") }
+            var tasks: [RefTask] = []
+            for (number, project) in projects.enumerated() {
+                for index in 0..<5 {
+                    let task = RefTask(
+                        title: "p\(number)-t\(index)", project: project, priority: (number * 7 + index) % 10)
+                    tasks.append(task)
+                    context.insert(task)
+                }
+            }
+            try context.save()
+            let chosen = ["project 1", "project 3"]
+            let descriptor = RelatedFetchDescriptor(
+                FetchDescriptor<RefTask>(
+                    predicate: #Predicate { $0.priority >= 2 }, sortBy: [SortDescriptor(\.priority, order: .reverse)]),
+                through: \.project,
+                parent: FetchDescriptor<RefProject>(
+                    predicate: #Predicate { chosen.contains($0.name) }, sortBy: [SortDescriptor(\.name)]))
+            func expected() -> [String] {
+                var titles: [String] = []
+                for name in chosen {
+                    let own = tasks.filter { $0.project?.name == name && $0.priority >= 2 }
+                        .sorted { $0.id.isOrdered(before: $1.id) }
+                        .sorted(using: [SortDescriptor(\RefTask.priority, order: .reverse)])
+                    titles += own.map(\.title)
+                }
+                return titles
+            }
+            let found = try context.fetch(descriptor)
+            #expect(found.map(\.title) == expected())
+            // The same instances as every other read of this context.
+            #expect(found.allSatisfy { object in tasks.contains { $0 === object } })
+            // Unsaved: a task moved into a chosen project, one moved out, one deleted, one inserted.
+            tasks[0].project = projects[1]
+            tasks[0].priority = 9
+            tasks[5].project = projects[2]
+            context.delete(tasks[16])
+            tasks.remove(at: 16)
+            let newcomer = RefTask(title: "new", project: projects[3], priority: 5)
+            context.insert(newcomer)
+            tasks.append(newcomer)
+            #expect(try context.fetch(descriptor).map(\.title) == expected())
+            #expect(
+                try context.explain(descriptor)
+                    == "parents: scan; then children: index project, 1 key per parent")
+        }
+    }
+}
