@@ -174,6 +174,9 @@ struct PlannedQuery: Equatable, Sendable {
     /// Whether the plan yields exactly the models the predicate matches, so that the fetch need not evaluate it on
     /// them, and a count or a list of IDs need not read them (``QueryPlanner/isExact(_:predicate:terms:indexes:)``).
     var isExact = false
+    /// Whether the store's counts could choose another plan (``QueryPlanner/mayCount(_:plan:)``); when not, a fetch
+    /// counts nothing.
+    var mayCount = false
 
     /// A one-line human description, such as `index projectID: 1 key` or `scan`, for `explain`; made when asked for,
     /// not by every fetch.

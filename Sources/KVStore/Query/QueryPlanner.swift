@@ -74,7 +74,9 @@ enum QueryPlanner {
         indexes: [PlannerIndex<Root>]
     ) -> PlannedQuery {
         let constraints = predicate.map { terms(of: $0.expression, indexes: indexes) } ?? []
-        let best = bestCandidate(for: constraints, indexes: indexes)
+        let ranked = allCandidates(for: constraints, indexes: indexes)
+        // A complement is never chosen without the store's counts (see `bestCandidate`).
+        let best = ranked.first { $0.excludedKey == nil }
         var plan = best?.plan ?? .scan
         var fixedAttributes = best?.fixedAttributes ?? 0
         if plan == .scan, fetchLimit != nil, let ordered = orderedPlan(sortBy: sortBy, indexes: indexes) {
@@ -88,12 +90,31 @@ enum QueryPlanner {
                 plan = reversed
             }
         }
-        return PlannedQuery(
+        var planned = PlannedQuery(
             plan: plan,
             isSorted: isSorted(plan, sortBy: sortBy, indexes: indexes, fixedAttributes: fixedAttributes),
             uniqueIndexes: uniqueIndexes(of: plan, in: indexes),
             isExact: isExact(plan, predicate: predicate, terms: constraints, indexes: indexes)
         )
+        planned.mayCount = mayCount(ranked, plan: plan)
+        return planned
+    }
+
+    /// Whether the store's counts could change `plan`: it is a scan and a complement is possible, or the predicate
+    /// allows reads of two indexes' keys or ranges (``EntityStore/plan(_:in:)``). Most predicates allow one read, and
+    /// their fetches count nothing.
+    static func mayCount(_ ranked: [Candidate], plan: QueryPlan) -> Bool {
+        if case .scan = plan { return ranked.contains { $0.excludedKey != nil } }
+        var reads = 0
+        for candidate in ranked where candidate.excludedKey == nil {
+            switch candidate.plan {
+            case .keys(QueryPlan.recordKey, _): continue
+            case .keys, .range: reads += 1
+            case .scan, .ordered, .union, .intersection: continue
+            }
+            if reads > 1 { return true }
+        }
+        return false
     }
 
     /// Returns whether `plan` yields exactly the models `predicate` matches: either the predicate is a single

@@ -31,7 +31,7 @@ extension EntityStore {
     func refined(
         _ planned: PlannedQuery, descriptor: FetchDescriptor<M>, in txn: borrowing Transaction
     ) throws -> PlannedQuery {
-        guard let predicate = descriptor.predicate else { return planned }
+        guard planned.mayCount, let predicate = descriptor.predicate else { return planned }
         let terms = QueryPlanner.terms(of: predicate.expression, indexes: plannerIndexes)
         let candidates = QueryPlanner.allCandidates(for: terms, indexes: plannerIndexes)
         // A scan, or a complement the counts say is worth reading.
