@@ -220,3 +220,30 @@ import Testing
         }
     }
 }
+
+/// Continuations of reference models with relationship properties: the last object is kept by its attributes and
+/// relationship IDs, and decodes again without a context.
+@Suite struct ReferenceModelContinuationTests {
+    @Test func aListingOfObjectsWithRelationshipsResumes() throws {
+        try withContainer(RefProject.self) { container throws in
+            let context = ModelContext(container)
+            let project = RefProject(name: "p")
+            let tag = RefTag(name: "t")
+            for number in 0..<9 {
+                let task = RefTask(title: "task \(number)", project: project, priority: number % 4)
+                task.tags = [tag]
+                context.insert(task)
+            }
+            try context.save()
+            let descriptor = FetchDescriptor<RefTask>(sortBy: [SortDescriptor(\.priority), SortDescriptor(\.title)])
+            var page = try context.fetchPage(descriptor, limit: 2)
+            var titles = page.models.map(\.title)
+            while let next = page.continuation {
+                page = try ModelContext(container).fetchPage(descriptor, after: next, limit: 2)
+                titles += page.models.map(\.title)
+            }
+            #expect(titles == (try context.fetch(descriptor)).map(\.title))
+            #expect(titles.count == 9)
+        }
+    }
+}
