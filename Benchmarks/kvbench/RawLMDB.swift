@@ -26,37 +26,48 @@ final class RawLMDB {
     ///
     /// - Throws: ``RawLMDBError`` when LMDB fails.
     init(directory: String, settings: StoreSettings) throws {
+        let (environment, handles) = try Self.openEnvironment(
+            directory: directory, settings: settings,
+            tables: [
+                ("Task", MDB_CREATE), ("Project", MDB_CREATE),
+                ("Task.projectID", MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED),
+            ])
+        self.environment = environment
+        (tasks, projects, index) = (handles[0], handles[1], handles[2])
+    }
+
+    /// Opens an environment in `directory` with the settings' map size and durability, and opens (creating them) the
+    /// named tables with their flags in one write transaction: the set-up of every raw store of kvbench.
+    ///
+    /// - Returns: The environment and the tables' handles, in the order of `tables`.
+    /// - Throws: ``RawLMDBError`` when LMDB fails; the environment is closed then.
+    static func openEnvironment(
+        directory: String, settings: StoreSettings, tables: [(name: String, flags: Int32)]
+    ) throws -> (OpaquePointer, [MDB_dbi]) {
         var created: OpaquePointer?
         try check(mdb_env_create(&created), "mdb_env_create")
         guard let environment = created else { throw RawLMDBError(code: ENOMEM, operation: "mdb_env_create") }
         do {
             try check(mdb_env_set_mapsize(environment, settings.mapSize), "mdb_env_set_mapsize")
-            try check(mdb_env_set_maxdbs(environment, 4), "mdb_env_set_maxdbs")
+            try check(mdb_env_set_maxdbs(environment, MDB_dbi(tables.count + 1)), "mdb_env_set_maxdbs")
             let flags = UInt32(MDB_NOTLS) | (settings.durability == .noSync ? UInt32(MDB_NOSYNC) : 0)
             try check(mdb_env_open(environment, directory, flags, 0o600), "mdb_env_open")
+            var handles = [MDB_dbi](repeating: 0, count: tables.count)
             var txn: OpaquePointer?
             try check(mdb_txn_begin(environment, nil, 0, &txn), "mdb_txn_begin")
-            var handles: [MDB_dbi] = [0, 0, 0]
-            let tables: [(String, Int32)] = [
-                ("Task", MDB_CREATE), ("Project", MDB_CREATE),
-                ("Task.projectID", MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED),
-            ]
-            for (position, (name, flags)) in tables.enumerated() {
-                let code = mdb_dbi_open(txn, name, UInt32(flags), &handles[position])
+            for (position, table) in tables.enumerated() {
+                let code = mdb_dbi_open(txn, table.name, UInt32(table.flags), &handles[position])
                 if code != 0 {
                     mdb_txn_abort(txn)
                     throw RawLMDBError(code: code, operation: "mdb_dbi_open")
                 }
             }
             try check(mdb_txn_commit(txn), "mdb_txn_commit")
-            tasks = handles[0]
-            projects = handles[1]
-            index = handles[2]
+            return (environment, handles)
         } catch {
             mdb_env_close(environment)
             throw error
         }
-        self.environment = environment
     }
 
     /// Closes the environment.

@@ -33,37 +33,16 @@ final class RawOrderStore {
     ///
     /// - Throws: ``RawLMDBError`` when LMDB fails.
     init(directory: String, settings: StoreSettings) throws {
-        var created: OpaquePointer?
-        try check(mdb_env_create(&created), "mdb_env_create")
-        guard let environment = created else { throw RawLMDBError(code: ENOMEM, operation: "mdb_env_create") }
-        do {
-            try check(mdb_env_set_mapsize(environment, settings.mapSize), "mdb_env_set_mapsize")
-            try check(mdb_env_set_maxdbs(environment, 8), "mdb_env_set_maxdbs")
-            let flags = UInt32(MDB_NOTLS) | (settings.durability == .noSync ? UInt32(MDB_NOSYNC) : 0)
-            try check(mdb_env_open(environment, directory, flags, 0o600), "mdb_env_open")
-            let index = MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED
-            let tables: [(String, Int32)] = [
+        let index = MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED
+        let (environment, handles) = try RawLMDB.openEnvironment(
+            directory: directory, settings: settings,
+            tables: [
                 ("Order", MDB_CREATE), ("Customer", MDB_CREATE), ("Order.customerID", index), ("Order.status", index),
                 ("Order.total", index), ("Order.customerID+placedAt", index), ("Customer.region", index),
-            ]
-            var handles = [MDB_dbi](repeating: 0, count: tables.count)
-            var txn: OpaquePointer?
-            try check(mdb_txn_begin(environment, nil, 0, &txn), "mdb_txn_begin")
-            for (position, (name, flags)) in tables.enumerated() {
-                let code = mdb_dbi_open(txn, name, UInt32(flags), &handles[position])
-                if code != 0 {
-                    mdb_txn_abort(txn)
-                    throw RawLMDBError(code: code, operation: "mdb_dbi_open")
-                }
-            }
-            try check(mdb_txn_commit(txn), "mdb_txn_commit")
-            (orders, customers, byCustomer, byStatus) = (handles[0], handles[1], handles[2], handles[3])
-            (byTotal, byCustomerAndDate, byRegion) = (handles[4], handles[5], handles[6])
-        } catch {
-            mdb_env_close(environment)
-            throw error
-        }
+            ])
         self.environment = environment
+        (orders, customers, byCustomer, byStatus) = (handles[0], handles[1], handles[2], handles[3])
+        (byTotal, byCustomerAndDate, byRegion) = (handles[4], handles[5], handles[6])
     }
 
     /// Closes the environment.
