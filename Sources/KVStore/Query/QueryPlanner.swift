@@ -83,13 +83,7 @@ enum QueryPlanner {
             plan = ordered
             fixedAttributes = 0
         }
-        // A range read from its upper end gives a descending sort on the index's order.
-        if case .range(let name, let lower, let upper, false) = plan, sortBy.first?.order == .reverse {
-            let reversed = QueryPlan.range(index: name, lower: lower, upper: upper, reverse: true)
-            if isSorted(reversed, sortBy: sortBy, indexes: indexes, fixedAttributes: fixedAttributes) {
-                plan = reversed
-            }
-        }
+        plan = oriented(plan, sortBy: sortBy, indexes: indexes, fixedAttributes: fixedAttributes)
         var planned = PlannedQuery(
             plan: plan,
             isSorted: isSorted(plan, sortBy: sortBy, indexes: indexes, fixedAttributes: fixedAttributes),
@@ -98,6 +92,22 @@ enum QueryPlanner {
         )
         planned.mayCount = mayCount(ranked, plan: plan)
         return planned
+    }
+
+    /// `plan`, read from its upper end when it is a range and that gives a descending sort in the index's order.
+    /// - Parameters:
+    ///   - plan: A plan.
+    ///   - sortBy: The fetch's sort descriptors.
+    ///   - indexes: The entity's indexes.
+    ///   - fixedAttributes: For a range of a compound index, how many of its first attributes an equality fixes.
+    static func oriented<Root>(
+        _ plan: QueryPlan, sortBy: [SortDescriptor<Root>], indexes: [PlannerIndex<Root>], fixedAttributes: Int
+    ) -> QueryPlan {
+        guard case .range(let name, let lower, let upper, false) = plan, sortBy.first?.order == .reverse else {
+            return plan
+        }
+        let reversed = QueryPlan.range(index: name, lower: lower, upper: upper, reverse: true)
+        return isSorted(reversed, sortBy: sortBy, indexes: indexes, fixedAttributes: fixedAttributes) ? reversed : plan
     }
 
     /// Whether the store's counts could change `plan`: it is a scan and a complement is possible, or the predicate

@@ -106,7 +106,9 @@ extension EntityStore {
         _ planned: PlannedQuery, with candidate: QueryPlanner.Candidate, descriptor: FetchDescriptor<M>,
         terms: [QueryPlanner.KeyPathTerm]
     ) -> PlannedQuery {
-        let plan = candidate.plan
+        let plan = QueryPlanner.oriented(
+            candidate.plan, sortBy: descriptor.sortBy, indexes: plannerIndexes,
+            fixedAttributes: candidate.fixedAttributes)
         return PlannedQuery(
             plan: plan,
             isSorted: QueryPlanner.isSorted(

@@ -52,6 +52,16 @@ struct Shipment: Model, Equatable {
             let light = FetchDescriptor<Shipment>(predicate: #Predicate { $0.status == 0 && $0.weight < 20 })
             #expect(try context.explain(light).hasPrefix("index weight: range"))
             try Self.expectSame(light, { $0.status == 0 && $0.weight < 20 }, in: context, models: models, "light")
+            // The range the counts chose, read from its upper end for a descending sort on its attribute.
+            var heaviestFirst = light
+            heaviestFirst.sortBy = [SortDescriptor(\.weight, order: .reverse)]
+            heaviestFirst.fetchLimit = 5
+            let reversed = try context.explain(heaviestFirst)
+            #expect(reversed.hasPrefix("index weight: range") && reversed.hasSuffix(" reverse"), "\(reversed)")
+            #expect(
+                try context.fetch(heaviestFirst).map(\.weight)
+                    == Array(
+                        models.filter { $0.status == 0 && $0.weight < 20 }.map(\.weight).sorted().reversed().prefix(5)))
             // region == 1 (about 500) and weight < 200 (about 400): two ID lists cost less than 400 records.
             let both = FetchDescriptor<Shipment>(predicate: #Predicate { $0.region == 1 && $0.weight < 200 })
             let plan = try context.explain(both)
