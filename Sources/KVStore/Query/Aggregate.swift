@@ -184,7 +184,10 @@ class AggregateState<M: StoredModel, Result> {
     /// The aggregate's value.
     ///
     /// - Throws: ``KVStoreError/overflow`` when an integer sum does not fit its type.
-    func result() throws -> Result { fatalError("AggregateState is abstract") }
+    func result() throws -> Result {
+        // Every state is one of the subclasses below, which override this.
+        throw KVStoreError(.invalidModel, message: "An aggregate's state has no result of its own")
+    }
 }
 
 /// The state of ``Aggregate/count``.

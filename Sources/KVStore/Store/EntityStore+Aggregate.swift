@@ -233,7 +233,9 @@ extension EntityStore {
         }
         switch read {
         case .index:
-            preconditionFailure("an index read is not a walk of the matches")
+            // An index read is made by `aggregateIndex`, never walked here.
+            throw KVStoreError(
+                .invalidModel, entity: name, message: "An aggregate read of an index has no matches to walk")
         case .models(let plan):
             try forEachCandidate(plan, in: txn, reader: reader) { candidate in
                 if !excluded.contains(candidate.id), try predicate?.evaluate(candidate) ?? true { try model(candidate) }

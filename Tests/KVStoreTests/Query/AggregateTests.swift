@@ -1,4 +1,5 @@
 import Foundation
+import LMDB
 import TestSupport
 import Testing
 
@@ -421,5 +422,38 @@ final class LedgerLine: PersistentModel {
             context.rollback()
             #expect(try context.aggregate(.sum(\LedgerLine.amount)) == lines.map(\.amount).reduce(0, +))
         }
+    }
+}
+
+/// An aggregate read from an index whose key is damaged stops with a typed error that says what to do.
+@Suite struct AggregateDamageTests {
+    @Test func aKeyThatHoldsNoValueOfTheAttributesTypeIsReportedAsDamage() throws {
+        let directory = StoreDirectory()
+        let configuration = ModelConfiguration(path: directory.path, isDurable: false)
+        do {
+            let container = try ModelContainer(for: CountedItem.self, configuration: configuration)
+            defer { try? container.close() }
+            let context = ModelContext(container)
+            try context.insert(contentsOf: ExactIndexReadTests.models().prefix(20))
+            try context.save()
+            #expect(try context.aggregate(.sum(\CountedItem.group)) > 0)
+        }
+        do {
+            // A key of two bytes in the index of an integer, whose keys are nine.
+            let environment = try Environment.open(path: directory.path)
+            defer { try? environment.close() }
+            let table = try environment.openTable(
+                named: Catalog.indexTableName("CountedItem", "group"), options: [.dupSort, .dupFixed])
+            try environment.write { txn in try txn.put(Array(repeating: 7, count: 16), forKey: [1, 2], in: table) }
+        }
+        let container = try ModelContainer(for: CountedItem.self, configuration: configuration)
+        defer { try? container.close() }
+        let error = try #require(throws: KVStoreError.self) {
+            try ModelContext(container).aggregate(.sum(\CountedItem.group))
+        }
+        #expect(error == .damaged)
+        #expect(
+            error.message.contains("A key of the index group of CountedItem holds no value of the attribute's type"))
+        #expect(error.message.contains("kvtool check"))
     }
 }

@@ -247,3 +247,25 @@ import Testing
         }
     }
 }
+
+/// A continuation made by one container resumes in another open on the same store, as in another process.
+@Suite struct ContinuationAcrossContainersTests {
+    @Test func anotherContainerResumesTheListing() throws {
+        let directory = StoreDirectory()
+        let configuration = ModelConfiguration(path: directory.path, isDurable: false)
+        let first = try ModelContainer(for: LedgerEntry.self, configuration: configuration)
+        defer { try? first.close() }
+        let writer = ModelContext(first)
+        try writer.insert(contentsOf: AggregateTests.entries(count: 40, seed: 51))
+        try writer.save()
+        let descriptor = FetchDescriptor<LedgerEntry>(sortBy: [SortDescriptor(\.amount)])
+        let page = try ModelContext(first).fetchPage(descriptor, limit: 15)
+        let token = try #require(page.continuation?.token)
+        let second = try ModelContainer(for: LedgerEntry.self, configuration: configuration)
+        defer { try? second.close() }
+        let rest = try ModelContext(second).fetchPage(descriptor, after: FetchContinuation(token: token), limit: 100)
+        #expect(rest.continuation == nil)
+        let all = try ModelContext(second).fetch(descriptor).map(\.id)
+        #expect(page.models.map(\.id) + rest.models.map(\.id) == all)
+    }
+}
