@@ -90,27 +90,7 @@ extension RawLMDB {
     /// - Warning: The IDs are LMDB's memory: valid until the transaction writes or ends.
     @inline(__always)
     func forEachTaskID(_ cursor: OpaquePointer, of project: MDB_val, _ body: (MDB_val) throws -> Void) throws {
-        try withIndexKey(ofProject: project) { key in try forEachTaskID(cursor, indexKey: &key, body) }
-    }
-
-    @inline(__always)
-    private func forEachTaskID(
-        _ cursor: OpaquePointer,
-        indexKey key: inout MDB_val,
-        _ body: (MDB_val) throws -> Void
-    ) throws {
-        var data = MDB_val()
-        var code = mdb_cursor_get(cursor, &key, &data, MDB_SET_KEY)
-        if code == MDB_NOTFOUND { return }
-        try check(code, "mdb_cursor_get")
-        code = mdb_cursor_get(cursor, &key, &data, MDB_GET_MULTIPLE)
-        while code == 0 {
-            for offset in stride(from: 0, to: data.mv_size, by: 16) {
-                try body(mdbValue(data.mv_data, offset: offset, count: 16))
-            }
-            code = mdb_cursor_get(cursor, &key, &data, MDB_NEXT_MULTIPLE)
-        }
-        if code != MDB_NOTFOUND { throw RawLMDBError(code: code, operation: "mdb_cursor_get") }
+        try withIndexKey(ofProject: project) { key in try forEachID(cursor, under: &key, body) }
     }
 
     @inline(__always)

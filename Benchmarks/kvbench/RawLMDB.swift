@@ -9,7 +9,7 @@ import Foundation
 /// checks beyond return codes. Reads fold what they read into a checksum for the ``BlackHole``.
 ///
 /// The map cannot grow: ``StoreSettings/mapSize`` must hold the whole scenario.
-final class RawLMDB {
+final class RawLMDB: RawStore {
     /// The baseline's name in reports.
     static let name = "raw C API"
 
@@ -95,26 +95,6 @@ final class RawLMDB {
         return result
     }
 
-    /// Runs `body` in a read transaction, then ends it.
-    @inline(__always)
-    func read<R>(_ body: (OpaquePointer) throws -> R) throws -> R {
-        var begun: OpaquePointer?
-        try check(mdb_txn_begin(environment, nil, UInt32(MDB_RDONLY), &begun), "mdb_txn_begin")
-        guard let txn = begun else { throw RawLMDBError(code: ENOMEM, operation: "mdb_txn_begin") }
-        defer { mdb_txn_abort(txn) }
-        return try body(txn)
-    }
-
-    /// Runs `body` with a cursor on `dbi`, closed when `body` returns.
-    @inline(__always)
-    func withCursor<R>(_ txn: OpaquePointer, _ dbi: MDB_dbi, _ body: (OpaquePointer) throws -> R) throws -> R {
-        var opened: OpaquePointer?
-        try check(mdb_cursor_open(txn, dbi, &opened), "mdb_cursor_open")
-        guard let cursor = opened else { throw RawLMDBError(code: ENOMEM, operation: "mdb_cursor_open") }
-        defer { mdb_cursor_close(cursor) }
-        return try body(cursor)
-    }
-
     // MARK: - Inserting
 
     /// Puts records `range` of `records` in one write transaction; for tasks, also their index entries.
@@ -165,4 +145,55 @@ func check(_ code: Int32, _ operation: StaticString) throws {
 func fold(_ checksum: UInt64, _ value: MDB_val) -> UInt64 {
     let first = value.mv_data.map { UInt64($0.load(as: UInt8.self)) } ?? 0
     return checksum &* 31 &+ UInt64(value.mv_size) &+ first
+}
+
+/// A raw store of kvbench: an LMDB environment read through the C API, with the helpers its reads share.
+protocol RawStore {
+    /// The `MDB_env` handle.
+    var environment: OpaquePointer { get }
+}
+
+extension RawStore {
+    /// Runs `body` in a read transaction, then ends it.
+    @inline(__always)
+    func read<R>(_ body: (OpaquePointer) throws -> R) throws -> R {
+        var begun: OpaquePointer?
+        try check(mdb_txn_begin(environment, nil, UInt32(MDB_RDONLY), &begun), "mdb_txn_begin")
+        guard let txn = begun else { throw RawLMDBError(code: ENOMEM, operation: "mdb_txn_begin") }
+        defer { mdb_txn_abort(txn) }
+        return try body(txn)
+    }
+
+    /// Runs `body` with a cursor on `dbi`, closed when `body` returns.
+    @inline(__always)
+    func withCursor<R>(_ txn: OpaquePointer, _ dbi: MDB_dbi, _ body: (OpaquePointer) throws -> R) throws -> R {
+        var opened: OpaquePointer?
+        try check(mdb_cursor_open(txn, dbi, &opened), "mdb_cursor_open")
+        guard let cursor = opened else { throw RawLMDBError(code: ENOMEM, operation: "mdb_cursor_open") }
+        defer { mdb_cursor_close(cursor) }
+        return try body(cursor)
+    }
+
+    /// Calls `body` with each 16-byte ID stored under `key` in a `MDB_DUPFIXED` index, reading them a page at a
+    /// time.
+    ///
+    /// A key with a single value has no duplicate page: LMDB then answers `MDB_GET_MULTIPLE` with success and leaves
+    /// `data` as `MDB_SET_KEY` set it, the one value, which the loop reads as a page of one.
+    ///
+    /// - Warning: The IDs are LMDB's memory: valid until the transaction ends.
+    @inline(__always)
+    func forEachID(_ cursor: OpaquePointer, under key: inout MDB_val, _ body: (MDB_val) throws -> Void) throws {
+        var data = MDB_val()
+        var code = mdb_cursor_get(cursor, &key, &data, MDB_SET_KEY)
+        if code == MDB_NOTFOUND { return }
+        try check(code, "mdb_cursor_get")
+        code = mdb_cursor_get(cursor, &key, &data, MDB_GET_MULTIPLE)
+        while code == 0 {
+            for offset in stride(from: 0, to: data.mv_size, by: 16) {
+                try body(mdbValue(data.mv_data, offset: offset, count: 16))
+            }
+            code = mdb_cursor_get(cursor, &key, &data, MDB_NEXT_MULTIPLE)
+        }
+        if code != MDB_NOTFOUND { throw RawLMDBError(code: code, operation: "mdb_cursor_get") }
+    }
 }

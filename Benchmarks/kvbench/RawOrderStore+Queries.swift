@@ -145,10 +145,7 @@ extension RawOrderStore {
         result.checksum = fold(result.checksum, value)
     }
 
-    /// Calls `body` with each ID stored under `key`, reading them a page at a time.
-    ///
-    /// A key with a single value has no duplicate page: LMDB then answers `MDB_GET_MULTIPLE` with success and leaves
-    /// `data` as `MDB_SET_KEY` set it, the one value, which the loop reads as a page of one.
+    /// Calls `body` with each ID stored under `key` (``RawStore/forEachID(_:under:_:)``).
     ///
     /// - Warning: The IDs are LMDB's memory: valid until the transaction ends.
     @inline(__always)
@@ -156,18 +153,7 @@ extension RawOrderStore {
         _ cursor: OpaquePointer, under key: UnsafeRawBufferPointer, _ body: (MDB_val) throws -> Void
     ) throws {
         var key = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
-        var data = MDB_val()
-        var code = mdb_cursor_get(cursor, &key, &data, MDB_SET_KEY)
-        if code == MDB_NOTFOUND { return }
-        try check(code, "mdb_cursor_get")
-        code = mdb_cursor_get(cursor, &key, &data, MDB_GET_MULTIPLE)
-        while code == 0 {
-            for offset in stride(from: 0, to: data.mv_size, by: 16) {
-                try body(MDB_val(mv_size: 16, mv_data: data.mv_data.map { $0 + offset }))
-            }
-            code = mdb_cursor_get(cursor, &key, &data, MDB_NEXT_MULTIPLE)
-        }
-        if code != MDB_NOTFOUND { throw RawLMDBError(code: code, operation: "mdb_cursor_get") }
+        try forEachID(cursor, under: &key, body)
     }
 
     /// Calls `body` with each ID stored under the keys from `lower` to before `upper` (to the end when `upper` is

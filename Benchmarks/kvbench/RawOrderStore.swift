@@ -11,7 +11,7 @@ import Foundation
 /// do; the queries are in `RawOrderStore+Queries.swift`.
 ///
 /// The map cannot grow: ``StoreSettings/mapSize`` must hold the whole dataset.
-final class RawOrderStore {
+final class RawOrderStore: RawStore {
     /// The `MDB_env` handle.
     let environment: OpaquePointer
     /// The `Order` table: order ID → order record.
@@ -92,26 +92,6 @@ final class RawOrderStore {
         }
         // lmdb.h: the commit frees the transaction even when it fails, so there is nothing to abort then.
         try check(mdb_txn_commit(txn), "mdb_txn_commit")
-    }
-
-    /// Runs `body` in a read transaction, then ends it.
-    @inline(__always)
-    func read<R>(_ body: (OpaquePointer) throws -> R) throws -> R {
-        var begun: OpaquePointer?
-        try check(mdb_txn_begin(environment, nil, UInt32(MDB_RDONLY), &begun), "mdb_txn_begin")
-        guard let txn = begun else { throw RawLMDBError(code: ENOMEM, operation: "mdb_txn_begin") }
-        defer { mdb_txn_abort(txn) }
-        return try body(txn)
-    }
-
-    /// Runs `body` with a cursor on `dbi`, closed when `body` returns.
-    @inline(__always)
-    func withCursor<R>(_ txn: OpaquePointer, _ dbi: MDB_dbi, _ body: (OpaquePointer) throws -> R) throws -> R {
-        var opened: OpaquePointer?
-        try check(mdb_cursor_open(txn, dbi, &opened), "mdb_cursor_open")
-        guard let cursor = opened else { throw RawLMDBError(code: ENOMEM, operation: "mdb_cursor_open") }
-        defer { mdb_cursor_close(cursor) }
-        return try body(cursor)
     }
 
     /// Puts the bytes of `value` under the bytes of `key`: integers, IDs, or tuples of them without padding.

@@ -75,10 +75,8 @@ extension ModelContext {
     public func fetchCursor<M: Model>(
         _ descriptor: FetchDescriptor<M>, after continuation: FetchContinuation? = nil, batchSize: Int = 1000
     ) -> FetchCursor<M> {
-        FetchCursor(after: continuation, batchSize: batchSize) { continuation, limit in
+        cursor(descriptor, after: continuation, batchSize: batchSize) { continuation, limit in
             try self.fetchPage(descriptor, after: continuation, limit: limit)
-        } resume: { model, delivered in
-            try self.continuation(of: descriptor, after: model, delivered: delivered)
         }
     }
 
@@ -87,9 +85,17 @@ extension ModelContext {
     public func fetchCursor<M: PersistentModel>(
         _ descriptor: FetchDescriptor<M>, after continuation: FetchContinuation? = nil, batchSize: Int = 1000
     ) -> FetchCursor<M> {
-        FetchCursor(after: continuation, batchSize: batchSize) { continuation, limit in
+        cursor(descriptor, after: continuation, batchSize: batchSize) { continuation, limit in
             try self.fetchPage(descriptor, after: continuation, limit: limit)
-        } resume: { model, delivered in
+        }
+    }
+
+    /// A cursor over `descriptor` that reads its batches with `pages` and makes its continuations here.
+    private func cursor<M: StoredModel>(
+        _ descriptor: FetchDescriptor<M>, after continuation: FetchContinuation?, batchSize: Int,
+        pages: @escaping (FetchContinuation?, Int) throws -> FetchPage<M>
+    ) -> FetchCursor<M> {
+        FetchCursor(after: continuation, batchSize: batchSize, read: pages) { model, delivered in
             try self.continuation(of: descriptor, after: model, delivered: delivered)
         }
     }
