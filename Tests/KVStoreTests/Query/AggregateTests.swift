@@ -456,36 +456,4 @@ final class LedgerLine: PersistentModel {
             error.message.contains("A key of the index group of CountedItem holds no value of the attribute's type"))
         #expect(error.message.contains("kvtool check"))
     }
-
-    @Test func aDamagedRecordStopsAnAggregateAndAPageWithATypedError() throws {
-        let directory = StoreDirectory()
-        let configuration = ModelConfiguration(path: directory.path, isDurable: false)
-        let models = Array(ExactIndexReadTests.models().prefix(20))
-        do {
-            let container = try ModelContainer(for: CountedItem.self, configuration: configuration)
-            defer { try? container.close() }
-            let context = ModelContext(container)
-            try context.insert(contentsOf: models)
-            try context.save()
-        }
-        do {
-            // One record's bytes replaced by bytes that are no record.
-            let environment = try Environment.open(path: directory.path)
-            defer { try? environment.close() }
-            let table = try environment.openTable(named: Catalog.recordTableName("CountedItem"))
-            let key = withUnsafeBytes(of: models[7].id.uuid) { Array($0) }
-            try environment.write { txn in try txn.put([2, 0xFF, 0xFF, 0xFF], forKey: key, in: table) }
-        }
-        let container = try ModelContainer(for: CountedItem.self, configuration: configuration)
-        defer { try? container.close() }
-        let context = ModelContext(container)
-        // A maximum of a Double is read from the records: the damaged one is met.
-        let error = try #require(throws: KVStoreError.self) { try context.aggregate(.maximum(\CountedItem.score)) }
-        #expect(error == .damaged)
-        #expect(error.id == models[7].id)
-        #expect(error.message.contains("its checksum does not match its bytes"))
-        #expect(throws: KVStoreError.damaged) {
-            try context.fetchPage(FetchDescriptor<CountedItem>(), limit: 50)
-        }
-    }
 }
