@@ -12,7 +12,7 @@ extension ModelContext {
     public func insert<M: PersistentModel>(_ object: M) {
         let table = tracked.table(for: M.self)
         let id = object.id
-        if let index = table.byID.index(forKey: id), table.byID.values[index].object === object {
+        if let index = table.byID.index(forKey: ModelKey(id)), table.byID.values[index].object === object {
             // Held already: only a deleted object changes, back to what it was.
             guard case .deleted(let snapshot) = table.byID.values[index].state else { return }
             table.byID.values[index].state = snapshot.map { .stored($0) } ?? .inserted
@@ -20,7 +20,7 @@ extension ModelContext {
             relationshipGeneration += 1
             return
         }
-        table.byID[id] = TrackedObjects.Entry(object: object, state: .inserted)
+        table.byID[ModelKey(id)] = TrackedObjects.Entry(object: object, state: .inserted)
         // Recorded now, as a struct's insert is, so that a save writes inserts in the order they came; the save
         // records it again (in place) with the rest of the tracked changes.
         pending.record(.insert(object), of: M.self, id: id)
@@ -201,7 +201,7 @@ extension ModelContext {
         if !candidates.isEmpty { trackType(M.self) }
         for position in candidates.indices {
             let candidate = candidates[position]
-            if mayBeHeld, let entry = table.byID[candidate.id] {
+            if mayBeHeld, let entry = table.byID[ModelKey(candidate.id)] {
                 let object = knownTypeDowncast(entry.object, to: M.self)
                 if let object = changed.removeValue(forKey: object.id) {
                     if try descriptor.matches(object) { results.append(object) }
@@ -315,15 +315,21 @@ extension ModelContext {
     /// snapshots, whose values become their snapshots once a save writes them.
     func recordChanges<M: PersistentModel>(of type: M.Type) throws {
         let store = try container.store(for: M.self)
-        // An unchanged object forgets a change recorded before (it was changed back), when there is one; when there
-        // is none, the objects whose bytes match their shadows are passed over in place.
-        let mayForget = pending.hasChanges(of: M.self)
+        guard let table = tracked.table(M.self) else { return }
+        // An unchanged stored object forgets a change recorded before (it was changed back), when there is one; when
+        // there is none, the objects whose bytes match their shadows are passed over in place.
+        let mayForget = table.hasRecordedStoredChanges
         func record(_ object: M, _ state: TrackedObjects.State) throws {
             switch state {
             case .inserted:
+                // Recorded when it was inserted (the change holds the object, so its values are those of now); recorded
+                // again only if that change is gone.
+                guard !pending.contains(M.self, id: object.id) else { return }
                 pending.record(.insert(object), of: M.self, id: object.id)
             case .deleted:
                 pending.record(.delete(M.self), of: M.self, id: object.id)
+                // Inserted again, the object is stored once more, and this change must go.
+                table.hasRecordedStoredChanges = true
             case .stored(.fields(let shadow)):
                 if try matches(object, .fields(shadow), store: store) {
                     guard mayForget else { return }
@@ -332,12 +338,14 @@ extension ModelContext {
                 } else {
                     pending.record(.insert(object), of: M.self, id: object.id)
                     changedEncodings[ObjectIdentifier(object)] = .some(nil)
+                    table.hasRecordedStoredChanges = true
                 }
             case .stored(.record(let snapshot)):
                 let encoding = try store.comparisonEncoding(of: object, encoder: &comparisonEncoder)
                 if encoding != snapshot {
                     pending.record(.insert(object), of: M.self, id: object.id)
                     changedEncodings[ObjectIdentifier(object)] = encoding
+                    table.hasRecordedStoredChanges = true
                 } else if mayForget {
                     pending.forget(M.self, id: object.id)
                     changedEncodings[ObjectIdentifier(object)] = nil
@@ -348,7 +356,7 @@ extension ModelContext {
             try tracked.forEachObject(of: M.self, record)
             return
         }
-        try tracked.table(M.self)?.forEachPossiblyChanged(
+        try table.forEachPossiblyChanged(
             relationshipsAt: store.storedRelationshipOffsets, includingDeleted: true
         ) { entry in
             try record(knownTypeDowncast(entry.object, to: M.self), entry.state)
@@ -365,8 +373,10 @@ extension ModelContext {
         // Only the objects the save wrote change; the unchanged ones keep their snapshots. Each entry is found once
         // and changed in place.
         let table = tracked.table(for: M.self)
+        // The save wrote every recorded change.
+        table.hasRecordedStoredChanges = false
         for id in written {
-            guard let index = table.byID.index(forKey: id) else { continue }
+            guard let index = table.byID.index(forKey: ModelKey(id)) else { continue }
             let object = knownTypeDowncast(table.byID.values[index].object, to: M.self)
             switch table.byID.values[index].state {
             case .deleted: table.byID.remove(at: index)
@@ -434,6 +444,8 @@ extension ModelContext {
     /// Gives the objects of `M` back the values they were fetched with: inserted ones leave, deleted ones return,
     /// changed ones take their stored values again.
     func rollBack<M: PersistentModel>(_ type: M.Type) {
+        // The rollback forgot every recorded change.
+        tracked.table(M.self)?.hasRecordedStoredChanges = false
         guard let store = try? container.store(for: M.self) else { return }
         for (object, state) in tracked.objects(of: M.self) {
             switch state {

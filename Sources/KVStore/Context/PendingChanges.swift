@@ -25,7 +25,7 @@ struct PendingChanges {
     typealias EntityKey = ObjectIdentifier
 
     /// The changes by entity, then by ID.
-    private var byEntity: [EntityKey: [UUID: Change]] = [:]
+    private var byEntity: [EntityKey: [ModelKey: Change]] = [:]
     /// The entities and IDs in the order of their first change, which is the order a save writes entities in. A
     /// forgotten change stays listed (forgetting is one lookup, not a pass over the list), and a change recorded
     /// again after it is listed twice: ``inSaveOrder`` keeps only the IDs with a change, once each.
@@ -39,7 +39,7 @@ struct PendingChanges {
     /// Records `change` of the model of type `M` with `id`, replacing an earlier change of that model.
     mutating func record<M: StoredModel>(_ change: Change, of type: M.Type, id: UUID) {
         let entity = EntityKey(M.self)
-        if byEntity[entity, default: [:]].updateValue(change, forKey: id) == nil {
+        if byEntity[entity, default: [:]].updateValue(change, forKey: ModelKey(id)) == nil {
             order.append((entity, id))
             count += 1
         }
@@ -47,7 +47,7 @@ struct PendingChanges {
 
     /// Forgets the change of the model of type `M` with `id`, if there is one.
     mutating func forget<M: StoredModel>(_ type: M.Type, id: UUID) {
-        guard byEntity[EntityKey(M.self)]?.removeValue(forKey: id) != nil else { return }
+        guard byEntity[EntityKey(M.self)]?.removeValue(forKey: ModelKey(id)) != nil else { return }
         count -= 1
     }
 
@@ -75,13 +75,13 @@ struct PendingChanges {
         changes.reserveCapacity(keys.count)
         // The keys of one entity are adjacent: its changes are looked up once per run of them. An ID listed twice
         // (recorded again after it was forgotten) is adjacent to itself, and taken once.
-        var entityChanges: (entity: EntityKey, byID: [UUID: Change])?
+        var entityChanges: (entity: EntityKey, byID: [ModelKey: Change])?
         var previous: (entity: EntityKey, id: UUID)?
         for key in keys {
             if let previous, previous.entity == key.entity, previous.id == key.id { continue }
             previous = (key.entity, key.id)
             if entityChanges?.entity != key.entity { entityChanges = byEntity[key.entity].map { (key.entity, $0) } }
-            if let change = entityChanges?.byID[key.id] { changes.append((key.id, change)) }
+            if let change = entityChanges?.byID[ModelKey(key.id)] { changes.append((key.id, change)) }
         }
         return changes
     }
@@ -89,7 +89,7 @@ struct PendingChanges {
     /// The pending state of one model: `.some(model)` for an insert, `.some(nil)` for a delete, `nil` when the
     /// context has not changed it.
     func state<M: StoredModel>(of type: M.Type, id: UUID) -> M?? {
-        switch byEntity[EntityKey(M.self)]?[id] {
+        switch byEntity[EntityKey(M.self)]?[ModelKey(id)] {
         case .insert(let model): .some(model as? M)
         case .delete: .some(nil)
         case nil: nil
@@ -99,14 +99,23 @@ struct PendingChanges {
     /// The pending changes of one entity: a model to insert, or `nil` for a delete, by ID.
     func changes<M: StoredModel>(of type: M.Type) -> [UUID: M?] {
         guard let changes = byEntity[EntityKey(M.self)] else { return [:] }
-        return changes.mapValues { change in
-            if case .insert(let model) = change { model as? M } else { nil }
+        var byID: [UUID: M?] = [:]
+        byID.reserveCapacity(changes.count)
+        for (key, change) in changes {
+            // `.some`: a `nil` here is a delete, which stays in the result.
+            if case .insert(let model) = change { byID[key.id] = .some(model as? M) } else { byID[key.id] = .some(nil) }
         }
+        return byID
     }
 
     /// The IDs of the models with a change, by model type.
     var changedIDs: [ObjectIdentifier: [UUID]] {
-        byEntity.mapValues { Array($0.keys) }
+        byEntity.mapValues { $0.keys.map(\.id) }
+    }
+
+    /// Whether the model of type `M` with `id` has a pending change.
+    func contains<M: StoredModel>(_ type: M.Type, id: UUID) -> Bool {
+        byEntity[EntityKey(M.self)]?[ModelKey(id)] != nil
     }
 
     /// Whether the context changed any model of `type`.

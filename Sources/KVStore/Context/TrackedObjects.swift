@@ -37,7 +37,11 @@ struct TrackedObjects {
 
     /// The objects of one model type, by ID.
     final class Table {
-        var byID: [UUID: Entry] = [:]
+        var byID: [ModelKey: Entry] = [:]
+        /// Whether a pending change was recorded for a stored or deleted object of the table (one that no longer
+        /// matched its snapshot, or a delete) since the last save or rollback: the object may have been changed back
+        /// or inserted again since, and a save must then forget that change.
+        var hasRecordedStoredChanges = false
         /// Whether nothing else references an object of the table's type.
         let isUniquelyReferenced: (inout AnyObject) -> Bool
 
@@ -47,7 +51,7 @@ struct TrackedObjects {
 
         /// Puts `object`, with `id`, in the table as stored with `snapshot`.
         func setStored(_ object: AnyObject, id: UUID, snapshot: Snapshot) {
-            byID[id] = Entry(object: object, state: .stored(snapshot))
+            byID[ModelKey(id)] = Entry(object: object, state: .stored(snapshot))
         }
 
         /// Calls `body` with each entry whose object may hold other values than its stored record: an inserted one, a
@@ -69,7 +73,7 @@ struct TrackedObjects {
         /// a copy of each entry would retain and release its object and snapshot, which costs more than the
         /// comparison.
         private static func possiblyChanged(
-            in entries: inout [UUID: Entry], relationshipsAt offsets: [Int], includingDeleted: Bool
+            in entries: inout [ModelKey: Entry], relationshipsAt offsets: [Int], includingDeleted: Bool
         ) -> [Entry] {
             var found: [Entry] = []
             var index = entries.startIndex
@@ -104,7 +108,7 @@ struct TrackedObjects {
 
         /// Lets go of the stored objects that nothing outside the table references.
         func releaseUnreferenced() {
-            var gone: [UUID] = []
+            var gone: [ModelKey] = []
             // Indexes walked by hand: `indices` would hold a second reference to the dictionary, and the in-place
             // access below would copy it (and its objects' references).
             var index = byID.startIndex
@@ -167,36 +171,36 @@ struct TrackedObjects {
 
     /// The object of `type` with `id`, while one is in the map.
     func held<M: PersistentModel>(_ type: M.Type, id: UUID) -> M? {
-        guard let entry = table(M.self)?.byID[id] else { return nil }
+        guard let entry = table(M.self)?.byID[ModelKey(id)] else { return nil }
         return knownTypeDowncast(entry.object, to: M.self)
     }
 
     /// The object of `type` with `id` and its state, while one is in the map.
     func entry<M: PersistentModel>(_ type: M.Type, id: UUID) -> (object: M, state: State)? {
-        guard let entry = table(M.self)?.byID[id] else { return nil }
+        guard let entry = table(M.self)?.byID[ModelKey(id)] else { return nil }
         return (knownTypeDowncast(entry.object, to: M.self), entry.state)
     }
 
     /// The state of the object of `type` with `id`.
     func state<M: PersistentModel>(of type: M.Type, id: UUID) -> State? {
-        table(M.self)?.byID[id]?.state
+        table(M.self)?.byID[ModelKey(id)]?.state
     }
 
     /// Whether `object` is the one the map holds for its ID and is deleted there.
     func isDeleted<M: PersistentModel>(_ object: M) -> Bool {
-        guard let entry = table(M.self)?.byID[object.id], entry.object === object, case .deleted = entry.state
+        guard let entry = table(M.self)?.byID[ModelKey(object.id)], entry.object === object, case .deleted = entry.state
         else { return false }
         return true
     }
 
     /// Puts `object` in the map, in `state`.
     mutating func set<M: PersistentModel>(_ object: M, _ state: State) {
-        table(for: M.self).byID[object.id] = Entry(object: object, state: state)
+        table(for: M.self).byID[ModelKey(object.id)] = Entry(object: object, state: state)
     }
 
     /// Takes the object of `type` with `id` out of the map.
     mutating func remove<M: PersistentModel>(_ type: M.Type, id: UUID) {
-        table(M.self)?.byID[id] = nil
+        table(M.self)?.byID[ModelKey(id)] = nil
     }
 
     /// Calls `body` with each object of `type` in the map and its state, as the map stood when the call began:

@@ -350,9 +350,10 @@ public struct ModelIndex<M: StoredModel>: Sendable {
     /// (`$0.project?.id == id`, `$0.project == nil`).
     static func references(
         _ field: String, isToMany: Bool, plannedAs keyPath: (PartialKeyPath<M> & Sendable)?,
-        read: @escaping @Sendable (M) -> [UUID]
+        read: @escaping @Sendable (M) -> [UUID], readFirst: @escaping @Sendable (M) -> UUID?
     ) -> Self {
         let ids = ModelAddress.reader(read)
+        let firstID = ModelAddress.reader(readFirst)
         var keyPaths: [PartialKeyPath<M> & Sendable] = []
         if let keyPath { keyPaths.append(keyPath) }
         let componentEncoder: @Sendable (Any) -> [UInt8]?
@@ -365,13 +366,14 @@ public struct ModelIndex<M: StoredModel>: Sendable {
             name: field, fields: [field], isUnique: false, onConflict: .fail, isMultiEntry: isToMany,
             isDerivable: true, keyPaths: keyPaths,
             appendKeys: { model, position, set in
-                let related = ids(model)
                 guard isToMany else {
-                    set.append(index: position) { related.first.appendIndexKey(to: &$0) }
+                    // A to-one's ID, read without making an array.
+                    let related = firstID(model)
+                    set.append(index: position) { related.appendIndexKey(to: &$0) }
                     return
                 }
                 var seen = Set<UUID>()
-                for id in related where seen.insert(id).inserted {
+                for id in ids(model) where seen.insert(id).inserted {
                     set.append(index: position) { id.appendIndexKey(to: &$0) }
                 }
             },
@@ -416,8 +418,13 @@ public struct ModelIndex<M: StoredModel>: Sendable {
             componentEncoders: components.map(\.encoder))
     }
 
+    /// Reads the attribute at `keyPath` of the model at an address: at its offset when it is a stored property of the
+    /// model (of a struct, or the instance of a class), through the key path otherwise.
     private static func reader<V>(_ keyPath: KeyPath<M, V> & Sendable) -> @Sendable (ModelAddress) -> V {
-        ModelAddress.reader(of: keyPath)
+        let objectOffset = (M.self as? AnyClass).flatMap { type in
+            isComputed(keyPath) ? nil : ObjectContents.offset(ofAttribute: fieldName(of: keyPath), ofType: V.self, in: type)
+        }
+        return ModelAddress.reader(of: keyPath, objectOffset: objectOffset)
     }
 
     private static func encoder<V: IndexKeyEncodable>(_: V.Type) -> @Sendable (Any) -> [UInt8]? {

@@ -2,8 +2,9 @@
 ///
 /// Every save computes its model's index keys, and applying a key path goes through the runtime's key path
 /// interpreter. A key path to a stored property of the model's own storage has a fixed offset
-/// (`MemoryLayout.offset(of:)`), so ``reader(of:)`` reads the attribute there directly; any other key path (a
-/// computed property, a property of a class) is applied as usual. The model is passed by address, so that an entity's
+/// (`MemoryLayout.offset(of:)`), and so has a stored property of a class in its instances (the runtime's field
+/// list), so ``reader(of:objectOffset:)`` reads the attribute there directly; any other key path (a computed
+/// property, a chain of properties) is applied as usual. The model is passed by address, so that an entity's
 /// key functions are all of one type that does not depend on the model's type, which code generic over the model
 /// iterates without looking up type metadata.
 ///
@@ -13,7 +14,10 @@
 ///   way to make one; readers are called with it there and nowhere else.
 /// - **Type.** A reader of `M`'s attributes reads an address of an `M`. Every address records the type of its model
 ///   and every read checks it with a debug assertion; an attribute read at its offset has the attribute's type there,
-///   as `MemoryLayout.offset(of:)` guarantees.
+///   as `MemoryLayout.offset(of:)` guarantees. For a class, the address holds the reference, and an attribute is read
+///   at the offset in the instance that the runtime's field list gives for the stored property the key path names,
+///   only when the listed type is the attribute's.
+/// - **Lifetime of instances.** The variable at the address holds the class instance for the length of the call.
 @safe
 struct ModelAddress {
     /// The model's address.
@@ -29,8 +33,20 @@ struct ModelAddress {
     }
 
     /// A function that reads the attribute at `keyPath` of the model at an address: at its offset when it is stored
-    /// in the model's own storage, through the key path otherwise.
-    static func reader<M, V>(of keyPath: KeyPath<M, V> & Sendable) -> @Sendable (ModelAddress) -> V {
+    /// in the model's own storage, or in the instance of a class at `objectOffset`; through the key path otherwise.
+    ///
+    /// - Parameter objectOffset: For a class, the offset in its instances of the stored property `keyPath` names,
+    ///   which must have type `V` (``ObjectContents/offset(ofAttribute:ofType:in:)`` gives it).
+    static func reader<M, V>(
+        of keyPath: KeyPath<M, V> & Sendable, objectOffset: Int? = nil
+    ) -> @Sendable (ModelAddress) -> V {
+        if let objectOffset, M.self is AnyClass {
+            return { address in
+                // The address holds the class reference, which holds the instance alive for the call.
+                let instance = unsafe UnsafeRawPointer(address.assumingModel(M.self)).load(as: UnsafeRawPointer.self)
+                return unsafe instance.advanced(by: objectOffset).assumingMemoryBound(to: V.self).pointee
+            }
+        }
         guard let offset = MemoryLayout<M>.offset(of: keyPath) else {
             return { address in unsafe address.assumingModel(M.self).pointee[keyPath: keyPath] }
         }

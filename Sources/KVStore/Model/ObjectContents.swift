@@ -77,6 +77,19 @@ enum ObjectContents {
         return found
     }
 
+    /// The offset in an instance of `type` of its stored attribute `name`, when the runtime lists one of that name
+    /// with type `attributeType` exactly; `nil` otherwise (a computed property, a wrapped or lazy one, whose storage
+    /// has another name, or another type).
+    static func offset(ofAttribute name: String, ofType attributeType: Any.Type, in type: AnyClass) -> Int? {
+        var found: Int?
+        _ = unsafe _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) { fieldName, offset, fieldType, _ in
+            guard unsafe String(cString: fieldName) == name else { return true }
+            if fieldType == attributeType { found = offset }
+            return false
+        }
+        return found
+    }
+
     /// The shared state of the relationship property stored at `offset` in `object`, an offset that
     /// ``offset(ofStoredProperty:ofType:in:)`` gave for the object's class; made and stored there when the property
     /// has none yet.
@@ -89,6 +102,17 @@ enum ObjectContents {
             let storage = unsafe Unmanaged.passUnretained(object).toOpaque().advanced(by: offset)
                 .assumingMemoryBound(to: RelatedObjects?.self)
             return unsafe RelatedObjects.state(in: &storage.pointee)
+        }
+    }
+
+    /// The shared state of the relationship property stored at `offset` in `object` (see
+    /// ``relatedObjects(in:at:)``), or `nil` when it has none: the property relates to nothing, and reading it made
+    /// nothing.
+    static func existingRelatedObjects<T: AnyObject>(in object: T, at offset: Int) -> RelatedObjects? {
+        withExtendedLifetime(object) {
+            let storage = unsafe Unmanaged.passUnretained(object).toOpaque().advanced(by: offset)
+                .assumingMemoryBound(to: RelatedObjects?.self)
+            return unsafe storage.pointee
         }
     }
 

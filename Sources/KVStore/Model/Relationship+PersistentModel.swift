@@ -32,6 +32,13 @@ struct RelationshipProperty<M: StoredModel>: Sendable {
         guard let offset else { return RelatedObjects(ids: [], objects: nil) }
         return ObjectContents.relatedObjects(in: model, at: offset)
     }
+
+    /// The first ID the property holds in `model` (a to-one's ID), read without making a state or an array: `nil`
+    /// when it relates to nothing.
+    func storedFirstID(in model: M) -> UUID? where M: PersistentModel {
+        guard let offset else { return nil }
+        return ObjectContents.existingRelatedObjects(in: model, at: offset)?.firstID
+    }
 }
 
 /// The relationships of ``PersistentModel`` classes, declared with their properties' names and key paths
@@ -128,7 +135,9 @@ extension Relationship where M: PersistentModel {
             name: name, deleteRule: deleteRule, allowsDangling: allowsDangling, inverse: inverse, target: target,
             storage: .field(
                 name: name, isToMany: isToMany,
-                index: .references(name, isToMany: isToMany, plannedAs: keyPath) { stateOf($0).ids },
+                index: .references(
+                    name, isToMany: isToMany, plannedAs: keyPath, read: { stateOf($0).ids },
+                    readFirst: { property.storedFirstID(in: $0) }),
                 ids: { stateOf($0).ids },
                 rewrite: { model, rewrittenID in
                     let state = stateOf(model)
