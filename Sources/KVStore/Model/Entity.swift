@@ -422,7 +422,8 @@ public struct ModelIndex<M: StoredModel>: Sendable {
     /// model (of a struct, or the instance of a class), through the key path otherwise.
     private static func reader<V>(_ keyPath: KeyPath<M, V> & Sendable) -> @Sendable (ModelAddress) -> V {
         let objectOffset = (M.self as? AnyClass).flatMap { type in
-            isComputed(keyPath) ? nil : ObjectContents.offset(ofAttribute: fieldName(of: keyPath), ofType: V.self, in: type)
+            isComputed(keyPath)
+                ? nil : ObjectContents.offset(ofAttribute: fieldName(of: keyPath), ofType: V.self, in: type)
         }
         return ModelAddress.reader(of: keyPath, objectOffset: objectOffset)
     }
