@@ -238,15 +238,19 @@ extension ModelContext {
 
     /// The objects of `M` the context holds that differ from the store's because of this context: those inserted
     /// or changed since their snapshot, and the IDs of those deleted, not saved yet.
+    ///
+    /// The same pass lets go of the unchanged objects of `M` that nothing outside the context references (see
+    /// ``TrackedObjects/Table/forEachPossiblyChanged(relationshipsAt:includingDeleted:releasingUnreferenced:_:)``),
+    /// so that the check each read makes covers the objects the program holds, not all it ever read.
     func unsavedObjects<M: PersistentModel>(
         of type: M.Type, store: EntityStore<M>, includingDeleted: Bool = false
     ) throws -> (changed: [UUID: M], deleted: Set<UUID>) {
         var changed: [UUID: M] = [:]
         var deleted = Set<UUID>()
         let offsets = store.storedRelationshipOffsets
-        try tracked.table(M.self)?.forEachPossiblyChanged(relationshipsAt: offsets, includingDeleted: includingDeleted)
-        {
-            entry in
+        try tracked.table(M.self)?.forEachPossiblyChanged(
+            relationshipsAt: offsets, includingDeleted: includingDeleted, releasingUnreferenced: true
+        ) { entry in
             let object = knownTypeDowncast(entry.object, to: M.self)
             switch entry.state {
             case .inserted: changed[object.id] = object

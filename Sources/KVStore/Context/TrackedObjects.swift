@@ -60,34 +60,47 @@ struct TrackedObjects {
         /// when `includingDeleted`. The comparisons read the objects in place, with no type metadata or encoding per
         /// object.
         ///
+        /// When `releasingUnreferenced`, the same pass lets go of the stored objects that match their shadows and
+        /// that nothing outside the table references, as ``releaseUnreferenced()`` does after a save: nothing can
+        /// change them any more, and the store holds their values. A context that only reads then holds the objects
+        /// its program keeps, not every object it ever fetched, and each read's check stays as small.
+        ///
         /// - Throws: What `body` throws.
         func forEachPossiblyChanged(
-            relationshipsAt offsets: [Int], includingDeleted: Bool = false, _ body: (Entry) throws -> Void
+            relationshipsAt offsets: [Int], includingDeleted: Bool = false, releasingUnreferenced: Bool = false,
+            _ body: (Entry) throws -> Void
         ) rethrows {
-            let found = Self.possiblyChanged(in: &byID, relationshipsAt: offsets, includingDeleted: includingDeleted)
+            var unreferenced: [ModelKey] = []
+            let found = possiblyChanged(
+                relationshipsAt: offsets, includingDeleted: includingDeleted,
+                collectingUnreferenced: releasingUnreferenced, into: &unreferenced)
+            for key in unreferenced { byID[key] = nil }
             for entry in found { try body(entry) }
         }
 
-        /// The entries of `entries` that ``mayDiffer(_:relationshipsAt:includingDeleted:)``: indexes walked by hand
-        /// and entries read in place (as in `releaseUnreferenced()`), in one access to the table's dictionary, because
-        /// a copy of each entry would retain and release its object and snapshot, which costs more than the
-        /// comparison.
-        private static func possiblyChanged(
-            in entries: inout [ModelKey: Entry], relationshipsAt offsets: [Int], includingDeleted: Bool
+        /// The entries that ``mayDiffer(_:relationshipsAt:includingDeleted:)``, and in `unreferenced`, when
+        /// `collectingUnreferenced`, the keys of the unchanged stored ones that nothing else references: indexes walked by hand and entries read
+        /// in place (as in `releaseUnreferenced()`), in one access to the table's dictionary, because a copy of each
+        /// entry would retain and release its object and snapshot, which costs more than the comparison.
+        private func possiblyChanged(
+            relationshipsAt offsets: [Int], includingDeleted: Bool, collectingUnreferenced: Bool,
+            into unreferenced: inout [ModelKey]
         ) -> [Entry] {
             var found: [Entry] = []
-            var index = entries.startIndex
-            while index != entries.endIndex {
-                if mayDiffer(&entries.values[index], relationshipsAt: offsets, includingDeleted: includingDeleted) {
-                    found.append(entries.values[index])
+            var index = byID.startIndex
+            while index != byID.endIndex {
+                if Self.mayDiffer(&byID.values[index], relationshipsAt: offsets, includingDeleted: includingDeleted) {
+                    found.append(byID.values[index])
+                } else if collectingUnreferenced, isUnreferenced(&byID.values[index]) {
+                    unreferenced.append(byID.keys[index])
                 }
-                entries.formIndex(after: &index)
+                byID.formIndex(after: &index)
             }
             return found
         }
 
         /// Whether `entry`'s object may hold other values than its stored record (see
-        /// ``forEachPossiblyChanged(relationshipsAt:includingDeleted:_:)``), read in place.
+        /// ``forEachPossiblyChanged(relationshipsAt:includingDeleted:releasingUnreferenced:_:)``), read in place.
         private static func mayDiffer(
             _ entry: inout Entry, relationshipsAt offsets: [Int], includingDeleted: Bool
         ) -> Bool {
