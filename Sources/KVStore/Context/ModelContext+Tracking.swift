@@ -24,13 +24,12 @@ extension ModelContext {
         // Recorded now, as a struct's insert is, so that a save writes inserts in the order they came; the save
         // records it again (in place) with the rest of the tracked changes.
         pending.record(.insert(object), of: M.self, id: id)
-        trackType(M.self)
         relationshipGeneration += 1
         guard let store = try? container.store(for: M.self) else {
             // A model the container does not know, whose save will say so; its graph comes in all the same.
             for relationship in M.entity.relationships {
                 guard let state = relationship.property?.relatedObjects(object) else { continue }
-                state.loader = self
+                state.link = loaderLink
                 for related in state.objects ?? [] { insertIfNew(related) }
             }
             return
@@ -117,7 +116,6 @@ extension ModelContext {
         case nil:
             // An object the context never saw, read elsewhere: deleted by its ID.
             tracked.set(object, .deleted(nil))
-            trackType(M.self)
         }
         relationshipGeneration += 1
         for relationship in M.entity.relationships {
@@ -198,7 +196,6 @@ extension ModelContext {
         // A candidate may be held already when the context held objects of `M`, or when evaluating the predicate
         // loads related objects (of `M` too) into the map.
         let mayBeHeld = !table.byID.isEmpty || !isExact
-        if !candidates.isEmpty { trackType(M.self) }
         for position in candidates.indices {
             let candidate = candidates[position]
             if mayBeHeld, let entry = table.byID[ModelKey(candidate.id)] {
@@ -310,8 +307,8 @@ extension ModelContext {
 
     /// Records the unsaved changes of every object the context holds as pending changes, which ``save()`` writes.
     func recordTrackedChanges() throws {
-        for type in tracked.types {
-            try trackedTypes[type]?.recordChanges(self)
+        for operations in tracked.operations {
+            try operations.recordChanges(self)
         }
     }
 
@@ -499,7 +496,7 @@ extension ModelContext {
     /// Whether an object the context holds has unsaved changes: one comparison per object held.
     func trackedObjectsHaveChanges() -> Bool {
         if tracked.hasInsertsOrDeletes { return true }
-        return tracked.types.contains { trackedTypes[$0]?.hasChanges(self) ?? false }
+        return tracked.operations.contains { $0.hasChanges(self) }
     }
 
     /// Whether an object of `M` the context holds no longer matches its snapshot.
@@ -579,12 +576,11 @@ extension ModelContext {
         _ object: M, store: EntityStore<M>, record: [UInt8]? = nil
     ) throws -> M {
         if let held = tracked.held(M.self, id: object.id) { return held }
-        trackType(M.self)
         return try registerNew(object, store: store, record: record)
     }
 
     /// Registers `object`, which the context does not hold, as ``register(_:store:record:)`` does, for a caller that
-    /// looked and noted the type (``trackType(_:)``).
+    /// looked.
     private func registerNew<M: PersistentModel>(
         _ object: M, store: EntityStore<M>, record: [UInt8]?
     ) throws -> M {
@@ -594,15 +590,10 @@ extension ModelContext {
 
     /// Makes the context the loader of `object`'s relationship properties, found where `store` says they are.
     private func attach<M: PersistentModel>(_ object: M, store: EntityStore<M>) {
+        let link = loaderLink
         for offset in store.relationshipOffsets {
-            ObjectContents.relatedObjects(in: object, at: offset).loader = self
-        }
-    }
-
-    /// Notes that the context holds objects of `M`, so that saves and rollbacks reach them.
-    private func trackType<M: PersistentModel>(_ type: M.Type) {
-        if trackedTypes.index(forKey: ObjectIdentifier(M.self)) == nil {
-            trackedTypes[ObjectIdentifier(M.self)] = TrackedType<M>()
+            let state = ObjectContents.relatedObjects(in: object, at: offset)
+            if state.link !== link { state.link = link }
         }
     }
 

@@ -39,8 +39,6 @@ public final class ModelContext {
 
     /// The ``PersistentModel`` objects the context holds, one per model.
     var tracked = TrackedObjects()
-    /// The operations on the objects of each model type the context holds.
-    var trackedTypes: [ObjectIdentifier: any TrackedTypeOperations] = [:]
     /// The encoder of the objects' comparison encodings, reused so that each costs no setup.
     var comparisonEncoder = RecordEncoder()
     /// The objects that the last recording of changes found changed, with their encodings when their snapshots are
@@ -49,6 +47,8 @@ public final class ModelContext {
     /// Changes whenever a relationship of an object the context holds changed, so that lists of related objects
     /// computed before are computed again.
     var relationshipGeneration = 0
+    /// The link through which the relationship properties of the context's objects reach it (see ``LoaderLink``).
+    lazy var loaderLink = LoaderLink(self)
 
     /// The last error a relationship property of an object of this context met as it read related objects: such a
     /// property cannot throw, and reads `nil` or no objects instead. `nil` until a read fails.
@@ -171,12 +171,12 @@ public final class ModelContext {
         let written = pending.changedIDs
         pending.removeAll()
         forgetPrefetched()
-        for type in tracked.types {
-            try trackedTypes[type]?.didSave(self, merged: merged, written: written[type] ?? [])
+        for (type, table) in tracked.tables {
+            try table.operations.didSave(self, merged: merged, written: written[type] ?? [])
         }
         changedEncodings.removeAll()
         if deleted {
-            for type in tracked.types { try trackedTypes[type]?.reconcileAfterDeletes(self) }
+            for operations in tracked.operations { try operations.reconcileAfterDeletes(self) }
         }
         tracked.releaseUnreferenced()
         relationshipGeneration += 1
@@ -218,7 +218,7 @@ public final class ModelContext {
     public func rollback() {
         pending.removeAll()
         forgetPrefetched()
-        for type in tracked.types { trackedTypes[type]?.rollBack(self) }
+        for operations in tracked.operations { operations.rollBack(self) }
         changedEncodings.removeAll()
         tracked.releaseUnreferenced()
         relationshipGeneration += 1

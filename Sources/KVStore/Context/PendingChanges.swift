@@ -115,7 +115,7 @@ struct PendingChanges {
 
     /// Whether the model of type `M` with `id` has a pending change.
     func contains<M: StoredModel>(_ type: M.Type, id: UUID) -> Bool {
-        byEntity[EntityKey(M.self)]?[ModelKey(id)] != nil
+        byEntity[EntityKey(M.self)]?.index(forKey: ModelKey(id)) != nil
     }
 
     /// Whether the context changed any model of `type`.

@@ -44,9 +44,12 @@ struct TrackedObjects {
         var hasRecordedStoredChanges = false
         /// Whether nothing else references an object of the table's type.
         let isUniquelyReferenced: (inout AnyObject) -> Bool
+        /// What a context's saves and rollbacks do to the objects of the table's type.
+        let operations: any TrackedTypeOperations
 
-        init(isUniquelyReferenced: @escaping (inout AnyObject) -> Bool) {
+        init(isUniquelyReferenced: @escaping (inout AnyObject) -> Bool, operations: any TrackedTypeOperations) {
             self.isUniquelyReferenced = isUniquelyReferenced
+            self.operations = operations
         }
 
         /// Puts `object`, with `id`, in the table as stored with `snapshot`.
@@ -157,24 +160,28 @@ struct TrackedObjects {
     }
 
     /// The entries of each model type.
-    private var tables: [ObjectIdentifier: Table] = [:]
+    /// The tables in the order they were made, found by a linear search: a context holds objects of a few types,
+    /// and comparing a few identifiers costs less than hashing one, which every insert and lookup would.
+    private(set) var tables: [(type: ObjectIdentifier, table: Table)] = []
 
     /// The table of `M`, when the map has one.
     func table<M: PersistentModel>(_: M.Type) -> Table? {
-        tables[ObjectIdentifier(M.self)]
+        let type = ObjectIdentifier(M.self)
+        for entry in tables where entry.type == type { return entry.table }
+        return nil
     }
 
     /// The table of `M`, made when the map has none.
     mutating func table<M: PersistentModel>(for _: M.Type) -> Table {
         if let table = table(M.self) { return table }
-        let table = Table(isUniquelyReferenced: Self.uniquenessCheck(M.self))
-        tables[ObjectIdentifier(M.self)] = table
+        let table = Table(isUniquelyReferenced: Self.uniquenessCheck(M.self), operations: TrackedType<M>())
+        tables.append((ObjectIdentifier(M.self), table))
         return table
     }
 
     /// Whether an object was inserted or deleted and not saved yet.
     var hasInsertsOrDeletes: Bool {
-        tables.values.contains { $0.hasInsertsOrDeletes }
+        tables.contains { $0.table.hasInsertsOrDeletes }
     }
 
     /// The number of objects of `type` in the map.
@@ -232,14 +239,14 @@ struct TrackedObjects {
         return objects
     }
 
-    /// The model types of the objects in the map.
-    var types: [ObjectIdentifier] {
-        Array(tables.keys)
+    /// The operations on the objects of each type in the map, in the order their tables were made.
+    var operations: [any TrackedTypeOperations] {
+        tables.map(\.table.operations)
     }
 
     /// Lets go of the stored objects that nothing outside the map references.
     func releaseUnreferenced() {
-        for table in tables.values { table.releaseUnreferenced() }
+        for entry in tables { entry.table.releaseUnreferenced() }
     }
 
     /// Forgets every object.

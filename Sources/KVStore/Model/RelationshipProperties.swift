@@ -18,8 +18,13 @@ final class RelatedObjects {
     var objects: [AnyObject]?
     /// The loader's ``RelationshipLoader/relationshipGeneration`` when a derived list was computed.
     var generation = 0
-    /// The context of the object the property belongs to, once it registered the object.
-    weak var loader: (any RelationshipLoader)?
+    /// The context of the object the property belongs to, once it registered the object; `nil` after the context
+    /// is gone.
+    var loader: (any RelationshipLoader)? { link?.loader }
+    /// How the property reaches its context: the context's one link, held strongly, which holds the context weakly.
+    /// A context registers thousands of objects per fetch, and a strong reference to a shared link costs one
+    /// reference count where a weak reference of each property's own to the context would cost a weak count.
+    var link: LoaderLink?
     /// The IDs, kept without an array when there is at most one: a to-one's ID costs no allocation.
     private var stored: StoredIDs
     /// The IDs as the object's stored record holds them, for a side that stores them: set when the object is read or
@@ -126,6 +131,16 @@ final class RelatedObjects {
     func assign(_ related: [AnyObject], ids: [UUID]) {
         self.ids = ids
         self.objects = related
+    }
+}
+
+/// The one reference of a context's relationship properties to it, which does not keep it alive.
+final class LoaderLink {
+    /// The context, while it exists.
+    weak var loader: (any RelationshipLoader)?
+
+    init(_ loader: any RelationshipLoader) {
+        self.loader = loader
     }
 }
 
