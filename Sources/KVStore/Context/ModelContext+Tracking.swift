@@ -590,11 +590,7 @@ extension ModelContext {
 
     /// Makes the context the loader of `object`'s relationship properties, found where `store` says they are.
     private func attach<M: PersistentModel>(_ object: M, store: EntityStore<M>) {
-        let link = loaderLink
-        for offset in store.relationshipOffsets {
-            let state = ObjectContents.relatedObjects(in: object, at: offset)
-            if state.link !== link { state.link = link }
-        }
+        ObjectContents.attach(loaderLink, to: object, at: store.relationshipOffsets)
     }
 
     /// Inserts each of `objects`, models of `target`, that the context does not hold.

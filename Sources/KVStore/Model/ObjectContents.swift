@@ -131,6 +131,26 @@ enum ObjectContents {
         }
     }
 
+    /// Gives every relationship property of `object`, at `offsets`, the context `link`: each state is read in place
+    /// without retaining it, and one is made for a property that has none (so that it reads through the context).
+    static func attach<T: AnyObject>(_ link: LoaderLink, to object: T, at offsets: [Int]) {
+        withExtendedLifetime(object) {
+            let base = unsafe Unmanaged.passUnretained(object).toOpaque()
+            for offset in offsets {
+                // Laid out as the wrapper's optional reference (see `relatedObjects(in:at:)`).
+                let unretained = unsafe base.advanced(by: offset).assumingMemoryBound(to: Unmanaged<RelatedObjects>?.self)
+                if let state = unsafe unretained.pointee {
+                    unsafe state._withUnsafeGuaranteedRef { state in
+                        if state.link !== link { state.link = link }
+                    }
+                } else {
+                    let slot = unsafe base.advanced(by: offset).assumingMemoryBound(to: RelatedObjects?.self)
+                    unsafe RelatedObjects.state(in: &slot.pointee).link = link
+                }
+            }
+        }
+    }
+
     /// Notes that the record of `object` holds the IDs of its relationship states at `offsets`, those it has.
     static func markRelatedIDsSaved<T: AnyObject>(in object: T, at offsets: [Int]) {
         withExtendedLifetime(object) {
@@ -166,6 +186,8 @@ final class ObjectLayout: Sendable {
     /// The attributes, in offset order; relationship properties are not among them (their state compares by its
     /// saved IDs).
     let fields: [Field]
+    /// The attributes whose types hold references (with ``Field/operations``), in offset order.
+    let referenceFields: [Field]
     /// The first attribute's offset, where a shadow's bytes start.
     let start: Int
     /// The bytes from ``start`` to the end of the last attribute.
@@ -203,6 +225,7 @@ final class ObjectLayout: Sendable {
             }
         }
         self.fields = fields
+        self.referenceFields = fields.filter { $0.operations != nil }
         self.start = first.offset
         self.byteCount = end - first.offset
         self.ranges = ranges
@@ -260,8 +283,10 @@ enum FieldValue<V>: FieldOperations {
 ///
 /// Invariants of its unsafe code (ObjectContents' **Layout** and **Lifetime** hold too): the shadow's bytes are
 /// allocated for its layout (its header), 16-aligned as an object's fields are; the attributes of an object of the
-/// layout's class are copied there with their own types' copy operations, and destroyed with them when the shadow
-/// goes; every read of an object's bytes holds the object alive.
+/// layout's class are copied there bitwise, those whose types hold references then initialized again over their bytes
+/// with their own types' copy operations (a bitwise copy owns nothing, so initializing over it leaks nothing), and
+/// destroyed with them when the shadow goes; the bytes between attributes (a relationship property's reference) are
+/// copied but never read, compared or destroyed; every read of an object's bytes holds the object alive.
 @safe
 final class FieldShadow: ManagedBuffer<ObjectLayout, SIMD2<UInt64>> {
     /// A copy of the attributes of `object`, an instance of the class `layout` describes: one allocation, its bytes
@@ -273,14 +298,13 @@ final class FieldShadow: ManagedBuffer<ObjectLayout, SIMD2<UInt64>> {
         withExtendedLifetime(object) {
             let source = unsafe Unmanaged.passUnretained(object).toOpaque()
             let bytes = unsafe shadow.bytes
-            for field in layout.fields {
+            // The attributes' bytes in one copy (with whatever lies between them, which no comparison reads and no
+            // destruction touches), then each attribute that holds references copied again as a value over its
+            // bytes, which counts its references.
+            unsafe bytes.copyMemory(from: source.advanced(by: layout.start), byteCount: layout.byteCount)
+            for field in layout.referenceFields {
                 let from = unsafe UnsafeRawPointer(source.advanced(by: field.offset))
-                let to = unsafe bytes.advanced(by: field.offset - layout.start)
-                if let operations = field.operations {
-                    unsafe operations.copy(from, to: to)
-                } else {
-                    unsafe to.copyMemory(from: from, byteCount: field.size)
-                }
+                unsafe field.operations?.copy(from, to: bytes.advanced(by: field.offset - layout.start))
             }
         }
         return shadow
