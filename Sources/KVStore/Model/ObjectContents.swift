@@ -138,7 +138,8 @@ enum ObjectContents {
             let base = unsafe Unmanaged.passUnretained(object).toOpaque()
             for offset in offsets {
                 // Laid out as the wrapper's optional reference (see `relatedObjects(in:at:)`).
-                let unretained = unsafe base.advanced(by: offset).assumingMemoryBound(to: Unmanaged<RelatedObjects>?.self)
+                let unretained = unsafe base.advanced(by: offset).assumingMemoryBound(
+                    to: Unmanaged<RelatedObjects>?.self)
                 if let state = unsafe unretained.pointee {
                     unsafe state._withUnsafeGuaranteedRef { state in
                         if state.link !== link { state.link = link }
