@@ -197,7 +197,7 @@ extension ModelContext {
         // loads related objects (of `M` too) into the map.
         let mayBeHeld = !table.byID.isEmpty || !isExact
         for position in candidates.indices {
-            let candidate = candidates[position]
+            let candidate = knownTypeDowncast(candidates[position], to: M.self)
             if mayBeHeld, let entry = table.byID[ModelKey(candidate.id)] {
                 let object = knownTypeDowncast(entry.object, to: M.self)
                 if let object = changed.removeValue(forKey: object.id) {
