@@ -323,8 +323,8 @@ extension ModelContext {
         func record(_ object: M, _ state: TrackedObjects.State) throws {
             switch state {
             case .inserted:
-                // Recorded when it was inserted (the change holds the object, so its values are those of now); recorded
-                // again only if that change is gone.
+                // Recorded when it was inserted (the change holds the object, so its values are those of now);
+                // recorded again only if that change is gone.
                 guard !pending.contains(M.self, id: object.id) else { return }
                 pending.record(.insert(object), of: M.self, id: object.id)
             case .deleted:
@@ -357,8 +357,10 @@ extension ModelContext {
             try tracked.forEachObject(of: M.self, record)
             return
         }
+        // The inserted objects were recorded as they were inserted, unless a save's effects did not complete.
         try table.forEachPossiblyChanged(
-            relationshipsAt: store.storedRelationshipOffsets, includingDeleted: true
+            relationshipsAt: store.storedRelationshipOffsets, includingDeleted: true,
+            includingInserted: table.insertsMayBeUnrecorded
         ) { entry in
             try record(knownTypeDowncast(entry.object, to: M.self), entry.state)
         }
@@ -378,17 +380,25 @@ extension ModelContext {
         table.hasRecordedStoredChanges = false
         for id in written {
             guard let index = table.byID.index(forKey: ModelKey(id)) else { continue }
-            let object = knownTypeDowncast(table.byID.values[index].object, to: M.self)
             switch table.byID.values[index].state {
             case .deleted: table.byID.remove(at: index)
             case .inserted where merged[id] != nil: table.byID.remove(at: index)
-            case .inserted: table.byID.values[index].state = .stored(try snapshot(of: object, store: store))
+            case .inserted where table.isOnlyReference(at: index):
+                // Saved, and referenced by nothing else (an importer's object): it leaves now, as it would after the
+                // save, without a snapshot to take.
+                table.byID.remove(at: index)
+            case .inserted:
+                let object = knownTypeDowncast(table.byID.values[index].object, to: M.self)
+                table.byID.values[index].state = .stored(try snapshot(of: object, store: store))
             case .stored:
+                let object = knownTypeDowncast(table.byID.values[index].object, to: M.self)
                 guard let encoding = changedEncodings[ObjectIdentifier(object)] else { continue }
                 let record = store.hasExternalAttributes ? nil : encoding
                 table.byID.values[index].state = .stored(try snapshot(of: object, store: store, record: record))
             }
         }
+        // Every inserted object the save wrote is stored now, or gone.
+        table.insertsMayBeUnrecorded = false
     }
 
     /// Brings the objects of `M` the context holds in line with the store after a save that deleted models: the delete

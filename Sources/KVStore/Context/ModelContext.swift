@@ -169,6 +169,8 @@ public final class ModelContext {
         }
         let (merged, deleted) = try writePending()
         let written = pending.changedIDs
+        // Until each type's effects complete, its inserted objects may have lost the changes that recorded them.
+        for (_, table) in tracked.tables { table.insertsMayBeUnrecorded = true }
         pending.removeAll()
         forgetPrefetched()
         for (type, table) in tracked.tables {

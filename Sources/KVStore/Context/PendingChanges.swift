@@ -24,8 +24,9 @@ struct PendingChanges {
     /// A model type's identity, the key of the changes of one entity.
     typealias EntityKey = ObjectIdentifier
 
-    /// The changes by entity, then by ID.
-    private var byEntity: [EntityKey: [ModelKey: Change]] = [:]
+    /// The changes by entity, then by ID. The entities are found by a linear search: a context changes models of a
+    /// few types, and comparing a few identifiers costs less than hashing one, which every change would.
+    private var byEntity: [(entity: EntityKey, changes: [ModelKey: Change])] = []
     /// The entities and IDs in the order of their first change, which is the order a save writes entities in. A
     /// forgotten change stays listed (forgetting is one lookup, not a pass over the list), and a change recorded
     /// again after it is listed twice: ``inSaveOrder`` keeps only the IDs with a change, once each.
@@ -33,13 +34,30 @@ struct PendingChanges {
     /// How many changes there are.
     private var count = 0
 
+    /// The position of `entity`'s changes in ``byEntity``.
+    private func position(of entity: EntityKey) -> Int? {
+        byEntity.firstIndex { $0.entity == entity }
+    }
+
+    /// The changes of `entity`, by ID.
+    private func changesByID(of entity: EntityKey) -> [ModelKey: Change]? {
+        for entry in byEntity where entry.entity == entity { return entry.changes }
+        return nil
+    }
+
     /// Whether there is any change to save.
     var isEmpty: Bool { count == 0 }
 
     /// Records `change` of the model of type `M` with `id`, replacing an earlier change of that model.
     mutating func record<M: StoredModel>(_ change: Change, of type: M.Type, id: UUID) {
         let entity = EntityKey(M.self)
-        if byEntity[entity, default: [:]].updateValue(change, forKey: ModelKey(id)) == nil {
+        let position =
+            position(of: entity)
+            ?? {
+                byEntity.append((entity, [:]))
+                return byEntity.count - 1
+            }()
+        if byEntity[position].changes.updateValue(change, forKey: ModelKey(id)) == nil {
             order.append((entity, id))
             count += 1
         }
@@ -47,7 +65,9 @@ struct PendingChanges {
 
     /// Forgets the change of the model of type `M` with `id`, if there is one.
     mutating func forget<M: StoredModel>(_ type: M.Type, id: UUID) {
-        guard byEntity[EntityKey(M.self)]?.removeValue(forKey: ModelKey(id)) != nil else { return }
+        guard let position = position(of: EntityKey(M.self)),
+            byEntity[position].changes.removeValue(forKey: ModelKey(id)) != nil
+        else { return }
         count -= 1
     }
 
@@ -80,7 +100,9 @@ struct PendingChanges {
         for key in keys {
             if let previous, previous.entity == key.entity, previous.id == key.id { continue }
             previous = (key.entity, key.id)
-            if entityChanges?.entity != key.entity { entityChanges = byEntity[key.entity].map { (key.entity, $0) } }
+            if entityChanges?.entity != key.entity {
+                entityChanges = changesByID(of: key.entity).map { (key.entity, $0) }
+            }
             if let change = entityChanges?.byID[ModelKey(key.id)] { changes.append((key.id, change)) }
         }
         return changes
@@ -89,7 +111,7 @@ struct PendingChanges {
     /// The pending state of one model: `.some(model)` for an insert, `.some(nil)` for a delete, `nil` when the
     /// context has not changed it.
     func state<M: StoredModel>(of type: M.Type, id: UUID) -> M?? {
-        switch byEntity[EntityKey(M.self)]?[ModelKey(id)] {
+        switch changesByID(of: EntityKey(M.self))?[ModelKey(id)] {
         case .insert(let model): .some(model as? M)
         case .delete: .some(nil)
         case nil: nil
@@ -98,7 +120,7 @@ struct PendingChanges {
 
     /// The pending changes of one entity: a model to insert, or `nil` for a delete, by ID.
     func changes<M: StoredModel>(of type: M.Type) -> [UUID: M?] {
-        guard let changes = byEntity[EntityKey(M.self)] else { return [:] }
+        guard let changes = changesByID(of: EntityKey(M.self)) else { return [:] }
         var byID: [UUID: M?] = [:]
         byID.reserveCapacity(changes.count)
         for (key, change) in changes {
@@ -110,17 +132,17 @@ struct PendingChanges {
 
     /// The IDs of the models with a change, by model type.
     var changedIDs: [ObjectIdentifier: [UUID]] {
-        byEntity.mapValues { $0.keys.map(\.id) }
+        Dictionary(byEntity.map { ($0.entity, $0.changes.keys.map(\.id)) }, uniquingKeysWith: { $1 })
     }
 
     /// Whether the model of type `M` with `id` has a pending change.
     func contains<M: StoredModel>(_ type: M.Type, id: UUID) -> Bool {
-        byEntity[EntityKey(M.self)]?.index(forKey: ModelKey(id)) != nil
+        changesByID(of: EntityKey(M.self))?.index(forKey: ModelKey(id)) != nil
     }
 
     /// Whether the context changed any model of `type`.
     func hasChanges<M: StoredModel>(of type: M.Type) -> Bool {
-        byEntity[EntityKey(M.self)]?.isEmpty == false
+        changesByID(of: EntityKey(M.self))?.isEmpty == false
     }
 
     // MARK: - The overlay

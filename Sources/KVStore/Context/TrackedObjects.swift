@@ -42,6 +42,10 @@ struct TrackedObjects {
         /// matched its snapshot, or a delete) since the last save or rollback: the object may have been changed back
         /// or inserted again since, and a save must then forget that change.
         var hasRecordedStoredChanges = false
+        /// Whether an inserted object of the table may lack its pending insert: a save forgot the pending changes
+        /// and its effects on the table did not complete (see `ModelContext.save()`). Until the next save completes,
+        /// recording changes checks each inserted object; otherwise the insert recorded it, and it is passed over.
+        var insertsMayBeUnrecorded = false
         /// Whether nothing else references an object of the table's type.
         let isUniquelyReferenced: (inout AnyObject) -> Bool
         /// What a context's saves and rollbacks do to the objects of the table's type.
@@ -60,7 +64,7 @@ struct TrackedObjects {
         /// Calls `body` with each entry whose object may hold other values than its stored record: an inserted one, a
         /// stored one with a record snapshot (only an encoding compares it), and a stored one with a field shadow
         /// whose bytes, or whose relationship states' IDs (at `offsets`), it no longer matches; and a deleted one
-        /// when `includingDeleted`. The comparisons read the objects in place, with no type metadata or encoding per
+        /// when `includingDeleted`, an inserted one unless not `includingInserted`. The comparisons read the objects in place, with no type metadata or encoding per
         /// object.
         ///
         /// When `releasingUnreferenced`, the same pass lets go of the stored objects that match their shadows and
@@ -70,29 +74,32 @@ struct TrackedObjects {
         ///
         /// - Throws: What `body` throws.
         func forEachPossiblyChanged(
-            relationshipsAt offsets: [Int], includingDeleted: Bool = false, releasingUnreferenced: Bool = false,
-            _ body: (Entry) throws -> Void
+            relationshipsAt offsets: [Int], includingDeleted: Bool = false, includingInserted: Bool = true,
+            releasingUnreferenced: Bool = false, _ body: (Entry) throws -> Void
         ) rethrows {
             var unreferenced: [ModelKey] = []
             let found = possiblyChanged(
-                relationshipsAt: offsets, includingDeleted: includingDeleted,
+                relationshipsAt: offsets, includingDeleted: includingDeleted, includingInserted: includingInserted,
                 collectingUnreferenced: releasingUnreferenced, into: &unreferenced)
             for key in unreferenced { byID[key] = nil }
             for entry in found { try body(entry) }
         }
 
-        /// The entries that ``mayDiffer(_:relationshipsAt:includingDeleted:)``, and in `unreferenced`, when
+        /// The entries that ``mayDiffer(_:relationshipsAt:includingDeleted:includingInserted:)``, and in `unreferenced`, when
         /// `collectingUnreferenced`, the keys of the unchanged stored ones that nothing else references: indexes walked by hand and entries read
         /// in place (as in `releaseUnreferenced()`), in one access to the table's dictionary, because a copy of each
         /// entry would retain and release its object and snapshot, which costs more than the comparison.
         private func possiblyChanged(
-            relationshipsAt offsets: [Int], includingDeleted: Bool, collectingUnreferenced: Bool,
-            into unreferenced: inout [ModelKey]
+            relationshipsAt offsets: [Int], includingDeleted: Bool, includingInserted: Bool,
+            collectingUnreferenced: Bool, into unreferenced: inout [ModelKey]
         ) -> [Entry] {
             var found: [Entry] = []
             var index = byID.startIndex
             while index != byID.endIndex {
-                if Self.mayDiffer(&byID.values[index], relationshipsAt: offsets, includingDeleted: includingDeleted) {
+                if Self.mayDiffer(
+                    &byID.values[index], relationshipsAt: offsets, includingDeleted: includingDeleted,
+                    includingInserted: includingInserted)
+                {
                     found.append(byID.values[index])
                 } else if collectingUnreferenced, isUnreferenced(&byID.values[index]) {
                     unreferenced.append(byID.keys[index])
@@ -103,15 +110,17 @@ struct TrackedObjects {
         }
 
         /// Whether `entry`'s object may hold other values than its stored record (see
-        /// ``forEachPossiblyChanged(relationshipsAt:includingDeleted:releasingUnreferenced:_:)``), read in place.
+        /// ``forEachPossiblyChanged(relationshipsAt:includingDeleted:includingInserted:releasingUnreferenced:_:)``),
+        /// read in place.
         private static func mayDiffer(
-            _ entry: inout Entry, relationshipsAt offsets: [Int], includingDeleted: Bool
+            _ entry: inout Entry, relationshipsAt offsets: [Int], includingDeleted: Bool, includingInserted: Bool
         ) -> Bool {
             switch entry.state {
             case .deleted: includingDeleted
+            case .inserted: includingInserted
             case .stored(.fields(let shadow)):
                 ObjectContents.relatedIDsChanged(in: entry.object, at: offsets) || !shadow.matches(entry.object)
-            case .stored(.record), .inserted: true
+            case .stored(.record): true
             }
         }
 
@@ -133,6 +142,11 @@ struct TrackedObjects {
                 byID.formIndex(after: &index)
             }
             for id in gone { byID[id] = nil }
+        }
+
+        /// Whether nothing outside the table references the object of the entry at `index`, read in place.
+        func isOnlyReference(at index: [ModelKey: Entry].Index) -> Bool {
+            isUniquelyReferenced(&byID.values[index].object)
         }
 
         /// Whether `entry` is stored and nothing else references its object, read in place.
