@@ -73,11 +73,14 @@ extension IntegrityChecker {
         return unnamed
     }
 
-    /// Checks that a record has each of its entries in an index, and that a unique value is its own.
+    /// Checks that a record has each of its entries in an index, and that a unique value is its own. An index whose
+    /// keys the records do not give (``IndexCatalog/isDerivable`` is false: a computed property's, or a type's own
+    /// key encoding) is not checked against them: only the program that declares it can compute its keys.
     private func checkEntries(
         of record: RecordValue, id: UUID, key: UnsafeRawBufferPointer, in index: (catalog: IndexCatalog, table: Table),
         entity checked: CheckedEntity, txn: borrowing Transaction
     ) throws {
+        guard index.catalog.isDerivable else { return }
         let name = checked.entity.name
         let part = index.catalog.name
         let keys: [[UInt8]]
@@ -161,8 +164,9 @@ extension IntegrityChecker {
         }
     }
 
-    /// Checks each entry of an index: it points to a record that exists and holds the indexed value. Records that
-    /// do not decode were reported by the record walk and are skipped here.
+    /// Checks each entry of an index: it points to a record that exists and, when the records give the index's keys
+    /// (``IndexCatalog/isDerivable``), holds the indexed value. Records that do not decode were reported by the
+    /// record walk and are skipped here.
     func checkIndex(_ index: IndexCatalog, table: Table, of checked: CheckedEntity) throws {
         let name = checked.entity.name
         let part = index.name
@@ -183,7 +187,7 @@ extension IntegrityChecker {
                         entity: name, id: id, part: part)
                     return
                 }
-                guard
+                guard index.isDerivable,
                     let record = try? RecordValue.decode(
                         from: unsafe BorrowedBytes(unsafe: bytes), fields: checked.entity.fields),
                     let keys = try? RecordIndexKeys.keys(of: record, in: index, hash: longKeyHash)
