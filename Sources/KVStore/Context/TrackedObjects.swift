@@ -6,7 +6,8 @@ import Foundation
 /// The map holds its objects strongly, so that a change made through a reference nobody keeps
 /// (`try context.fetch(descriptor)[0].isDone = true`) is still saved. After each save and rollback it lets go of the
 /// objects that nothing else references (``releaseUnreferenced()``): those could not change any more, and the store
-/// holds their values.
+/// holds their values. A read lets go of the unchanged ones of its type in the pass that looks for changes (see
+/// ``Table/forEachPossiblyChanged(relationshipsAt:includingDeleted:includingInserted:releasingUnreferenced:_:)``).
 struct TrackedObjects {
     /// What an object held when the context last knew it to match its stored record.
     enum Snapshot {

@@ -46,7 +46,8 @@ import Foundation
 ///
 /// An object reads its relationship properties through its context while the context exists: keep the context for
 /// as long as you use its objects (the context holds them until its next save or rollback, then only those that
-/// something else references; they hold it weakly).
+/// something else references, and a read lets go of the unchanged ones nothing else references; they hold it
+/// weakly).
 ///
 /// `@Observable` does not combine with these models: its macro rewrites the stored properties that synthesized
 /// `Codable` and the relationship properties rely on.
