@@ -21,9 +21,10 @@ extension ModelContext {
             return
         }
         table.byID[ModelKey(id)] = TrackedObjects.Entry(object: object, state: .inserted)
-        // Recorded now, as a struct's insert is, so that a save writes inserts in the order they came; the save
-        // records it again (in place) with the rest of the tracked changes.
-        pending.record(.insert(object), of: M.self, id: id)
+        // Recorded as a pending change when the context records its objects' changes (a save, `hasChanges`), all at
+        // once; its entity takes its place in the order of a save now, as a struct's insert would.
+        table.insertsMayBeUnrecorded = true
+        pending.noteChange(of: M.self)
         relationshipGeneration += 1
         guard let store = try? container.store(for: M.self) else {
             // A model the container does not know, whose save will say so; its graph comes in all the same.
@@ -323,8 +324,7 @@ extension ModelContext {
         func record(_ object: M, _ state: TrackedObjects.State) throws {
             switch state {
             case .inserted:
-                // Recorded when it was inserted (the change holds the object, so its values are those of now);
-                // recorded again only if that change is gone.
+                // Recorded once (the change holds the object, so its values are those of now).
                 guard !pending.contains(M.self, id: object.id) else { return }
                 pending.record(.insert(object), of: M.self, id: object.id)
             case .deleted:
@@ -355,15 +355,18 @@ extension ModelContext {
         }
         guard !mayForget else {
             try tracked.forEachObject(of: M.self, record)
+            // Every inserted object has its pending insert now.
+            table.insertsMayBeUnrecorded = false
             return
         }
         // The inserted objects were recorded as they were inserted, unless a save's effects did not complete.
         try table.forEachPossiblyChanged(
             relationshipsAt: store.storedRelationshipOffsets, includingDeleted: true,
-            includingInserted: table.insertsMayBeUnrecorded
+            includingInserted: table.insertsMayBeUnrecorded, releasingUnreferenced: true
         ) { entry in
             try record(knownTypeDowncast(entry.object, to: M.self), entry.state)
         }
+        table.insertsMayBeUnrecorded = false
     }
 
     /// Takes a save's effects on the objects of `M` with the IDs it wrote (`written`): the saved ones are stored as they
@@ -390,6 +393,9 @@ extension ModelContext {
             case .inserted:
                 let object = knownTypeDowncast(table.byID.values[index].object, to: M.self)
                 table.byID.values[index].state = .stored(try snapshot(of: object, store: store))
+            case .stored where table.isOnlyReference(at: index):
+                // Saved, and referenced by nothing else: it leaves now.
+                table.byID.remove(at: index)
             case .stored:
                 let object = knownTypeDowncast(table.byID.values[index].object, to: M.self)
                 guard let encoding = changedEncodings[ObjectIdentifier(object)] else { continue }

@@ -162,13 +162,11 @@ public final class ModelContext {
     ///   and the changes stay pending.
     @discardableResult
     public func save() throws -> SaveResult {
+        // Recording the changes lets go of the unchanged objects nothing else references, and the effects below of
+        // the objects the save wrote that nothing else references.
         try recordTrackedChanges()
-        guard !pending.isEmpty else {
-            tracked.releaseUnreferenced()
-            return SaveResult(mergedIDs: [:])
-        }
-        let (merged, deleted) = try writePending()
-        let written = pending.changedIDs
+        guard !pending.isEmpty else { return SaveResult(mergedIDs: [:]) }
+        let (merged, deleted, written) = try writePending()
         // Until each type's effects complete, its inserted objects may have lost the changes that recorded them.
         for (_, table) in tracked.tables { table.insertsMayBeUnrecorded = true }
         pending.removeAll()
@@ -180,20 +178,21 @@ public final class ModelContext {
         if deleted {
             for operations in tracked.operations { try operations.reconcileAfterDeletes(self) }
         }
-        tracked.releaseUnreferenced()
         relationshipGeneration += 1
         return SaveResult(mergedIDs: merged)
     }
 
     /// Writes the pending changes in one write transaction.
     ///
-    /// - Returns: Which inserted models merged into stored ones, and whether a model was deleted.
-    private func writePending() throws -> (merged: [UUID: UUID], deleted: Bool) {
+    /// - Returns: Which inserted models merged into stored ones, whether a model was deleted, and the IDs written by
+    ///   model type, in the order they were written (key order, which for time-ordered IDs is the order the models
+    ///   were made, and so mostly the order of their objects in memory).
+    private func writePending() throws -> (merged: [UUID: UUID], deleted: Bool, written: [ObjectIdentifier: [UUID]]) {
         let changes = pending.inSaveOrder
         let merged = try container.write { txn -> [UUID: UUID] in
             var merged: [UUID: UUID] = [:]
             var deletes: [(store: any AnyEntityStore, ids: [UUID])] = []
-            for (id, change) in changes {
+            for (_, id, change) in changes {
                 switch change {
                 case .insert(let model):
                     let stored = try txn.insert(model)
@@ -211,7 +210,20 @@ public final class ModelContext {
             if !deletes.isEmpty { try txn.delete(deletes) }
             return merged
         }
-        return (merged, changes.contains { if case .delete = $0.change { true } else { false } })
+        // The changes of one entity are adjacent: each run is one list.
+        var written: [ObjectIdentifier: [UUID]] = [:]
+        var run: (entity: ObjectIdentifier, ids: [UUID])?
+        var deleted = false
+        for (entity, id, change) in changes {
+            if run?.entity != entity {
+                if let run { written[run.entity] = run.ids }
+                run = (entity, [])
+            }
+            run?.ids.append(id)
+            if case .delete = change { deleted = true }
+        }
+        if let run { written[run.entity] = run.ids }
+        return (merged, deleted, written)
     }
 
     /// Forgets every pending change, and the models prefetched so far. The ``PersistentModel`` objects the context

@@ -78,11 +78,20 @@ struct PendingChanges {
         count = 0
     }
 
-    /// The changes in the order a save writes them: entities in the order they were first changed, and within an
-    /// entity, models in key order (which appends time-ordered IDs at the end of the tree).
-    var inSaveOrder: [(id: UUID, change: Change)] {
+    /// Notes that a model of type `M` changed, for the order of entities, before its change is recorded: a context
+    /// records the inserts of its ``PersistentModel`` objects when it saves, in the order of their entities' first
+    /// change.
+    mutating func noteChange<M: StoredModel>(of type: M.Type) {
+        let entity = EntityKey(M.self)
+        if position(of: entity) == nil { byEntity.append((entity, [:])) }
+    }
+
+    /// The changes in the order a save writes them: entities in the order they were first changed (or noted, see
+    /// ``noteChange(of:)``), and within an entity, models in key order (which appends time-ordered IDs at the end of
+    /// the tree).
+    var inSaveOrder: [(entity: EntityKey, id: UUID, change: Change)] {
         var entityOrder: [EntityKey: Int] = [:]
-        for (entity, _) in order where entityOrder[entity] == nil { entityOrder[entity] = entityOrder.count }
+        for (rank, entry) in byEntity.enumerated() { entityOrder[entry.entity] = rank }
         // Sorted as plain keys (entity rank, the ID's bytes as two integers, computed once), which move and compare
         // cheaply, rather than as changes; a context's tracked objects come in the order of its identity map, not of
         // their IDs.
@@ -91,7 +100,7 @@ struct PendingChanges {
             return (rank: entityOrder[entity] ?? 0, high: high, low: low, entity: entity, id: id)
         }
         .sorted { lhs, rhs in (lhs.rank, lhs.high, lhs.low) < (rhs.rank, rhs.high, rhs.low) }
-        var changes: [(id: UUID, change: Change)] = []
+        var changes: [(entity: EntityKey, id: UUID, change: Change)] = []
         changes.reserveCapacity(keys.count)
         // The keys of one entity are adjacent: its changes are looked up once per run of them. An ID listed twice
         // (recorded again after it was forgotten) is adjacent to itself, and taken once.
@@ -103,7 +112,7 @@ struct PendingChanges {
             if entityChanges?.entity != key.entity {
                 entityChanges = changesByID(of: key.entity).map { (key.entity, $0) }
             }
-            if let change = entityChanges?.byID[ModelKey(key.id)] { changes.append((key.id, change)) }
+            if let change = entityChanges?.byID[ModelKey(key.id)] { changes.append((key.entity, key.id, change)) }
         }
         return changes
     }
@@ -128,11 +137,6 @@ struct PendingChanges {
             if case .insert(let model) = change { byID[key.id] = .some(model as? M) } else { byID[key.id] = .some(nil) }
         }
         return byID
-    }
-
-    /// The IDs of the models with a change, by model type.
-    var changedIDs: [ObjectIdentifier: [UUID]] {
-        Dictionary(byEntity.map { ($0.entity, $0.changes.keys.map(\.id)) }, uniquingKeysWith: { $1 })
     }
 
     /// Whether the model of type `M` with `id` has a pending change.
