@@ -21,10 +21,9 @@ extension ModelContext {
             return
         }
         table.byID[ModelKey(id)] = TrackedObjects.Entry(object: object, state: .inserted)
-        // Recorded as a pending change when the context records its objects' changes (a save, `hasChanges`), all at
-        // once; its entity takes its place in the order of a save now, as a struct's insert would.
-        table.insertsMayBeUnrecorded = true
-        pending.noteChange(of: M.self)
+        // Recorded now, as a struct's insert is: a save writes inserts in the order they came, and a program makes
+        // its objects (and their time-ordered IDs) in that order, which the save's sort by key then finds sorted.
+        pending.record(.insert(object), of: M.self, id: id)
         relationshipGeneration += 1
         guard let store = try? container.store(for: M.self) else {
             // A model the container does not know, whose save will say so; its graph comes in all the same.

@@ -78,17 +78,8 @@ struct PendingChanges {
         count = 0
     }
 
-    /// Notes that a model of type `M` changed, for the order of entities, before its change is recorded: a context
-    /// records the inserts of its ``PersistentModel`` objects when it saves, in the order of their entities' first
-    /// change.
-    mutating func noteChange<M: StoredModel>(of type: M.Type) {
-        let entity = EntityKey(M.self)
-        if position(of: entity) == nil { byEntity.append((entity, [:])) }
-    }
-
-    /// The changes in the order a save writes them: entities in the order they were first changed (or noted, see
-    /// ``noteChange(of:)``), and within an entity, models in key order (which appends time-ordered IDs at the end of
-    /// the tree).
+    /// The changes in the order a save writes them: entities in the order they were first changed, and within an
+    /// entity, models in key order (which appends time-ordered IDs at the end of the tree).
     var inSaveOrder: [(entity: EntityKey, id: UUID, change: Change)] {
         var entityOrder: [EntityKey: Int] = [:]
         for (rank, entry) in byEntity.enumerated() { entityOrder[entry.entity] = rank }

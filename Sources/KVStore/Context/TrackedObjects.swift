@@ -43,10 +43,10 @@ struct TrackedObjects {
         /// matched its snapshot, or a delete) since the last save or rollback: the object may have been changed back
         /// or inserted again since, and a save must then forget that change.
         var hasRecordedStoredChanges = false
-        /// Whether an inserted object of the table may lack its pending insert: one was inserted since changes were
-        /// last recorded (an insert is recorded with the other changes, not one by one), or a save forgot the pending
-        /// changes and its effects on the table did not complete (see `ModelContext.save()`). Recording changes then
-        /// checks each inserted object; otherwise each has its pending insert, and they are passed over.
+        /// Whether an inserted object of the table may lack its pending insert: a save forgot the pending changes
+        /// and its effects on the table did not complete (see `ModelContext.save()`). Recording changes then checks
+        /// each inserted object; otherwise each has the pending insert its insert recorded, and they are passed
+        /// over.
         var insertsMayBeUnrecorded = false
         /// Whether nothing else references an object of the table's type.
         let isUniquelyReferenced: (inout AnyObject) -> Bool
