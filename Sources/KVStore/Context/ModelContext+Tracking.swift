@@ -237,7 +237,7 @@ extension ModelContext {
     /// or changed since their snapshot, and the IDs of those deleted, not saved yet.
     ///
     /// The same pass lets go of the unchanged objects of `M` that nothing outside the context references (see
-    /// ``TrackedObjects/Table/forEachPossiblyChanged(relationshipsAt:includingDeleted:releasingUnreferenced:_:)``),
+    /// ``TrackedObjects/Table/forEachPossiblyChanged(relationshipsAt:includingDeleted:includingInserted:releasingUnreferenced:_:)``),
     /// so that the check each read makes covers the objects the program holds, not all it ever read.
     func unsavedObjects<M: PersistentModel>(
         of type: M.Type, store: EntityStore<M>, includingDeleted: Bool = false

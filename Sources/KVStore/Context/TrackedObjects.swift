@@ -4,10 +4,12 @@ import Foundation
 /// or last saved with, against which a save finds what changed.
 ///
 /// The map holds its objects strongly, so that a change made through a reference nobody keeps
-/// (`try context.fetch(descriptor)[0].isDone = true`) is still saved. After each save and rollback it lets go of the
-/// objects that nothing else references (``releaseUnreferenced()``): those could not change any more, and the store
-/// holds their values. A read lets go of the unchanged ones of its type in the pass that looks for changes (see
-/// ``Table/forEachPossiblyChanged(relationshipsAt:includingDeleted:includingInserted:releasingUnreferenced:_:)``).
+/// (`try context.fetch(descriptor)[0].isDone = true`) is still saved. It lets go of the objects that nothing else
+/// references once they match their stored records: those could not change any more, and the store holds their
+/// values. A read and a save let go of the unchanged ones in the pass that looks for changes (see
+/// ``Table/forEachPossiblyChanged(relationshipsAt:includingDeleted:includingInserted:releasingUnreferenced:_:)``), a
+/// save of the ones it wrote as it takes their snapshots, and a rollback of all of them after it
+/// (``releaseUnreferenced()``).
 struct TrackedObjects {
     /// What an object held when the context last knew it to match its stored record.
     enum Snapshot {
