@@ -33,6 +33,14 @@ struct PendingChanges {
     private var order: [(entity: EntityKey, id: UUID)] = []
     /// How many changes there are.
     private var count = 0
+    /// Emptied tables of changes kept from earlier saves, with their storage, for the entities the next changes
+    /// name: a context that saves chunk after chunk then fills the same storage each time, instead of growing new
+    /// tables (and touching new pages) for every chunk.
+    private var spareTables: [[ModelKey: Change]] = []
+
+    /// The most changes a table or the order keeps storage for once emptied: an importer's chunks fit; one large
+    /// save does not keep its memory for the rest of the context's life.
+    private static let keptCapacity = 65_536
 
     /// The position of `entity`'s changes in ``byEntity``.
     private func position(of entity: EntityKey) -> Int? {
@@ -54,7 +62,7 @@ struct PendingChanges {
         let position =
             position(of: entity)
             ?? {
-                byEntity.append((entity, [:]))
+                byEntity.append((entity, spareTables.popLast() ?? [:]))
                 return byEntity.count - 1
             }()
         if byEntity[position].changes.updateValue(change, forKey: ModelKey(id)) == nil {
@@ -71,10 +79,15 @@ struct PendingChanges {
         count -= 1
     }
 
-    /// Forgets every change.
+    /// Forgets every change, keeping the storage of tables and order up to ``keptCapacity`` for the next ones.
     mutating func removeAll() {
-        byEntity.removeAll()
-        order.removeAll()
+        // Each table moved out of the list, so that emptying it keeps its storage rather than copying it.
+        while var entry = byEntity.popLast() {
+            guard entry.changes.capacity <= Self.keptCapacity else { continue }
+            entry.changes.removeAll(keepingCapacity: true)
+            spareTables.append(entry.changes)
+        }
+        order.removeAll(keepingCapacity: order.capacity <= Self.keptCapacity)
         count = 0
     }
 
