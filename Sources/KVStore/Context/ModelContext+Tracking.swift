@@ -384,7 +384,7 @@ extension ModelContext {
             guard let index = table.byID.index(forKey: ModelKey(id)) else { continue }
             switch table.byID.values[index].state {
             case .deleted: table.byID.remove(at: index)
-            case .inserted where merged[id] != nil: table.byID.remove(at: index)
+            case .inserted where !merged.isEmpty && merged[id] != nil: table.byID.remove(at: index)
             case .inserted where table.isOnlyReference(at: index):
                 // Saved, and referenced by nothing else (an importer's object): it leaves now, as it would after the
                 // save, without a snapshot to take.
