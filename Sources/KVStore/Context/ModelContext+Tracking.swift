@@ -612,7 +612,10 @@ extension ModelContext {
     private func insertIfNew(_ objects: [AnyObject], as target: any PersistentModel.Type) {
         func insertNew<T: PersistentModel>(_: T.Type) {
             for object in objects {
-                guard let model = object as? T else { continue }
+                // An object of `T` has exactly that class (a model class inherits from nothing, the container
+                // checks): comparing the classes costs less than the dynamic cast, kept for anything else.
+                let exact = type(of: object) == T.self
+                guard let model = exact ? knownTypeDowncast(object, to: T.self) : object as? T else { continue }
                 if tracked.held(T.self, id: model.id) !== model { insert(model) }
             }
         }
