@@ -116,10 +116,15 @@ enum RelationshipUpdate {
         }?.property
     }
 
-    /// Adds `owner` to a derived list held in memory.
+    /// Adds `owner` to a derived list held in memory, in place (a graph built before its insert appends each child
+    /// of a parent in turn: a copy of the list per append made that quadratic in memory traffic).
     private static func append(_ owner: AnyObject, to list: RelatedObjects) {
-        guard !(list.objects ?? []).contains(where: { $0 === owner }) else { return }
-        list.objects = (list.objects ?? []) + [owner]
+        guard list.objects != nil else {
+            list.objects = [owner]
+            return
+        }
+        guard !(list.objects?.contains { $0 === owner } ?? false) else { return }
+        list.objects?.append(owner)
     }
 
     /// Removes `owner` from a derived list held in memory.

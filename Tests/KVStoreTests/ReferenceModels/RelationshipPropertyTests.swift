@@ -126,6 +126,25 @@ import Testing
         }
     }
 
+    @Test func aLargeGraphBuiltBeforeItsInsertKeepsEachChildOnceAndSavesWhole() throws {
+        try withContainer(RefProject.self) { container in
+            let project = RefProject(name: "Large")
+            let tasks = (0..<5_000).map { RefTask(title: "task \($0)", project: project, priority: $0) }
+            // Setting a task's project again, to the same project, does not list it twice.
+            tasks[7].project = project
+            #expect(project.tasks.count == tasks.count)
+            #expect(zip(project.tasks, tasks).allSatisfy { $0 === $1 })
+            let context = ModelContext(container)
+            context.insert(project)
+            try context.save()
+            // The context stays while its objects read their relationships.
+            let fresh = ModelContext(container)
+            let stored = try self.project("Large", in: fresh)
+            #expect(stored.tasks.count == tasks.count)
+            #expect(Set(stored.tasks.map(\.id)) == Set(tasks.map(\.id)))
+        }
+    }
+
     @Test func aCascadeTakesTheHeldChildrenOutOfTheContextAtOnce() throws {
         try withContainer(RefProject.self) { container in
             try seed(container)
