@@ -420,9 +420,13 @@ public struct ModelIndex<M: StoredModel>: Sendable {
 
     /// Reads the attribute at `keyPath` of the model at an address: at its offset when it is a stored property of the
     /// model (of a struct, or the instance of a class), through the key path otherwise.
+    ///
+    /// A class's attribute that holds a class reference, or an optional one, goes through the key path: it may be
+    /// declared `weak` or `unowned`, whose storage is not a plain reference.
     private static func reader<V>(_ keyPath: KeyPath<M, V> & Sendable) -> @Sendable (ModelAddress) -> V {
+        let holdsObject = V.self is AnyObject.Type || (V.self as? any AnyOptional.Type)?.wrappedType is AnyObject.Type
         let objectOffset = (M.self as? AnyClass).flatMap { type in
-            isComputed(keyPath)
+            isComputed(keyPath) || holdsObject
                 ? nil : ObjectContents.offset(ofAttribute: fieldName(of: keyPath), ofType: V.self, in: type)
         }
         return ModelAddress.reader(of: keyPath, objectOffset: objectOffset)
