@@ -68,13 +68,7 @@ enum ObjectContents {
     /// and that type is a relationship property's wrapper; `nil` otherwise.
     static func offset(ofStoredProperty name: String, ofType propertyType: Any.Type, in type: AnyClass) -> Int? {
         guard propertyType is any RelationshipPropertyWrapper.Type else { return nil }
-        var found: Int?
-        _ = unsafe _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) { fieldName, offset, fieldType, _ in
-            guard unsafe String(cString: fieldName) == name else { return true }
-            if fieldType == propertyType { found = offset }
-            return false
-        }
-        return found
+        return offset(ofAttribute: name, ofType: propertyType, in: type)
     }
 
     /// The offset in an instance of `type` of its stored attribute `name`, when the runtime lists one of that name
