@@ -1,5 +1,6 @@
 import Foundation
 import KVStoreInspection
+import LMDB
 import Testing
 
 @testable import KVStore
@@ -110,6 +111,51 @@ import Testing
             let errors = try StoreInspection.check(path: container.path).errors
             #expect(errors.isEmpty, "\(errors)")
         }
+    }
+
+    @Test func aComputedIndexEntryPointingNowhereIsStillReported() throws {
+        let directory = StoreDirectory()
+        let configuration = ModelConfiguration(path: directory.path, isDurable: false)
+        let container = try ModelContainer(for: ObservedItem.self, configuration: configuration)
+        let context = ModelContext(container)
+        for number in 0..<3 { context.insert(ObservedItem(name: "Item \(number)", rank: number, note: nil)) }
+        try context.save()
+        try container.close()
+        // An entry of the computed index that names no record: the check cannot recompute a computed property's
+        // keys from the records, but it still follows each entry to its record.
+        let ghost = UUID.timeOrdered()
+        let environment = try Environment.open(path: directory.path)
+        let index = try environment.openTable(named: "index/ObservedItem/nameFolded", options: [.dupSort, .dupFixed])
+        var key: [UInt8] = []
+        "ghost".appendIndexKey(to: &key)
+        let value = withUnsafeBytes(of: ghost.uuid) { Array($0) }
+        try environment.write { txn in try txn.put(value, forKey: key, in: index) }
+        try environment.close()
+        let errors = try StoreInspection.check(path: directory.path).errors
+        #expect(errors.count == 1)
+        #expect(errors.first?.description.contains("points to ObservedItem \(ghost), which does not exist") == true)
+    }
+
+    @Test func aReadThroughAnotherContainerSeesItsSaveForObjectsNotHeldAndKeepsHeldOnes() throws {
+        let directory = StoreDirectory()
+        let configuration = ModelConfiguration(path: directory.path, isDurable: false)
+        let reading = try ModelContainer(for: RefProject.self, configuration: configuration)
+        defer { try? reading.close() }
+        let writing = try ModelContainer(for: RefProject.self, configuration: configuration)
+        defer { try? writing.close() }
+        let ids = try seeded(writing)
+        let context = ModelContext(reading)
+        let held = try #require(try context.model(for: ids[0], as: RefTask.self))
+        #expect(try allTasks(context).map(\.title) == ["task 0", "task 1", "task 2"])
+        // The other container renames two tasks: the one this context holds, and one it read and let go.
+        let other = ModelContext(writing)
+        for id in ids.prefix(2) { try #require(try other.model(for: id, as: RefTask.self)).title = "renamed" }
+        try other.save()
+        let reread = try allTasks(context)
+        // A held object answers with the values it holds, as in SwiftData; the other is read anew.
+        #expect(reread[0] === held)
+        #expect(reread.map(\.title) == ["task 0", "renamed", "task 2"])
+        #expect(!context.hasChanges)
     }
 
     @Test func modelKeysFindEveryIDWhateverTheirHalvesShare() {
