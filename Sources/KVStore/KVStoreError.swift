@@ -170,6 +170,14 @@ public struct KVStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A continuation cannot resume the listing it is given to: it was made for another entity or descriptor, before
     /// the store's schema was migrated, or is not a continuation at all. Start the listing again.
     public static let invalidContinuation = KVStoreError(kind: "invalidContinuation")
+    /// The store records no change history: switch it on with ``ModelContainer/enableHistory(retention:)``.
+    public static let historyNotEnabled = KVStoreError(kind: "historyNotEnabled")
+    /// The history after a token was pruned (by the retention policy or ``ModelContainer/deleteHistory(before:)``):
+    /// the changes since that token cannot be read. Read the models again, and go on from the current token.
+    public static let historyExpired = KVStoreError(kind: "historyExpired")
+    /// A history token that this store did not give: another store's, one from a history switched off since, one past
+    /// the store's last commit (a store restored from an older copy), or text that is not a token.
+    public static let invalidHistoryToken = KVStoreError(kind: "invalidHistoryToken")
 }
 
 /// A cause set through the deprecated ``KVStoreError/underlying`` spelling, which only ever had a description.

@@ -103,3 +103,13 @@ extension RecordValue: Equatable {
         }
     }
 }
+
+extension RecordValue {
+    /// The top-level fields of a record's tree named in `names`, in stored order; none for a tree that is not a
+    /// keyed container.
+    package func fields(named names: [String]) -> [(name: String, value: RecordValue)] {
+        guard case .object(let entries) = self else { return [] }
+        let wanted = Set(names)
+        return entries.filter { wanted.contains($0.name) }
+    }
+}

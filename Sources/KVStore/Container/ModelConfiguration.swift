@@ -45,6 +45,11 @@ public struct ModelConfiguration: Sendable, Hashable {
     /// store.
     public var migrationWaitTimeout: Duration = .seconds(30)
 
+    /// The author that the store's change history records for this container's commits (`"importer"`, `"sync"`),
+    /// unless a context or transaction names another (``ModelContext/author``); `nil` records none. It only matters
+    /// once the store records history (``ModelContainer/enableHistory(retention:)``).
+    public var historyAuthor: String?
+
     /// Whether models that conform to ``FieldCodable`` are written and read through it, as they are by default;
     /// `false` codes them through `Codable`, for comparing the two (kvbench's `--coding codable`).
     @_spi(Benchmarking) public var usesFieldCodable = true

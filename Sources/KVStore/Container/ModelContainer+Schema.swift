@@ -30,6 +30,14 @@ struct SchemaFollowing: Sendable {
     var migration: MigrationState?
     /// The store's entities the program does not declare, for delete rules that reach them.
     var catalogStores: [String: CatalogEntityStore]
+    /// The store's change history, while it records one: what the catalog says, and the table.
+    var history: HistoryState?
+}
+
+/// A store's change history as a container follows it: the catalog's entry and the opened table.
+struct HistoryState: Sendable {
+    var catalog: HistoryCatalog
+    var table: HistoryTable
 }
 
 /// The parts of ``SchemaFollowing`` every transaction reads, as atomics, so that the common case takes no lock: the
@@ -141,7 +149,7 @@ extension ModelContainer {
     ///   ``KVStoreError/migrationInProgress`` for a migration that another process left part-way or that outlasted
     ///   `deadline`, ``KVStoreError/damaged`` for a table the catalog names and the file lacks.
     func reloadSchema(waitingUntil deadline: ContinuousClock.Instant) throws -> Bool {
-        let (generation, transaction, state, entries) = try environment.read { txn in
+        let (generation, transaction, state, entries, history) = try environment.read { txn in
             let (entries, damaged) = try Catalog.entities(in: txn, table: catalogTable)
             if let entry = damaged.first {
                 throw KVStoreError(
@@ -151,8 +159,12 @@ extension ModelContainer {
             }
             return (
                 try Catalog.generation(in: txn, table: catalogTable), txn.id,
-                try Catalog.schemaState(in: txn, table: catalogTable), entries
+                try Catalog.schemaState(in: txn, table: catalogTable), entries,
+                try Catalog.read(HistoryCatalog.self, key: Catalog.historyKey, in: txn, table: catalogTable)
             )
+        }
+        let historyState = try history.map { catalog in
+            HistoryState(catalog: catalog, table: try Self.openHistoryTable(environment))
         }
         if let migration = state.migration {
             guard try lockProbe.isHeld(.migration) else {
@@ -200,6 +212,7 @@ extension ModelContainer {
         updateSchema { following in
             following.migration = nil
             following.catalogStores = catalogStores
+            following.history = historyState
             following.writeGeneration = generation
             following.writeVerified = transaction
             if following.readVerified <= transaction {
@@ -300,5 +313,20 @@ extension ModelContainer {
         schema.withLock { following in
             "\(following.openedVersion.map { "\($0)" } ?? "unversioned")+\(following.openedHistory)"
         }
+    }
+}
+
+extension ModelContainer {
+    /// Opens the history table that the catalog says the store has.
+    ///
+    /// - Throws: ``KVStoreError/damaged`` when the file lacks it.
+    static func openHistoryTable(_ environment: Environment) throws -> HistoryTable {
+        guard let table = try environment.tableIfPresent(named: Catalog.historyTableName) else {
+            throw KVStoreError(
+                .damaged,
+                message: "The store's catalog says it records history, and its history table is missing. Run "
+                    + "'kvtool check'; switching history off and on again starts a new history")
+        }
+        return HistoryTable(table: table)
     }
 }

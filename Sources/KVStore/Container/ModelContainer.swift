@@ -182,12 +182,17 @@ public final class ModelContainer: Sendable {
                 uniqueKeysWithValues: stores.values.map { ($0.name, $0 as any AnyEntityStore) })
             self.storesByName = storesByName
             let catalog = catalogTable
-            let (generation, transaction, state, entries) = try environment.read { txn in
+            let (generation, transaction, state, entries, history) = try environment.read { txn in
                 (
                     try Catalog.generation(in: txn, table: catalog), txn.id,
                     try Catalog.schemaState(in: txn, table: catalog),
-                    try Catalog.entities(in: txn, table: catalog).entities
+                    try Catalog.entities(in: txn, table: catalog).entities,
+                    try Catalog.read(HistoryCatalog.self, key: Catalog.historyKey, in: txn, table: catalog)
                 )
+            }
+            let opened = environment
+            let historyState = try history.map { catalog in
+                HistoryState(catalog: catalog, table: try Self.openHistoryTable(opened))
             }
             // Writers in other processes may have interned field names since the stores read the catalog: the
             // stores take this snapshot's tables, which the schema following below starts from.
@@ -206,7 +211,7 @@ public final class ModelContainer: Sendable {
                 SchemaFollowing(
                     writeGeneration: generation, writeVerified: transaction, readGeneration: generation,
                     readVerified: transaction, openedHistory: state.history.count, openedVersion: state.version,
-                    catalogStores: catalogStores))
+                    catalogStores: catalogStores, history: historyState))
             withExtendedLifetime(schemaLock) {}
         } catch {
             if configuration.isStoredInMemoryOnly { try? FileManager.default.removeItem(atPath: path) }

@@ -123,9 +123,15 @@ extension ModelContainer {
     ) throws -> (R, ChangeSet?) {
         let (output, transaction, generation) = try environment.write { txn in
             try beginWrite(txn)
+            // The container follows the catalog this transaction sees (`beginWrite` checked it): whether the store
+            // records history is as the transaction finds it.
+            let history = schema.withLock { $0.history }
             let (result, changes, catalogChanged) = try withTransactionHandle(txn) { pointer in
-                let changes = isObserved ? ChangeCollector(transactionID: txn.id) : nil
+                let changes =
+                    isObserved || history != nil
+                    ? ChangeCollector(transactionID: txn.id, keepsDeletedValues: history != nil) : nil
                 let writes = WriteState(changes: changes, stagedCopies: stagedCopies)
+                writes.author = configuration.historyAuthor
                 let transaction = ModelTransaction(container: self, transaction: pointer, writes: writes)
                 let result: R
                 do {
@@ -137,7 +143,10 @@ extension ModelContainer {
                 // A body that caught the error of a copy request must not commit without the copy.
                 if !writes.copyRequests.isEmpty { throw ExternalCopiesNeeded(requests: writes.copyRequests) }
                 try transaction.verifyReferences()
-                return (result, changes?.changes, writes.catalogChanged)
+                if let history, let changes {
+                    try recordHistory(changes, author: writes.author, history: history, in: txn)
+                }
+                return (result, isObserved ? changes?.changes : nil, writes.catalogChanged)
             }
             let generation = catalogChanged ? try Catalog.generation(in: txn, table: catalogTable) : nil
             return ((result, changes), txn.id, generation)
@@ -148,6 +157,18 @@ extension ModelContainer {
         // order, under the lock.
         if let changes = output.1 { publisher.publish(changes) }
         return output
+    }
+
+    /// Writes the history entry of a transaction that changed models, in the transaction, after pruning what the
+    /// store's retention no longer keeps.
+    private func recordHistory(
+        _ changes: ChangeCollector, author: String?, history: HistoryState, in txn: borrowing Transaction
+    ) throws {
+        let log = changes.changeLog
+        guard !log.isEmpty else { return }
+        _ = try history.table.append(
+            log, keptValues: changes.keptValues, author: author, date: Date(), retention: history.catalog.retention,
+            in: txn)
     }
 
     /// Maps an error to a store error and reports it to the observer.

@@ -21,6 +21,11 @@ public final class ModelContext {
     /// The changes that ``save()`` writes, and the overlay that reads lay over the store.
     var pending = PendingChanges()
 
+    /// The author that the store's change history records for this context's saves (`"importer"`, `"sync"`), as
+    /// SwiftData's `ModelContext.author`; `nil` records the container's ``ModelConfiguration/historyAuthor``. It only
+    /// matters once the store records history (``ModelContainer/enableHistory(retention:)``).
+    public var author: String?
+
     private struct ChangeKey: Hashable {
         let entity: ObjectIdentifier
         let id: UUID
@@ -190,6 +195,7 @@ public final class ModelContext {
     private func writePending() throws -> (merged: [UUID: UUID], deleted: Bool, written: [ObjectIdentifier: [UUID]]) {
         let changes = pending.inSaveOrder
         let merged = try container.write { txn -> [UUID: UUID] in
+            if let author { txn.historyAuthor = author }
             var merged: [UUID: UUID] = [:]
             var deletes: [(store: any AnyEntityStore, ids: [UUID])] = []
             for (_, id, change) in changes {

@@ -26,6 +26,14 @@ public struct ModelTransaction: ~Copyable {
         transaction.pointee.isReadOnly
     }
 
+    /// The author that the store's change history records for this transaction (`"importer"`, `"sync"`): the
+    /// container's ``ModelConfiguration/historyAuthor`` unless set here; `nil` in a read transaction, where setting it
+    /// does nothing. It only matters once the store records history.
+    public var historyAuthor: String? {
+        get { writes?.author }
+        nonmutating set { writes?.author = newValue }
+    }
+
     /// Saves `model`, replacing the stored model with its ID (an upsert), and updates the indexes.
     ///
     /// - Throws: ``KVStoreError/uniqueViolation`` when another model holds one of its unique values,

@@ -57,6 +57,12 @@ public struct Entity<M: StoredModel>: Sendable {
     /// another name.
     public var removedIndexes: [String]
 
+    /// The fields whose values a deleted model keeps in the store's change history (SwiftData's
+    /// `preserveValueOnDeletion`): its ``HistoryTombstone`` holds them, so that a consumer of the history can still
+    /// tell what was deleted. The catalog records them, and every writer of the store keeps the fields any program
+    /// declared; they only matter once the store records history (``ModelContainer/enableHistory(retention:)``).
+    public var preservedOnDeletion: [String]
+
     /// Creates an entity description.
     ///
     /// A relationship stored in a field of this model gets an index on that field unless one is declared. An index or
@@ -70,6 +76,7 @@ public struct Entity<M: StoredModel>: Sendable {
     ///   - renamedFields: Fields renamed since the previous schema version, new name to old name.
     ///   - externalStorage: The ``ExternalData`` attributes whose bytes are kept apart from the record.
     ///   - removedIndexes: Names of indexes and unique constraints to remove from the store.
+    ///   - preservedOnDeletion: The attributes whose values a deleted model's history tombstone keeps.
     public init(
         name: String? = nil,
         indexes: [ModelIndex<M>] = [],
@@ -77,8 +84,10 @@ public struct Entity<M: StoredModel>: Sendable {
         originalName: String? = nil,
         renamedFields: [String: String] = [:],
         externalStorage: [ExternalAttribute<M>] = [],
-        removedIndexes: [String] = []
+        removedIndexes: [String] = [],
+        preservedOnDeletion: [PartialKeyPath<M> & Sendable] = []
     ) {
+        self.preservedOnDeletion = preservedOnDeletion.map { ModelIndex<M>.fieldName(of: $0) }
         self.name = name ?? String(describing: M.self)
         self.originalName = originalName
         self.renamedFields = renamedFields

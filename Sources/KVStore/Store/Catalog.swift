@@ -14,18 +14,23 @@ import LMDB
 /// | `external/<Entity>` | owner UUID, field id, value UUID, chunk number (big-endian) | one chunk of an external value |
 /// | `checksums/<Entity>` | a chunk's key | the chunk's CRC-32C, 4 bytes little-endian |
 /// | `staging/<Entity>` | owner UUID, field id, value UUID | writer's process ID and lock token: a streamed value whose write is not finished |
+/// | `catalog` | `history` | ``HistoryCatalog`` as JSON, while the store records its change history |
+/// | `history` | position (8 bytes big-endian), or 8 zero bytes for the counter | a history entry (``HistoryTable``) |
 ///
 /// Everything `kvtool` needs to read a store without the program's Swift types is here.
 package enum Catalog {
-    /// The newest format this version of KVStore reads and writes: 3, whose field tables may give a top-level field
-    /// that a migration renamed a name of its own (``FieldTable/topLevelNames``), and whose unique indexes may merge
-    /// a new model into the stored one on conflict (``IndexCatalog/onConflict``).
+    /// The newest format this version of KVStore reads and writes: 4, whose writers record a history entry with every
+    /// commit once the catalog has a `history` entry (``HistoryCatalog``); 3, whose field tables may give a top-level
+    /// field that a migration renamed a name of its own (``FieldTable/topLevelNames``), and whose unique indexes may
+    /// merge a new model into the stored one on conflict (``IndexCatalog/onConflict``).
+    ///
+    /// A store gets format 4 when its history is first switched on (``historyFormatVersion``).
     ///
     /// A store gets format ``newStoreFormatVersion`` (2) when it is created, or when a container upgrades a format 1
     /// store (without checksums) in place, and format 3 when an entity entry that needs it is first written (the
     /// `write` that takes an ``EntityCatalog``): programs that read format 2 at most go on opening every store no
     /// migration renamed a field of.
-    package static let formatVersion = 3
+    package static let formatVersion = 4
 
     /// The format of a new store, and of a format 1 store once upgraded: 2, with checksums on records, external
     /// chunks and catalog entries.
@@ -247,6 +252,9 @@ package struct EntityCatalog: Codable, Sendable, Equatable {
     /// The names of indexes removed by a program that declared their removal (``Entity/removedIndexes``): no writer
     /// maintains them any more, and a program that still declares one is refused rather than building it again.
     package var removedIndexes: [String]
+    /// The fields a deleted model's history tombstone keeps (``Entity/preservedOnDeletion``): those every program
+    /// that opened the store declared.
+    package var preservedOnDeletion: [String] = []
 
     init(
         name: String,
@@ -265,7 +273,7 @@ package struct EntityCatalog: Codable, Sendable, Equatable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case name, fields, indexes, relationships, external, removedIndexes
+        case name, fields, indexes, relationships, external, removedIndexes, preservedOnDeletion
     }
 
     package init(from decoder: any Decoder) throws {
@@ -276,10 +284,11 @@ package struct EntityCatalog: Codable, Sendable, Equatable {
         relationships = try container.decodeIfPresent([RelationshipCatalog].self, forKey: .relationships) ?? []
         external = try container.decodeIfPresent([ExternalFieldCatalog].self, forKey: .external) ?? []
         removedIndexes = try container.decodeIfPresent([String].self, forKey: .removedIndexes) ?? []
+        preservedOnDeletion = try container.decodeIfPresent([String].self, forKey: .preservedOnDeletion) ?? []
     }
 
-    /// Writes the entry, leaving out `external` and `removedIndexes` when they are empty, so that the entries of
-    /// entities without them read as before.
+    /// Writes the entry, leaving out `external`, `removedIndexes` and `preservedOnDeletion` when they are empty, so
+    /// that the entries of entities without them read as before.
     package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(name, forKey: .name)
@@ -288,6 +297,9 @@ package struct EntityCatalog: Codable, Sendable, Equatable {
         try container.encode(relationships, forKey: .relationships)
         if !external.isEmpty { try container.encode(external, forKey: .external) }
         if !removedIndexes.isEmpty { try container.encode(removedIndexes, forKey: .removedIndexes) }
+        if !preservedOnDeletion.isEmpty {
+            try container.encode(preservedOnDeletion, forKey: .preservedOnDeletion)
+        }
     }
 }
 

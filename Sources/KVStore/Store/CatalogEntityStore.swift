@@ -13,6 +13,8 @@ final class CatalogEntityStore: AnyEntityStore {
     let allRelationships: [RelationshipInfo]
     private let fields: FieldTable
     private let indexes: [DerivedIndex]
+    /// The fields a deleted model's history tombstone keeps.
+    private let preservedOnDeletion: [String]
     private let externalTable: ExternalValueTable?
     private let longKeyHash: LongKeyHash
 
@@ -26,6 +28,7 @@ final class CatalogEntityStore: AnyEntityStore {
         self.longKeyHash = longKeyHash
         name = entry.name
         fields = entry.fields
+        preservedOnDeletion = entry.preservedOnDeletion
         allRelationships = entry.relationships.map(RelationshipInfo.init(catalog:))
         records = try SchemaLoader.existingTable(
             Catalog.recordTableName(entry.name), options: [], entity: entry.name, environment: environment)
@@ -155,6 +158,9 @@ final class CatalogEntityStore: AnyEntityStore {
                 _ = try txn.delete(forKey: key, in: records)
             }
             try externalTable?.deleteAll(owner: id, in: txn)
+            if let changes, changes.keepsDeletedValues, !preservedOnDeletion.isEmpty {
+                changes.keep(old.fields(named: preservedOnDeletion), of: id, in: name)
+            }
             changes?.deleted(id, in: name)
         }
     }

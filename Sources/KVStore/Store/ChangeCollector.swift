@@ -17,8 +17,22 @@ final class ChangeCollector {
     /// deletes, so a delete it makes is logged as `cascaded`.
     var cascading: [String: [UUID: ChangeSet.ModelID]] = [:]
 
-    init(transactionID: Int) {
+    /// Whether deletes keep the values their entities preserve on deletion: set when the store records history.
+    let keepsDeletedValues: Bool
+    /// The values kept of each deleted model, for its history tombstone.
+    private(set) var keptValues: [ChangeSet.ModelID: [(name: String, value: RecordValue)]] = [:]
+
+    init(transactionID: Int, keepsDeletedValues: Bool = false) {
         self.transactionID = transactionID
+        self.keepsDeletedValues = keepsDeletedValues
+    }
+
+    /// The changes logged so far, in order, without the sets ``changes`` derives.
+    var changeLog: [ChangeSet.Change] { entries.compactMap { $0 } }
+
+    /// Keeps `values`, the fields a deleted model's entity preserves, for its tombstone.
+    func keep(_ values: [(name: String, value: RecordValue)], of id: UUID, in entity: String) {
+        keptValues[ChangeSet.ModelID(entity: entity, id: id)] = values
     }
 
     /// What the transaction changed so far.

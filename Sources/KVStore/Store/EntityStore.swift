@@ -579,6 +579,9 @@ final class EntityStore<M: StoredModel>: AnyEntityStore {
             let old = try model(for: id, in: txn, reader: reader ?? self.reader)
             guard let old else { return nil }
             let (derived, fields) = state.withLock { ($0.derived, $0.fields) }
+            if let changes, changes.keepsDeletedValues {
+                try keepPreservedValues(of: id, key: key, fields: fields, in: txn, changes: changes)
+            }
             if !derived.isEmpty {
                 try derivedChanges(derived, id: id, key: key, record: nil, fields: fields, in: txn).apply(
                     key: key, in: txn)
@@ -591,6 +594,22 @@ final class EntityStore<M: StoredModel>: AnyEntityStore {
             changes?.deleted(id, in: name)
             return old
         }
+    }
+
+    /// Gives `changes` the values of the fields that the entity preserves on deletion of the record under `key`,
+    /// for its history tombstone.
+    private func keepPreservedValues(
+        of id: UUID, key: BorrowedBytes, fields: FieldTable, in txn: borrowing Transaction, changes: ChangeCollector
+    ) throws {
+        let preserved = state.withLock { $0.entry.preservedOnDeletion }
+        guard !preserved.isEmpty,
+            let record = try txn.withBytes(
+                forKey: key, in: records,
+                { bytes in
+                    try bytes.map { try RecordValue.decode(from: $0, fields: fields) }
+                })
+        else { return }
+        changes.keep(record.fields(named: preserved), of: id, in: name)
     }
 
     /// Moves the index entries of the record under `key` from `old` to `new` keys (one list per index, `nil` when

@@ -58,6 +58,8 @@ struct SchemaLoader {
         }
         let derived = try undeclaredIndexes(of: entity, in: &entry, drops: &drops)
         entry.relationships = merged(entry.relationships, entity.relationships)
+        // Every program's preserved fields are kept: a program that declares fewer must not drop another's.
+        entry.preservedOnDeletion = Array(Set(entry.preservedOnDeletion).union(entity.preservedOnDeletion)).sorted()
         var externalTable: ExternalValueTable?
         // External fields the model no longer declares keep their values until their model is saved or deleted. A
         // field a migration renamed keeps its id, and is the declared attribute of its new name, not a retired one.
@@ -149,6 +151,8 @@ struct SchemaLoader {
         guard unchanged == stored else { throw concurrentSchemaChange(entity.name) }
         var rebased = planned
         rebased.fields = current.fields
+        rebased.preservedOnDeletion = Array(Set(planned.preservedOnDeletion).union(current.preservedOnDeletion))
+            .sorted()
         if !planned.external.isEmpty { internExternalFields(of: entity, retired: retired, in: &rebased) }
         return rebased
     }

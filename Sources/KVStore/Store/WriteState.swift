@@ -17,6 +17,8 @@ final class WriteState {
     /// The new models merged into stored ones by a unique constraint with ``UniqueConflictPolicy/update``: the new
     /// model's ID to the stored model's. References to the new IDs are redirected before the commit.
     var merges: [UUID: UUID] = [:]
+    /// The author the transaction's history entry names, when the store records history.
+    var author: String?
 
     init(changes: ChangeCollector?, stagedCopies: [ExternalValueCopy.Key: ExternalValueDescriptor] = [:]) {
         self.changes = changes

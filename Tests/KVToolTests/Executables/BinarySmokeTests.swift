@@ -37,7 +37,7 @@ import Testing
 
     @Test func versionAndInfoRunInTheBuiltBinary() throws {
         #expect(
-            try Self.run(["--version"]) == RunResult(status: 0, output: "kvtool 0.1.0 (KVStore format 3)\n", errors: "")
+            try Self.run(["--version"]) == RunResult(status: 0, output: "kvtool 0.1.0 (KVStore format 4)\n", errors: "")
         )
         let store = TemporaryStore()
         try Sample.makeStore(at: store.path)

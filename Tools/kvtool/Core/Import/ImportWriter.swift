@@ -116,6 +116,7 @@ final class ImportWriter {
     /// - Throws: ``ToolError`` when a table the catalog names is missing; what LMDB throws.
     func prepareTables() throws {
         let environment = store.environment
+        try openHistoryTable()
         for catalog in toCreate {
             _ = try environment.openTable(named: Catalog.recordTableName(catalog.name), create: true)
             for index in catalog.indexes {
@@ -139,6 +140,32 @@ final class ImportWriter {
             guard let records = tables[name]?.records else { continue }
             targets[name] = RecordWriter.Target(records: records, ordinal: entity.ordinal)
         }
+    }
+
+    /// The store's history table, when the store has one: a store whose history is on records an entry for each
+    /// of the import's transactions, as every writer of it does.
+    private var historyTable: HistoryTable?
+
+    /// Opens the history table when the file has one.
+    private func openHistoryTable() throws {
+        guard historyTable == nil else { return }
+        do {
+            historyTable = HistoryTable(table: try store.environment.openTable(named: Catalog.historyTableName))
+        } catch LMDBError.notFound {
+            historyTable = nil
+        }
+    }
+
+    /// Records `changes` as the transaction's history entry when the store's history is on.
+    ///
+    /// - Throws: `MissingTables` when history was switched on after the import opened its tables.
+    private func recordHistory(_ changes: [ChangeSet.Change], in txn: borrowing Transaction) throws {
+        guard !changes.isEmpty,
+            let catalog = try Catalog.read(HistoryCatalog.self, key: Catalog.historyKey, in: txn, table: store.catalog)
+        else { return }
+        guard let historyTable else { throw MissingTables() }
+        _ = try historyTable.append(
+            changes, keptValues: [:], author: "kvtool import", date: Date(), retention: catalog.retention, in: txn)
     }
 
     /// Opens the tables of an entry's entity, those of indexes added since included.
@@ -282,6 +309,7 @@ final class ImportWriter {
                     try InspectedStore.readEntities(in: txn, catalog: store.catalog).entities
                 }
                 for catalog in current where tables[catalog.name] != nil { try openTables(of: catalog) }
+                try openHistoryTable()
             }
         }
     }
@@ -321,6 +349,7 @@ final class ImportWriter {
         var result = BatchResult()
         result.totals = totals
         var changed: Set<String> = []
+        var history: [ChangeSet.Change] = []
         for (position, unit) in units.enumerated() {
             // Random index entries of a large chunk read many pages through the memory map: give them back as the
             // transaction goes, so that resident memory stays bounded by a part of the chunk.
@@ -343,10 +372,13 @@ final class ImportWriter {
                         unit.work, entry: &entry, scratch: validation.scratch, scratchTxn: scratchTxn,
                         targets: targets, txn: txn)
                     {
-                    case .written: result.totals.written += 1
+                    case .written:
+                        result.totals.written += 1
+                        history.append(ChangeSet.Change(.inserted, entity: name, id: unit.work.id))
                     case .replaced:
                         result.totals.written += 1
                         result.totals.replaced += 1
+                        history.append(ChangeSet.Change(.updated, entity: name, id: unit.work.id))
                     case .keptStored: result.totals.skipped += 1
                     }
                 } else {
@@ -369,6 +401,7 @@ final class ImportWriter {
                 try Catalog.write(entry, key: Catalog.entityKey(name), in: txn, table: store.catalog)
             }
         }
+        try recordHistory(history, in: txn)
         if isFinal {
             try ImportProgress.delete(in: txn, catalog: store.catalog)
         } else {
