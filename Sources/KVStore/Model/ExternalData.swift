@@ -1,7 +1,7 @@
 import Foundation
 
 /// A large value kept apart from its model's record, in chunks: the type of an attribute declared in the
-/// `externalStorage` of ``Entity/init(name:indexes:relationships:originalName:renamedFields:externalStorage:removedIndexes:)``,
+/// `externalStorage` of ``Entity/init(name:indexes:relationships:originalName:renamedFields:externalStorage:removedIndexes:preservedOnDeletion:)``,
 /// like SwiftData's `@Attribute(.externalStorage)`.
 ///
 /// The record holds only a small descriptor (the value's size and where its chunks are), so records stay small and
