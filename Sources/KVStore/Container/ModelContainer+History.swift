@@ -178,6 +178,15 @@ extension ModelContainer {
         }
     }
 
+    /// The history table when the file has one: the one the container follows, or the file's when another process
+    /// switched history on since the container last read the catalog.
+    ///
+    /// - Throws: What opening a table throws, but its absence.
+    func historyTableIfPresent() throws -> HistoryTable? {
+        if let table = schema.withLock({ $0.history?.table }) { return table }
+        return try environment.tableIfPresent(named: Catalog.historyTableName).map(HistoryTable.init(table:))
+    }
+
     /// The history table: the one the container follows, or the file's when another process switched history on
     /// since the container last read the catalog.
     private func historyTable() throws -> HistoryTable {

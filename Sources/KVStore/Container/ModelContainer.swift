@@ -51,6 +51,9 @@ public final class ModelContainer: Sendable {
     /// The hooks for logging and metrics, if any.
     public let observer: (any ModelContainerObserver)?
     let publisher = ChangePublisher()
+    /// The random number this container's history entries carry, so that its observers tell its own commits from
+    /// those of other containers and processes.
+    let historyOrigin = UInt64.random(in: 1...UInt64.max)
     /// Held by each write from its begin to the hand-off of its changes, so subscribers see commits in order; it
     /// counts the commits of this container.
     let writeOrder = Locked<Int>(0)

@@ -126,7 +126,7 @@ extension ModelContainer {
             // The container follows the catalog this transaction sees (`beginWrite` checked it): whether the store
             // records history is as the transaction finds it.
             let history = schema.withLock { $0.history }
-            let (result, changes, catalogChanged) = try withTransactionHandle(txn) { pointer in
+            let (result, changes, catalogChanged) = try withTransactionHandle(txn) { pointer -> (R, ChangeSet?, Bool) in
                 let changes =
                     isObserved || history != nil
                     ? ChangeCollector(transactionID: txn.id, keepsDeletedValues: history != nil) : nil
@@ -143,10 +143,13 @@ extension ModelContainer {
                 // A body that caught the error of a copy request must not commit without the copy.
                 if !writes.copyRequests.isEmpty { throw ExternalCopiesNeeded(requests: writes.copyRequests) }
                 try transaction.verifyReferences()
+                var token: HistoryToken?
                 if let history, let changes {
-                    try recordHistory(changes, author: writes.author, history: history, in: txn)
+                    token = try recordHistory(changes, author: writes.author, history: history, in: txn)
                 }
-                return (result, isObserved ? changes?.changes : nil, writes.catalogChanged)
+                var published = isObserved ? changes?.changes : nil
+                published?.historyToken = token
+                return (result, published, writes.catalogChanged)
             }
             let generation = catalogChanged ? try Catalog.generation(in: txn, table: catalogTable) : nil
             return ((result, changes), txn.id, generation)
@@ -161,14 +164,17 @@ extension ModelContainer {
 
     /// Writes the history entry of a transaction that changed models, in the transaction, after pruning what the
     /// store's retention no longer keeps.
+    ///
+    /// - Returns: The entry's token, or `nil` when the transaction changed no model.
     private func recordHistory(
         _ changes: ChangeCollector, author: String?, history: HistoryState, in txn: borrowing Transaction
-    ) throws {
+    ) throws -> HistoryToken? {
         let log = changes.changeLog
-        guard !log.isEmpty else { return }
-        _ = try history.table.append(
-            log, keptValues: changes.keptValues, author: author, date: Date(), retention: history.catalog.retention,
-            in: txn)
+        guard !log.isEmpty else { return nil }
+        let position = try history.table.append(
+            log, keptValues: changes.keptValues, author: author, date: Date(), origin: historyOrigin,
+            retention: history.catalog.retention, in: txn)
+        return HistoryToken(storeID: history.catalog.storeID, position: position)
     }
 
     /// Maps an error to a store error and reports it to the observer.

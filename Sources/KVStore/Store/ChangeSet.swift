@@ -38,11 +38,23 @@ public struct ChangeSet: Sendable, Hashable {
     /// touched them and in ID order within an entity, then its deletes, with their rules, in the same order.
     public internal(set) var changes: [Change]
 
-    /// Whether another process committed this transaction. Its content is unknown then: the sets are empty and every
-    /// entity may have changed.
+    /// Whether another process, or another container of the store, committed this transaction. When the store
+    /// records history (``ModelContainer/enableHistory(retention:)``), its content comes from the history entry and
+    /// is complete, as a local change set's; otherwise it is unknown (``isContentKnown`` is false): the sets are empty
+    /// and every entity may have changed.
     public let isExternal: Bool
 
-    /// How many change sets this subscriber missed just before this one because its buffer was full.
+    /// Whether the sets and ``changes`` say what the transaction changed: always for this container's commits, and for
+    /// those of others when the store records history.
+    public let isContentKnown: Bool
+
+    /// The token of the commit's history entry, when the store records history: a subscriber that keeps it can read
+    /// what it missed, after a restart too, with `history(after:)`.
+    public internal(set) var historyToken: HistoryToken?
+
+    /// How many change sets this subscriber missed just before this one because its buffer was full and the store's
+    /// history could not give them again (it records none, or pruned them): read the store afresh. With history on,
+    /// a subscriber that falls behind gets the change sets it missed from the history instead, in order.
     public internal(set) var missed: Int
 
     init(transactionID: Int, isExternal: Bool = false) {
@@ -52,7 +64,21 @@ public struct ChangeSet: Sendable, Hashable {
         self.deleted = [:]
         self.changes = []
         self.isExternal = isExternal
+        self.isContentKnown = !isExternal
         self.missed = 0
+    }
+
+    /// The change set of a history entry: external unless `origin` (the receiving container's) committed it.
+    init(_ entry: HistoryEntry, origin: UInt64) {
+        self.transactionID = entry.transactionID
+        self.isExternal = entry.origin != origin
+        self.isContentKnown = true
+        self.historyToken = entry.token
+        self.missed = 0
+        self.changes = entry.changes
+        self.inserted = entry.inserted
+        self.updated = entry.updated
+        self.deleted = entry.deleted
     }
 
     /// The entities the transaction changed.
@@ -62,11 +88,11 @@ public struct ChangeSet: Sendable, Hashable {
 
     /// Whether the transaction may have changed models of `entity`.
     public func touches(_ entity: String) -> Bool {
-        isExternal || entities.contains(entity)
+        !isContentKnown || entities.contains(entity)
     }
 
     /// Whether the transaction changed nothing this process can see.
     public var isEmpty: Bool {
-        !isExternal && inserted.isEmpty && updated.isEmpty && deleted.isEmpty
+        isContentKnown && inserted.isEmpty && updated.isEmpty && deleted.isEmpty
     }
 }

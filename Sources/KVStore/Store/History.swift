@@ -92,6 +92,10 @@ public struct HistoryEntry: Sendable, Hashable {
     public let changes: [ChangeSet.Change]
     /// The deleted models, in the order of their changes, with the values their entities keep.
     public let tombstones: [HistoryTombstone]
+    /// The container that committed it: a random number each container draws when it opens.
+    let origin: UInt64
+    /// The LMDB transaction that committed it, for the ``ChangeSet`` an observer receives.
+    let transactionID: Int
 
     /// The IDs of the models inserted, by entity name.
     public var inserted: [String: Set<UUID>] { modelIDs { $0 == .inserted } }
@@ -126,13 +130,17 @@ public struct HistoryEntry: Sendable, Hashable {
         return ids
     }
 
-    init(token: HistoryToken, date: Date, author: String?, changes: [ChangeSet.Change], tombstones: [HistoryTombstone])
-    {
+    init(
+        token: HistoryToken, date: Date, author: String?, changes: [ChangeSet.Change], tombstones: [HistoryTombstone],
+        origin: UInt64, transactionID: Int
+    ) {
         self.token = token
         self.date = date
         self.author = author
         self.changes = changes
         self.tombstones = tombstones
+        self.origin = origin
+        self.transactionID = transactionID
     }
 }
 

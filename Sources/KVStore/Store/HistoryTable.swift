@@ -46,7 +46,8 @@ extension Catalog {
 /// | position, 8 bytes big-endian | an entry (below) |
 ///
 /// An entry is a version byte (1); the commit time, microseconds since 1970 (8 bytes little-endian, signed); the
-/// author, a varint of its UTF-8 length plus one (0 for none) and its bytes; the entity names, a varint count and
+/// writer's origin (8 bytes, a random number of the container that committed it); the LMDB transaction ID (a varint,
+/// which a compacting copy restarts: only for change sets of the same file); the author, a varint of its UTF-8 length plus one (0 for none) and its bytes; the entity names, a varint count and
 /// each as a varint length and UTF-8 bytes; the changes, a varint count and each as a kind byte (0 inserted,
 /// 1 updated, 2 nullified, 3 deleted, 4 cascaded), a varint entity index and the 16-byte ID, then for a nullified or
 /// cascaded one the model whose delete caused it (entity index, ID), and for a deleted or cascaded one its kept
@@ -119,12 +120,13 @@ package struct HistoryTable: Sendable {
     /// - Throws: ``KVStoreError/damaged`` for a damaged counter or oldest entry, and what LMDB throws.
     package func append(
         _ changes: [ChangeSet.Change], keptValues: [ChangeSet.ModelID: [(name: String, value: RecordValue)]],
-        author: String?, date: Date, retention: HistoryRetention, in txn: borrowing Transaction
+        author: String?, date: Date, origin: UInt64, retention: HistoryRetention, in txn: borrowing Transaction
     ) throws -> UInt64 {
         var counter = try counter(in: txn)
         try prune(&counter, retention: retention, now: date, in: txn)
         counter.last += 1
-        let entry = try Self.encode(changes, keptValues: keptValues, author: author, date: date)
+        let entry = try Self.encode(
+            changes, keptValues: keptValues, author: author, date: date, origin: origin, transactionID: txn.id)
         try txn.put(entry, forKey: Self.key(counter.last), in: table)
         try write(counter, in: txn)
         return counter.last
@@ -233,11 +235,13 @@ package struct HistoryTable: Sendable {
 
     static func encode(
         _ changes: [ChangeSet.Change], keptValues: [ChangeSet.ModelID: [(name: String, value: RecordValue)]],
-        author: String?, date: Date
+        author: String?, date: Date, origin: UInt64, transactionID: Int
     ) throws -> [UInt8] {
         var bytes: [UInt8] = [entryVersion]
-        bytes.reserveCapacity(32 + changes.count * 19)
+        bytes.reserveCapacity(48 + changes.count * 19)
         bytes.appendBytes(of: Int64((date.timeIntervalSince1970 * 1_000_000).rounded()).littleEndian)
+        bytes.appendBytes(of: origin.littleEndian)
+        bytes.appendVarint(UInt64(max(0, transactionID)))
         if let author {
             let utf8 = Array(author.utf8)
             bytes.appendVarint(UInt64(utf8.count) + 1)
@@ -312,6 +316,8 @@ package struct HistoryTable: Sendable {
                 throw damaged(token.position, "it has a version this program does not read")
             }
             let micros = Int64(bitPattern: try reader.readLittleEndian(at: &offset, count: 8))
+            let origin = try reader.readLittleEndian(at: &offset, count: 8)
+            let transactionID = Int(clamping: try reader.readVarint(at: &offset))
             let authorLength = try reader.readVarint(at: &offset)
             var author: String?
             if authorLength > 0 {
@@ -364,7 +370,7 @@ package struct HistoryTable: Sendable {
             guard offset == reader.count else { throw damaged(token.position, "it has bytes after its changes") }
             return HistoryEntry(
                 token: token, date: Date(timeIntervalSince1970: Double(micros) / 1_000_000), author: author,
-                changes: changes, tombstones: tombstones)
+                changes: changes, tombstones: tombstones, origin: origin, transactionID: transactionID)
         } catch let error as RecordFormatError {
             throw damaged(token.position, "it is cut short or malformed (\(error))")
         }

@@ -317,10 +317,12 @@ private struct HNote: Model, Equatable {
             ChangeSet.ModelID(entity: "HNote", id: id): [("title", .string("kept")), ("tags", .array([.string("a")]))]
         ]
         let date = Date(timeIntervalSince1970: 1_800_000_000.25)
-        let bytes = try HistoryTable.encode(changes, keptValues: kept, author: "ü", date: date)
+        let bytes = try HistoryTable.encode(
+            changes, keptValues: kept, author: "ü", date: date, origin: 77, transactionID: 12)
         let token = HistoryToken(storeID: UUID(), position: 9)
         let entry = try bytes.withBorrowedBytes { try HistoryTable.decode($0, token: token) }
         #expect(entry.changes == changes && entry.author == "ü" && entry.date == date && entry.token == token)
+        #expect(entry.origin == 77 && entry.transactionID == 12)
         #expect(entry.tombstones.count == 1)
         #expect(try entry.tombstones[0].value(of: "tags", as: [String].self) == ["a"])
         for length in 0..<bytes.count {

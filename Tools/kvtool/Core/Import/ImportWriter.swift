@@ -165,7 +165,8 @@ final class ImportWriter {
         else { return }
         guard let historyTable else { throw MissingTables() }
         _ = try historyTable.append(
-            changes, keptValues: [:], author: "kvtool import", date: Date(), retention: catalog.retention, in: txn)
+            changes, keptValues: [:], author: "kvtool import", date: Date(), origin: 0, retention: catalog.retention,
+            in: txn)
     }
 
     /// Opens the tables of an entry's entity, those of indexes added since included.
