@@ -10,6 +10,8 @@ import LMDB
 final class BindingSubject: ScenarioSubject {
     /// The subject's name in reports.
     static let name = "LMDB binding"
+    /// The binding has no change history.
+    static let recordsHistory = false
 
     private let environment: Environment
     private let taskTable: Table

@@ -60,6 +60,7 @@ struct Report: Encodable {
     var table: String {
         let rawRows = results.filter { $0.baselineKind == .rawC }
         let modelKindRows = results.filter { $0.baselineKind == .structModels }
+        let historyRows = results.filter { $0.baselineKind == .historyOff }
         var text = ""
         if !rawRows.isEmpty || modelKindRows.isEmpty {
             text += Self.table(
@@ -88,6 +89,23 @@ struct Report: Encodable {
 
                 class/struct: the classes' throughput / the structs' (1.0: as fast as structs; 0.5: half as fast). \
                 The other columns read as above, for the classes; struct columns are the structs'.
+                """
+        }
+        if !historyRows.isEmpty {
+            if !text.isEmpty { text += "\n\n" }
+            text += """
+                The store's change history on against off: the same work through the subject, in the same run, runs \
+                interleaved; with history on, every commit also writes its history entry (IDs, kinds, tombstones) \
+                and prunes by the default retention.
+
+
+                """
+            text += Self.table(
+                historyRows, subject: "on", baseline: "off", ratio: "on/off", baselineShort: "off")
+            text += """
+
+                on/off: throughput with history / without (1.0: history costs nothing; 0.9: it adds about 11% to the \
+                time). The other columns read as above, for history on; off columns are history off's.
                 """
         }
         return text

@@ -97,6 +97,27 @@ struct ScenarioContext {
             idOrder: idOrder, baselineKind: .rawC, subject: subject, baseline: baseline)
     }
 
+    /// The row of the history comparison, for a subject that records history: the subject's work with the store's
+    /// change history on beside the same work with it off (`work` makes the subject's workload for settings and a
+    /// name), runs interleaved; no row for another subject.
+    func historyComparison<Subject: ScenarioSubject>(
+        _ kind: ScenarioKind,
+        of subject: Subject.Type,
+        records: Int,
+        settings: StoreSettings,
+        work: (StoreSettings, String) -> Workload
+    ) throws -> [ScenarioResult] {
+        guard Subject.recordsHistory else { return [] }
+        var recording = settings
+        recording.recordsHistory = true
+        let measured = try measure(work(recording, "history on"), work(settings, "history off"))
+        return [
+            ScenarioResult(
+                scenario: kind.rawValue, variant: "history", records: records, durability: options.durability,
+                idOrder: .timeOrdered, baselineKind: .historyOff, subject: measured[0], baseline: measured[1])
+        ]
+    }
+
     /// A row of the class/struct comparison: `classes` measured with `PersistentModel` classes beside `structs`,
     /// the same work with struct models.
     func comparison(
@@ -119,6 +140,8 @@ enum BaselineKind: String, Codable, Sendable {
     case rawC = "raw C API"
     /// The same work with `Model` structs through a `ModelContext`, the subject's being `PersistentModel` classes.
     case structModels = "struct models"
+    /// The same work with the store's change history off, the subject's having it on.
+    case historyOff = "history off"
 }
 
 /// One row of the report: a subject's measurement beside the baseline's.

@@ -13,6 +13,10 @@ protocol ScenarioSubject: AnyObject {
     /// The subject's name in reports, such as "LMDB binding".
     static var name: String { get }
 
+    /// Whether the subject's store can record a change history (``StoreSettings/recordsHistory``), for the rows that
+    /// measure what history costs.
+    static var recordsHistory: Bool { get }
+
     /// Opens a new, empty store.
     ///
     /// - Parameters:
@@ -85,6 +89,8 @@ struct StoreSettings: Sendable {
     var durability: Durability
     /// How KVStore codes the models; the raw baseline stores the same bytes either way.
     var coding: RecordCoding
+    /// Whether the store records its change history (with the default retention), for a subject that can.
+    var recordsHistory = false
 }
 
 /// How a query finds its results.

@@ -22,6 +22,8 @@ extension ProjectRecord: Model {
 final class StoreSubject: ScenarioSubject {
     /// The subject's name in reports.
     static let name = "KVStore"
+    /// The store records history when the settings ask for it.
+    static let recordsHistory = true
 
     private let container: ModelContainer
 
@@ -31,6 +33,7 @@ final class StoreSubject: ScenarioSubject {
             path: directory, isDurable: settings.durability != .noSync, initialMapSize: settings.mapSize)
         configuration.usesFieldCodable = settings.coding == .fields
         container = try ModelContainer(for: TaskRecord.self, ProjectRecord.self, configuration: configuration)
+        if settings.recordsHistory { try container.enableHistory() }
     }
 
     /// Closes the store.

@@ -32,16 +32,17 @@ struct CascadeDeleteScenario: Scenario {
         let settings = context.settings(records: dataset.tasks.count)
         let workspace = context.workspace
 
-        let subjectWork = Workload(
-            name: Subject.name, latencyUnit: "chunk", objectsPerRun: expected, operationsPerRun: chunks.count
-        ) { recorder in
-            try workspace.withSubject(Subject.self, settings: settings) { subject in
-                try dataset.fill(subject, chunkSize: sizes.chunkSize)
-                var deleted = 0
-                for chunk in chunks {
-                    deleted += try recorder.timedOperation { try subject.deleteProjects(ids: projectIDs[chunk]) }
+        func subjectWork(_ settings: StoreSettings, name: String) -> Workload {
+            Workload(name: name, latencyUnit: "chunk", objectsPerRun: expected, operationsPerRun: chunks.count) {
+                recorder in
+                try workspace.withSubject(Subject.self, settings: settings) { subject in
+                    try dataset.fill(subject, chunkSize: sizes.chunkSize)
+                    var deleted = 0
+                    for chunk in chunks {
+                        deleted += try recorder.timedOperation { try subject.deleteProjects(ids: projectIDs[chunk]) }
+                    }
+                    return deleted
                 }
-                return deleted
             }
         }
         let baseline = Workload(
@@ -56,9 +57,12 @@ struct CascadeDeleteScenario: Scenario {
                 return deleted
             }
         }
-        let measured = try context.measure(subjectWork, baseline)
+        let measured = try context.measure(subjectWork(settings, name: Subject.name), baseline)
         return [
             context.result(.cascadeDelete, records: dataset.tasks.count, subject: measured[0], baseline: measured[1])
-        ] + (try modelKindRows(in: context))
+        ]
+            + (try context.historyComparison(
+                .cascadeDelete, of: Subject.self, records: dataset.tasks.count, settings: settings, work: subjectWork))
+            + (try modelKindRows(in: context))
     }
 }

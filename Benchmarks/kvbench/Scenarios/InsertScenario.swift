@@ -19,15 +19,16 @@ struct InsertScenario: Scenario {
         let chunks = Dataset.chunks(of: count, size: sizes.chunkSize)
         let workspace = context.workspace
 
-        let subjectWork = Workload(
-            name: Subject.name, latencyUnit: "chunk", objectsPerRun: count, operationsPerRun: chunks.count
-        ) { recorder in
-            try workspace.withSubject(Subject.self, settings: settings) { subject in
-                try dataset.fill(subject, chunkSize: sizes.chunkSize, includingTasks: false)
-                for chunk in chunks {
-                    try recorder.timedOperation { try subject.insert(tasks: dataset.tasks[chunk]) }
+        func subjectWork(_ settings: StoreSettings, name: String) -> Workload {
+            Workload(name: name, latencyUnit: "chunk", objectsPerRun: count, operationsPerRun: chunks.count) {
+                recorder in
+                try workspace.withSubject(Subject.self, settings: settings) { subject in
+                    try dataset.fill(subject, chunkSize: sizes.chunkSize, includingTasks: false)
+                    for chunk in chunks {
+                        try recorder.timedOperation { try subject.insert(tasks: dataset.tasks[chunk]) }
+                    }
+                    return count
                 }
-                return count
             }
         }
         let baseline = Workload(
@@ -41,8 +42,10 @@ struct InsertScenario: Scenario {
                 return count
             }
         }
-        let measured = try context.measure(subjectWork, baseline)
+        let measured = try context.measure(subjectWork(settings, name: Subject.name), baseline)
         return [context.result(.insert, records: count, subject: measured[0], baseline: measured[1])]
+            + (try context.historyComparison(
+                .insert, of: Subject.self, records: count, settings: settings, work: subjectWork))
             + (try modelKindRows(in: context))
     }
 }

@@ -15,17 +15,17 @@ struct NaiveInsertScenario: Scenario {
         let settings = context.settings(records: count)
         let workspace = context.workspace
 
-        let subjectWork = Workload(
-            name: Subject.name, latencyUnit: "object", objectsPerRun: count, operationsPerRun: count
-        ) { recorder in
-            try workspace.withSubject(Subject.self, settings: settings) { subject in
-                try dataset.fill(subject, chunkSize: sizes.chunkSize, includingTasks: false)
-                try recorder.timed {
-                    for position in 0..<count {
-                        try recorder.operation { try subject.insert(tasks: dataset.tasks[position..<position + 1]) }
+        func subjectWork(_ settings: StoreSettings, name: String) -> Workload {
+            Workload(name: name, latencyUnit: "object", objectsPerRun: count, operationsPerRun: count) { recorder in
+                try workspace.withSubject(Subject.self, settings: settings) { subject in
+                    try dataset.fill(subject, chunkSize: sizes.chunkSize, includingTasks: false)
+                    try recorder.timed {
+                        for position in 0..<count {
+                            try recorder.operation { try subject.insert(tasks: dataset.tasks[position..<position + 1]) }
+                        }
                     }
+                    return count
                 }
-                return count
             }
         }
         let baseline = Workload(
@@ -43,7 +43,9 @@ struct NaiveInsertScenario: Scenario {
                 return count
             }
         }
-        let measured = try context.measure(subjectWork, baseline)
+        let measured = try context.measure(subjectWork(settings, name: Subject.name), baseline)
         return [context.result(.naiveInsert, records: count, subject: measured[0], baseline: measured[1])]
+            + (try context.historyComparison(
+                .naiveInsert, of: Subject.self, records: count, settings: settings, work: subjectWork))
     }
 }

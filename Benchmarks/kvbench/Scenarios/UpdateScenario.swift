@@ -46,15 +46,16 @@ struct UpdateScenario: Scenario {
         let settings = context.settings(records: dataset.tasks.count)
         let workspace = context.workspace
 
-        let subjectWork = Workload(
-            name: Subject.name, latencyUnit: "chunk", objectsPerRun: count, operationsPerRun: chunks.count
-        ) { recorder in
-            try workspace.withSubject(Subject.self, settings: settings) { subject in
-                try dataset.fill(subject, chunkSize: sizes.chunkSize)
-                for chunk in chunks {
-                    try recorder.timedOperation { try subject.update(changes[chunk]) }
+        func subjectWork(_ settings: StoreSettings, name: String) -> Workload {
+            Workload(name: name, latencyUnit: "chunk", objectsPerRun: count, operationsPerRun: chunks.count) {
+                recorder in
+                try workspace.withSubject(Subject.self, settings: settings) { subject in
+                    try dataset.fill(subject, chunkSize: sizes.chunkSize)
+                    for chunk in chunks {
+                        try recorder.timedOperation { try subject.update(changes[chunk]) }
+                    }
+                    return count
                 }
-                return count
             }
         }
         let baseline = Workload(
@@ -69,8 +70,10 @@ struct UpdateScenario: Scenario {
                 return updated
             }
         }
-        let measured = try context.measure(subjectWork, baseline)
+        let measured = try context.measure(subjectWork(settings, name: Subject.name), baseline)
         return [context.result(.update, records: dataset.tasks.count, subject: measured[0], baseline: measured[1])]
+            + (try context.historyComparison(
+                .update, of: Subject.self, records: dataset.tasks.count, settings: settings, work: subjectWork))
             + (try modelKindRows(in: context))
     }
 }

@@ -21,7 +21,7 @@ struct DeletionEngine {
         let referrers: [UUID]
         let removing: Set<UUID>
         /// The deleted model each referrer is nullified for, when changes are collected.
-        let causes: [UUID: ChangeSet.ModelID]
+        let causes: [ModelKey: ChangeSet.ModelID]
     }
 
     /// A `deny` to check once the whole delete is known: the related models must all be deleted too.
@@ -47,13 +47,13 @@ struct DeletionEngine {
         var deleting: [String: Set<UUID>] = [:]
         var order: [(store: any AnyEntityStore, ids: [UUID])] = []
         // Each batch carries, when changes are collected, the deleted model whose cascade reached each of its IDs.
-        var queue: [(store: any AnyEntityStore, ids: [UUID], causes: [UUID: ChangeSet.ModelID])] = requests.map {
+        var queue: [(store: any AnyEntityStore, ids: [UUID], causes: [ModelKey: ChangeSet.ModelID])] = requests.map {
             ($0.store, $0.ids, [:])
         }
         var nullifications: [Nullification] = []
         var denials: [Denial] = []
         // Why each model reached by a rule is deleted, for the change log; a model reached twice keeps the first.
-        var cascades: [String: [UUID: ChangeSet.ModelID]] = [:]
+        var cascades: [String: [ModelKey: ChangeSet.ModelID]] = [:]
         while !queue.isEmpty {
             let (store, candidates, causes) = queue.removeFirst()
             var fresh: [UUID] = []
@@ -61,7 +61,9 @@ struct DeletionEngine {
                 if try store.exists(id, in: txn) {
                     fresh.append(id)
                     deleting[store.name, default: []].insert(id)
-                    if let cause = causes[id] { cascades[store.name, default: [:]][id] = cause }
+                    if !causes.isEmpty, let cause = causes[ModelKey(id)] {
+                        cascades[store.name, default: [:]][ModelKey(id)] = cause
+                    }
                 }
             }
             guard !fresh.isEmpty else { continue }
@@ -157,11 +159,14 @@ struct DeletionEngine {
     }
 
     /// The parent each related model is reached from, the first in key order where there are several.
-    private static func causes(_ referrersByParent: [UUID: [UUID]], parentEntity: String) -> [UUID: ChangeSet.ModelID] {
-        var causes: [UUID: ChangeSet.ModelID] = [:]
+    private static func causes(
+        _ referrersByParent: [UUID: [UUID]], parentEntity: String
+    ) -> [ModelKey: ChangeSet.ModelID] {
+        var causes: [ModelKey: ChangeSet.ModelID] = [:]
         for parent in referrersByParent.keys.sorted(by: { $0.isOrdered(before: $1) }) {
-            for child in referrersByParent[parent] ?? [] where causes[child] == nil {
-                causes[child] = ChangeSet.ModelID(entity: parentEntity, id: parent)
+            let cause = ChangeSet.ModelID(entity: parentEntity, id: parent)
+            for child in referrersByParent[parent] ?? [] where causes[ModelKey(child)] == nil {
+                causes[ModelKey(child)] = cause
             }
         }
         return causes

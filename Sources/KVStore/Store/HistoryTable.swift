@@ -238,7 +238,6 @@ package struct HistoryTable: Sendable {
         author: String?, date: Date, origin: UInt64, transactionID: Int
     ) throws -> [UInt8] {
         var bytes: [UInt8] = [entryVersion]
-        bytes.reserveCapacity(48 + changes.count * 19)
         bytes.appendBytes(of: Int64((date.timeIntervalSince1970 * 1_000_000).rounded()).littleEndian)
         bytes.appendBytes(of: origin.littleEndian)
         bytes.appendVarint(UInt64(max(0, transactionID)))
@@ -249,17 +248,36 @@ package struct HistoryTable: Sendable {
         } else {
             bytes.appendVarint(0)
         }
-        var entityIndexes: [String: Int] = [:]
+        // Changes come entity by entity, and a commit touches a few entities: a search from the last one found
+        // costs less than hashing every change's entity name. A first pass lists them, so that the changes are
+        // written once, in place.
         var entities: [String] = []
+        var lastIndex = 0
         func index(of entity: String) -> Int {
-            if let index = entityIndexes[entity] { return index }
-            entityIndexes[entity] = entities.count
-            entities.append(entity)
-            return entities.count - 1
+            if lastIndex < entities.count, entities[lastIndex] == entity { return lastIndex }
+            if let found = entities.firstIndex(of: entity) {
+                lastIndex = found
+            } else {
+                entities.append(entity)
+                lastIndex = entities.count - 1
+            }
+            return lastIndex
         }
-        var body: [UInt8] = []
-        body.reserveCapacity(changes.count * 19)
-        body.appendVarint(UInt64(changes.count))
+        for change in changes {
+            _ = index(of: change.entity)
+            switch change.kind {
+            case .nullified(let cause), .cascaded(let cause): _ = index(of: cause.entity)
+            case .inserted, .updated, .deleted: break
+            }
+        }
+        bytes.appendVarint(UInt64(entities.count))
+        for entity in entities {
+            let utf8 = Array(entity.utf8)
+            bytes.appendVarint(UInt64(utf8.count))
+            bytes.append(contentsOf: utf8)
+        }
+        bytes.reserveCapacity(bytes.count + changes.count * 19 + 8)
+        bytes.appendVarint(UInt64(changes.count))
         for change in changes {
             let cause: ChangeSet.ModelID?
             let code: KindCode
@@ -270,36 +288,28 @@ package struct HistoryTable: Sendable {
             case .deleted: (code, cause) = (.deleted, nil)
             case .cascaded(let from): (code, cause) = (.cascaded, from)
             }
-            body.append(code.rawValue)
-            body.appendVarint(UInt64(index(of: change.entity)))
-            body.appendBytes(of: change.id.uuid)
+            bytes.append(code.rawValue)
+            bytes.appendVarint(UInt64(index(of: change.entity)))
+            bytes.appendBytes(of: change.id.uuid)
             if let cause {
-                body.appendVarint(UInt64(index(of: cause.entity)))
-                body.appendBytes(of: cause.id.uuid)
+                bytes.appendVarint(UInt64(index(of: cause.entity)))
+                bytes.appendBytes(of: cause.id.uuid)
             }
-            if code == .deleted || code == .cascaded {
-                guard let kept = keptValues[change.model], !kept.isEmpty else {
-                    body.appendVarint(0)
-                    continue
-                }
-                var fields = FieldTable()
-                let record = RecordValue.object(kept).encode(fields: &fields)
-                let table = try Catalog.encoder.encode(fields)
-                var value: [UInt8] = []
-                value.appendVarint(UInt64(table.count))
-                value.append(contentsOf: table)
-                value.append(contentsOf: record)
-                body.appendVarint(UInt64(value.count))
-                body.append(contentsOf: value)
+            guard code == .deleted || code == .cascaded else { continue }
+            guard !keptValues.isEmpty, let kept = keptValues[change.model], !kept.isEmpty else {
+                bytes.appendVarint(0)
+                continue
             }
+            var fields = FieldTable()
+            let record = RecordValue.object(kept).encode(fields: &fields)
+            let table = try Catalog.encoder.encode(fields)
+            var value: [UInt8] = []
+            value.appendVarint(UInt64(table.count))
+            value.append(contentsOf: table)
+            value.append(contentsOf: record)
+            bytes.appendVarint(UInt64(value.count))
+            bytes.append(contentsOf: value)
         }
-        bytes.appendVarint(UInt64(entities.count))
-        for entity in entities {
-            let utf8 = Array(entity.utf8)
-            bytes.appendVarint(UInt64(utf8.count))
-            bytes.append(contentsOf: utf8)
-        }
-        bytes.append(contentsOf: body)
         bytes.appendBytes(of: Checksum.crc32c(bytes).littleEndian)
         return bytes
     }

@@ -1,11 +1,13 @@
 import Foundation
 
-/// A model's ID as the key of a context's own tables (its identity map and its pending changes), hashed in a few
-/// instructions instead of the standard library's SipHash over the UUID's 16 bytes.
+/// A model's ID as the key of in-memory tables (a context's identity map and pending changes, the change log of a
+/// write transaction), hashed in a few instructions instead of the standard library's SipHash over the UUID's 16
+/// bytes.
 ///
 /// A context looks models up by ID several times per object it inserts, fetches or saves; with `UUID` keys, hashing
 /// was the largest cost a reference model added to a struct's (a lookup took about 33 ns, 7.6 ns with this key;
-/// an insert that grows the table 119 ns, 33 ns with it).
+/// an insert that grows the table 119 ns, 33 ns with it). A write transaction that collects its changes (for
+/// observers or the history) looks each saved model up once.
 ///
 /// The hash is `Hashable`'s `_rawHashValue(seed:)`, which `Dictionary` and `Set` call with their per-instance seed:
 /// a 64-by-64-bit multiplication of the two halves of the ID, each mixed with a key, folded to 64 bits (the mixing of
