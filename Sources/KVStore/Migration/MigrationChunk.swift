@@ -58,6 +58,9 @@ final class MigrationChunk {
         var lastKey: [UInt8]?
         /// How many of the records it read it deleted, their closure having returned `nil`.
         var dropped = 0
+        /// What it changed, for the store's history: each migrated model updated (or deleted from its old entity
+        /// and inserted into its new one), each dropped one deleted, each inserted one inserted.
+        var changes: [ChangeSet.Change] = []
     }
 
     /// The stage, as `1.0.0 → 2.0.0`, for messages.
@@ -115,12 +118,16 @@ final class MigrationChunk {
             records.append((Array(key), Array(value)))
             return records.count < limit
         }
+        var changes: [ChangeSet.Change] = []
         for record in records {
             try txn.put(record.value, forKey: record.key, in: target.records)
             _ = try txn.delete(forKey: record.key, in: source.records)
+            let id = record.key.withBorrowedBytes { UUID(bytes: $0) }
+            changes.append(ChangeSet.Change(.deleted, entity: source.name, id: id))
+            changes.append(ChangeSet.Change(.inserted, entity: target.name, id: id))
         }
         try target.writeEntry(in: txn, catalog: catalog)
-        return Outcome(count: records.count, lastKey: records.last?.key)
+        return Outcome(count: records.count, lastKey: records.last?.key, changes: changes)
     }
 
     /// Reads up to ``limit`` old models, transforms each, and writes the new models and the inserted ones.
@@ -148,6 +155,7 @@ final class MigrationChunk {
         }
         var touched: [MigrationEntityWriter] = [source, target]
         var dropped = 0
+        var changes: [ChangeSet.Change] = []
         // External values go with their record: a dropped record's are deleted, and, in place, those of the fields
         // the new model no longer keeps external. (A step that moves records with external values to another entity
         // is refused before the stage starts.)
@@ -188,13 +196,18 @@ final class MigrationChunk {
                 }
             }
             if new == nil || !isInPlace { _ = try txn.delete(forKey: key, in: source.records) }
+            if new == nil || !isInPlace { changes.append(ChangeSet.Change(.deleted, entity: source.name, id: old.id)) }
+            if new != nil {
+                changes.append(ChangeSet.Change(isInPlace ? .updated : .inserted, entity: target.name, id: old.id))
+            }
             for model in inserts.models {
                 let writer = try insert(model, from: old.id, in: txn)
                 if !touched.contains(where: { $0 === writer }) { touched.append(writer) }
+                changes.append(ChangeSet.Change(.inserted, entity: writer.name, id: model.id))
             }
         }
         for writer in touched { try writer.writeEntry(in: txn, catalog: catalog) }
-        return Outcome(count: olds.count, lastKey: olds.last?.key, dropped: dropped)
+        return Outcome(count: olds.count, lastKey: olds.last?.key, dropped: dropped, changes: changes)
     }
 
     private func insert<M: StoredModel>(

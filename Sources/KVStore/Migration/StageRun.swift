@@ -90,6 +90,8 @@ struct StageRun {
                 try record(state, in: txn)
             }
         }
+        // Tables are opened outside transactions: the history's, when the store has one, for the chunks' entries.
+        let history = try environment.tableIfPresent(named: Catalog.historyTableName).map(HistoryTable.init(table:))
         while state.step < steps.count {
             let step = steps[state.step]
             guard let source = tables[step.source] else {
@@ -107,7 +109,7 @@ struct StageRun {
                 (state, count) = try environment.write { [state] txn in
                     try chunk(
                         step, state: state, tables: tables, externalTables: externalTables, toNames: Set(toNames),
-                        in: txn)
+                        history: history, in: txn)
                 }
                 migrated += count
                 if count > 0 {
@@ -125,7 +127,8 @@ struct StageRun {
     /// its source.
     private func chunk(
         _ step: EntityStep, state: MigrationState, tables: [String: Table],
-        externalTables: [String: ExternalValueTable], toNames: Set<String>, in txn: borrowing Transaction
+        externalTables: [String: ExternalValueTable], toNames: Set<String>, history: HistoryTable?,
+        in txn: borrowing Transaction
     ) throws -> (MigrationState, Int) {
         let chunk = try MigrationChunk(
             stage: label, source: step.source, target: step.target, after: state.after.flatMap(Hex.bytes),
@@ -137,6 +140,7 @@ struct StageRun {
         } else {
             outcome = try chunk.move(in: txn)
         }
+        try recordHistory(outcome.changes, table: history, in: txn)
         var next = state
         next.records += outcome.count
         next.stepRecords += outcome.count
@@ -152,6 +156,27 @@ struct StageRun {
         }
         try record(next, in: txn)
         return (next, outcome.count)
+    }
+
+    /// Records a chunk's changes in the store's history, when it records one, as every commit does: the author is
+    /// the migration, `migration <from> → <to>`.
+    ///
+    /// - Throws: ``KVStoreError/damaged`` when the catalog says the store records history and its table is missing.
+    private func recordHistory(
+        _ changes: [ChangeSet.Change], table: HistoryTable?, in txn: borrowing Transaction
+    ) throws {
+        guard !changes.isEmpty,
+            let history = try Catalog.read(HistoryCatalog.self, key: Catalog.historyKey, in: txn, table: catalog)
+        else { return }
+        guard let table else {
+            throw KVStoreError(
+                .damaged,
+                message: "The store's catalog says it records history, and its history table is missing; the "
+                    + "migration \(label) wrote nothing. Run 'kvtool check'")
+        }
+        _ = try table.append(
+            changes, keptValues: [:], author: "migration \(label)", date: Date(), origin: 0,
+            retention: history.retention, in: txn)
     }
 
     /// Writes the stage's state into the catalog.

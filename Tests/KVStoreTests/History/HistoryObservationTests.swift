@@ -151,3 +151,34 @@ private func next<T: Sendable>(_ iterator: inout AsyncStream<T>.Iterator, within
         #expect(set.touches("Note") && !set.isEmpty)
     }
 }
+
+/// Migrations write models too: each chunk records its history entry, named after the stage.
+@Suite struct HistoryMigrationTests {
+    @Test func aMigrationRecordsWhatItRewroteChunkByChunk() throws {
+        let directory = StoreDirectory()
+        let start: HistoryToken
+        var ids: [UUID] = []
+        do {
+            let container = try ModelContainer(for: NotesV1.self, configuration: sharingConfiguration(directory.path))
+            start = try container.enableHistory()
+            let notes = (0..<25).map { NotesV1.Note(title: "note \($0)", body: "one two") }
+            try container.write { txn in for note in notes { try txn.insert(note) } }
+            ids = notes.map(\.id)
+            try container.close()
+        }
+        let container = try ModelContainer(
+            for: NotesV2.self, migrationPlan: NotesPlan.self, configuration: sharingConfiguration(directory.path))
+        defer { try? container.close() }
+        let entries = try container.history(after: start)
+        // The insert, then one entry per chunk of 10 (the plan's chunk size), in the commit of its chunk.
+        #expect(entries.map(\.changes.count) == [25, 10, 10, 5])
+        #expect(entries.dropFirst().allSatisfy { $0.author == "migration 1.0.0 → 2.0.0" })
+        let migrated = entries.dropFirst().flatMap(\.changes)
+        #expect(
+            migrated
+                == ids.sorted { $0.isOrdered(before: $1) }.map { ChangeSet.Change(.updated, entity: "Note", id: $0) })
+        // And the history goes on after it.
+        try container.write { txn in try txn.insert(NotesV2.Note(title: "after", body: "", words: 0)) }
+        #expect(try container.history(after: entries.last?.token).map(\.author) == [nil])
+    }
+}
