@@ -317,11 +317,11 @@ struct ImportCommand: Command {
             summary +=
                 " and \(Formatting.count(totals.values, "external value")) (\(Formatting.byteSize(totals.valueBytes)))"
         }
+        summary += " from \(file == "-" ? "standard input" : file)"
         if totals.deleted > 0 || totals.notStored > 0 {
-            summary += " and deleted \(Formatting.count(totals.deleted, "record"))"
+            summary += "; deleted \(Formatting.count(totals.deleted, "record"))"
             if totals.notStored > 0 { summary += " (\(Formatting.grouped(totals.notStored)) more not stored)" }
         }
-        summary += " from \(file == "-" ? "standard input" : file)"
         if totals.skipped > 0 { summary += "; skipped \(Formatting.grouped(totals.skipped)) (--on-conflict skip)" }
         console.print(summary + ".")
         return 0
