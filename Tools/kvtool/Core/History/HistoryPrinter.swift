@@ -29,7 +29,7 @@ struct HistoryPrinter {
     /// The text of one entry, with its final line break.
     func text(_ entry: HistoryEntry) -> String {
         var text =
-            "\(entry.token)  \(ISO8601.displayString(entry.date))  \(entry.author.map(Self.quotedIfNeeded) ?? "(no author)")\n"
+            "\(entry.token)  \(Self.time(entry.date))  \(entry.author.map(Self.quotedIfNeeded) ?? "(no author)")\n"
         let tombstones = Self.tombstones(of: entry)
         for change in entry.changes {
             let name = Self.kindName(change.kind)
@@ -73,7 +73,7 @@ struct HistoryPrinter {
         }
         return .object([
             JSONMember("token", .string(entry.token.description)),
-            JSONMember("date", .string(ISO8601.displayString(entry.date))),
+            JSONMember("date", .string(Self.time(entry.date))),
             JSONMember("author", entry.author.map(JSONValue.string) ?? .null),
             JSONMember("changes", .array(changes)),
         ])
@@ -90,6 +90,19 @@ struct HistoryPrinter {
         Dictionary(
             entry.tombstones.map { (ChangeSet.ModelID(entity: $0.entity, id: $0.id), $0) },
             uniquingKeysWith: { first, _ in first })
+    }
+
+    /// A commit's time in ISO 8601, in UTC, to the microsecond the history records it with:
+    /// `2026-05-09T06:13:20.123456Z`.
+    static func time(_ date: Date) -> String {
+        let micros = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        guard micros.magnitude < 1e17 else { return ISO8601.displayString(date) }
+        let whole = Int64(micros)
+        let seconds = whole >= 0 ? whole / 1_000_000 : (whole - 999_999) / 1_000_000
+        let fraction = String(whole - seconds * 1_000_000)
+        let text = ISO8601.displayString(Date(timeIntervalSince1970: Double(seconds)))
+        guard text.hasSuffix("Z") else { return text }
+        return text.dropLast() + "." + String(repeating: "0", count: 6 - fraction.count) + fraction + "Z"
     }
 
     /// `inserted`, `updated`, `nullified`, `deleted` or `cascaded`.
