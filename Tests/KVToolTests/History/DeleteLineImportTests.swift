@@ -13,7 +13,8 @@ import Testing
 
     static func recordLine(_ task: Task) -> String {
         let project = task.projectID.map { #","projectID":"\#($0.uuidString)""# } ?? ""
-        return #"{"kind":"record","entity":"Task","id":"\#(task.id.uuidString)","record":{"id":"\#(task.id.uuidString)","#
+        return
+            #"{"kind":"record","entity":"Task","id":"\#(task.id.uuidString)","record":{"id":"\#(task.id.uuidString)","#
             + #""title":"\#(task.title)","isDone":false,"createdAt":"2026-05-09T06:13:20Z"\#(project)}}"#
     }
 
@@ -63,8 +64,10 @@ import Testing
         ImportTesting.expectClean(store.path)
         // The unique value the deleted project held is free.
         try ImportTesting.write(
-            [#"{"entity":"Project","id":"\#(fixedID(7, entity: 1))","record":{"id":"\#(fixedID(7, entity: 1))","#
-                + #""name":"Inbox","createdAt":"2026-05-09T06:13:20Z"}}"#], to: file)
+            [
+                #"{"entity":"Project","id":"\#(fixedID(7, entity: 1))","record":{"id":"\#(fixedID(7, entity: 1))","#
+                    + #""name":"Inbox","createdAt":"2026-05-09T06:13:20Z"}}"#
+            ], to: file)
         #expect(kvtool("import", store.path, file).status == 0)
     }
 

@@ -66,7 +66,9 @@ import Testing
 
                 """)
         // Each time is the commit's, to the microsecond.
-        let times = result.output.matches(of: #/  (\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z)  /#).map { String($0.1) }
+        let times = result.output.matches(of: #/  (\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z)  /#).map {
+            String($0.1)
+        }
         #expect(times.count == 4)
         #expect(times == times.sorted())
     }
@@ -125,7 +127,8 @@ import Testing
             kvtool("history", store.path, "--entity", "Tag")
                 == RunResult(
                     status: 1, output: "",
-                    errors: "Error: Unknown entity 'Tag': the store's catalog has no such entity (it has Folder, Label, "
+                    errors:
+                        "Error: Unknown entity 'Tag': the store's catalog has no such entity (it has Folder, Label, "
                         + "Note)\n"))
     }
 
@@ -155,11 +158,14 @@ import Testing
         #expect(pruned.contains("\nLast token        \(id):5\nHistory entries   2\n"))
         let retention = try JSONParser.parse(Array(kvtool("info", store.path, "--json").output.utf8))[
             member: "history"]?[member: "retention"]
-        #expect(retention == .object([JSONMember("maximumAge", .number("259200")), JSONMember("maximumCount", .number("2"))]))
+        #expect(
+            retention
+                == .object([JSONMember("maximumAge", .number("259200")), JSONMember("maximumCount", .number("2"))]))
 
         let plain = TemporaryStore()
         try Sample.makeStore(at: plain.path)
         #expect(kvtool("info", plain.path).output.contains("\nHistory           off\n"))
-        #expect(try JSONParser.parse(Array(kvtool("info", plain.path, "--json").output.utf8))[member: "history"] == .null)
+        #expect(
+            try JSONParser.parse(Array(kvtool("info", plain.path, "--json").output.utf8))[member: "history"] == .null)
     }
 }

@@ -40,7 +40,9 @@ import Testing
     }
 
     @Test func aMalformedTokenIsAUsageMistake() {
-        for text in ["42", "not-a-uuid:3", "5F0C1E2A-7A35-4C7B-9D64-2B8C3E1A0F11", "5F0C1E2A-7A35-4C7B-9D64-2B8C3E1A0F11:-1"] {
+        for text in [
+            "42", "not-a-uuid:3", "5F0C1E2A-7A35-4C7B-9D64-2B8C3E1A0F11", "5F0C1E2A-7A35-4C7B-9D64-2B8C3E1A0F11:-1",
+        ] {
             let message =
                 "Error: The value '\(text)' is invalid for '--since <token>': expected a history token, "
                 + "<store ID>:<position> (such as 5F0C1E2A-7A35-4C7B-9D64-2B8C3E1A0F11:42), as 'kvtool history' prints "

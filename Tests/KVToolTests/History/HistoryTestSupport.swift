@@ -161,7 +161,8 @@ struct SyncWorkload {
             title: generator.text(), body: generator.chance(50) ? generator.text() : "",
             tags: (0..<Int.random(in: 0...2, using: &generator)).map { _ in generator.text() },
             folderID: folders.isEmpty || generator.chance(20) ? nil : generator.pick(folders).id,
-            labelIDs: labels.isEmpty || generator.chance(50) ? [] : [generator.pick(labels).id], attachment: attachment())
+            labelIDs: labels.isEmpty || generator.chance(50) ? [] : [generator.pick(labels).id],
+            attachment: attachment())
     }
 
     /// No attachment, a small one, or now and then one of several chunks.

@@ -111,7 +111,8 @@ import Testing
             kvtool("import", pair.copy, file)
                 == RunResult(
                     status: 0,
-                    output: "Imported 2 records (1 replacing stored ones) and 2 external values (0 bytes) from \(file); "
+                    output:
+                        "Imported 2 records (1 replacing stored ones) and 2 external values (0 bytes) from \(file); "
                         + "deleted 4 records.\n",
                     errors: ""))
         #expect(try HistoryTesting.exportedModels(pair.copy) == HistoryTesting.exportedModels(pair.source.path))
@@ -176,7 +177,8 @@ import Testing
         renamed.name = "Archive"
         // The new models sort before the ones whose values they take: the order of the lines frees them first.
         let newInbox = SyncFolder(id: fixedID(0, entity: 3), name: "Inbox")
-        let newGarden = SyncFolder(id: UUID(uuid: (0, 0, 0, 0, 0, 0, 0x70, 0, 0x80, 0, 0, 0, 0, 0, 0, 1)), name: "Garden")
+        let newGarden = SyncFolder(
+            id: UUID(uuid: (0, 0, 0, 0, 0, 0, 0x70, 0, 0x80, 0, 0, 0, 0, 0, 0, 1)), name: "Garden")
         try container.write { txn in
             try txn.insert(renamed)
             try txn.insert(newInbox)

@@ -40,16 +40,18 @@ struct ImportCommand: Command {
             it. After a failure (a full disk, a killed process) the store is consistent, and 'kvtool import \
             --resume' with the same input checks the rest of it again, deletes the staged chunks of the value that \
             was under way, and finishes the import; --abandon forgets it instead.
-            An incremental export ('kvtool export --since', its header has "since") applies the changes of its source \
-            since a token to a copy of it: its records replace the stored ones (--on-conflict replace is its \
-            default, and the only policy it takes), and each delete line deletes its record (its index entries, \
-            unique ones included, and its external values) if the store holds it, and does nothing otherwise. \
-            Delete lines come before the records, and free the unique values of what they delete for them. No \
-            delete rule is applied: the source's cascades and nullifications are changes of their own in the \
-            export. So a reference to a deleted record is a problem, from the input or from a stored record the \
-            input neither replaces nor deletes (the copy then differs from its source: make a new one from a full \
-            export). Apply the incremental exports in order, each from the token the last one went through (its \
-            header's "through"); a store whose history is on records the import's changes as its own entries.
+            An incremental export ('kvtool export --since'; its header has "since") carries its source's changes \
+            after a history token to a copy of the source: its records replace the stored ones (--on-conflict \
+            replace is its default, and the only policy it takes), and each delete line deletes its record, with \
+            its index entries and external values, if the store holds it, and does nothing otherwise. Delete lines \
+            come before the records, so that the unique values they free are free for the records. No delete rule \
+            is applied: the source's cascades and nullifications are in the export as changes of their own. A \
+            reference to a deleted record, from the input or from a stored record the input neither replaces nor \
+            deletes, is a problem: the copy then differs from its source. So are two stored records that traded \
+            unique values since the token (each value is held by the other when its record is checked). Make a new \
+            copy from a full export then. Apply incremental exports in order, each from the token the previous one \
+            went through (its header's "through"). A store whose history is on records the import's changes, \
+            deletes included, as its own entries.
             An empty store (no entities, or no store at the path, which is then created) gets the export's whole \
             catalog and schema version; a store with entities gets those of the export's entities that it lacks \
             and the input has records of, and keeps its own catalog for the others.

@@ -90,7 +90,8 @@ struct InfoCommand: Command {
                 ("Tree depth", String(main.depth)),
                 ("Readers in use", "\(readers) of \(info.maxReaders)"),
                 ("Last transaction", Formatting.grouped(info.lastTransactionID)),
-            ] + Self.historyLines(historyState)
+            ]
+            lines += Self.historyLines(historyState)
             if let migration = SchemaHistory.migrationText(store.schema) {
                 lines.insert(("Migration", migration), at: 3)
             }

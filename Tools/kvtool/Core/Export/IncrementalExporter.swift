@@ -80,7 +80,8 @@ struct IncrementalExporter {
             do {
                 schema = try Catalog.schemaState(in: txn, table: store.catalog)
             } catch {
-                throw ToolError("The catalog's schema entry does not decode (\(error)); run 'kvtool check \(store.path)'")
+                throw ToolError(
+                    "The catalog's schema entry does not decode (\(error)); run 'kvtool check \(store.path)'")
             }
             let header = ExportHeader(
                 store: store, entities: entities, schema: schema, since: since, through: state.lastToken)
