@@ -169,3 +169,4 @@ import Testing
             try JSONParser.parse(Array(kvtool("info", plain.path, "--json").output.utf8))[member: "history"] == .null)
     }
 }
+

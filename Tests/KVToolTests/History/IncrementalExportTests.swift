@@ -227,6 +227,38 @@ import Testing
         #expect(try ImportTesting.dataFile(pair.copy) == before)
     }
 
+    @Test func anIncrementalExportIsRefusedWithoutACopyToApplyItTo() throws {
+        let pair = try Self.makePair()
+        let file = pair.source.sibling("changes.jsonl")
+        #expect(kvtool("export", pair.source.path, "--since", pair.token, "--output", file).status == 0)
+        let fresh = pair.source.sibling("fresh")
+        let message =
+            "Error: The input is an incremental export (the changes after history token \(pair.token)), which "
+            + "applies to a copy of its source: "
+        let advice =
+            " would hold only the records changed since. Import a full export of the source first, then the changes "
+            + "after the token its header records\n"
+        #expect(
+            kvtool("import", fresh, file)
+                == RunResult(status: 1, output: "", errors: message + "where there is no store, it" + advice))
+        #expect(!FileManager.default.fileExists(atPath: fresh))
+        // A store with a catalog and no entity, as an import into a new directory starts one.
+        let empty = TemporaryStore()
+        try FileManager.default.createDirectory(atPath: empty.path, withIntermediateDirectories: false)
+        try withEnvironment(at: empty.path) { environment in
+            let catalog = try environment.openTable(named: Catalog.tableName, create: true)
+            try environment.write { txn in
+                try Catalog.write(
+                    StoreFormat.newStore(created: Date()), key: Catalog.formatKey, in: txn, table: catalog)
+            }
+        }
+        #expect(
+            kvtool("import", empty.path, file)
+                == RunResult(
+                    status: 1, output: "",
+                    errors: message + "the store at '\(empty.path)' has no entities, and" + advice))
+    }
+
     @Test func anIncrementalExportImportsOnlyWithReplace() throws {
         let pair = try Self.makePair()
         let file = pair.source.sibling("changes.jsonl")

@@ -157,6 +157,14 @@ final class ImportValidator {
     func run(_ reader: LineReader, progress: Progress) throws -> ImportValidation {
         let header = try readHeader(reader)
         if let since = header?.since {
+            if store?.entities.isEmpty ?? true {
+                let target =
+                    store.map { "the store at '\($0.path)' has no entities, and" } ?? "where there is no store, it"
+                throw ToolError(
+                    "The input is an incremental export (the changes after history token \(since)), which applies to "
+                        + "a copy of its source: \(target) would hold only the records changed since. Import a full "
+                        + "export of the source first, then the changes after the token its header records")
+            }
             if let givenPolicy, givenPolicy != .replace {
                 throw UsageError(
                     "The input is an incremental export (the changes after history token \(since)): it replaces the "
