@@ -169,4 +169,3 @@ import Testing
             try JSONParser.parse(Array(kvtool("info", plain.path, "--json").output.utf8))[member: "history"] == .null)
     }
 }
-
