@@ -9,10 +9,12 @@ import LMDB
 ///
 /// The history's entries after the token name every model that commits changed (a delete rule's cascades and
 /// nullifications included, as changes of their own). Each model is written once, as the snapshot holds it: a record
-/// line (and its chunk lines) when the model exists, a delete line when it does not, unless its first change after
-/// the token inserted it (the copy never had it). The lines come in three groups, each in entity and ID order: the
-/// deletes, the models that existed at the token, then the models inserted since, so that an import frees the unique
-/// values of deleted models, and of models that give them up, before the models that take them.
+/// line (and its chunk lines) when the model exists, a delete line when it does not. A model inserted after the token
+/// and deleted since gets its delete line too: a copy made from a full export may hold it, since a full export reads
+/// its token before its records, and records committed meanwhile may be in it. The lines come in three groups, each in
+/// entity and ID order: the deletes, the models that existed at the token (their first change after it was not an
+/// insert), then the models inserted since, so that an import frees the unique values of deleted models, and of models
+/// that give them up, before the models that take them.
 ///
 /// The transaction stays open while the lines are written out (a slow reader of the output holds back the reuse of
 /// the pages it reads), and the changed models' IDs are held in memory.
@@ -36,7 +38,8 @@ struct IncrementalExporter {
 
     /// How a model changed after the token.
     private struct Change {
-        /// Whether the model existed at the token: its first change after it was not an insert.
+        /// Whether the model existed at the token as far as the history tells: its first change after it was not an
+        /// insert.
         let existedAtToken: Bool
     }
 
@@ -122,7 +125,7 @@ struct IncrementalExporter {
                         } else {
                             inserts.append(Line(entity: entity.name, id: id))
                         }
-                    } else if change.existedAtToken {
+                    } else {
                         deletes.append(Line(entity: entity.name, id: id))
                     }
                 }
