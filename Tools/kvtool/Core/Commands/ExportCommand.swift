@@ -127,8 +127,8 @@ struct ExportCommand: Command {
                     console: console)
                 return 0
             }
-            let through = try lastToken(history, console: console)
-            sink.write(try ExportHeader(store: store, through: through).json().serialized() + "\n")
+            let header = ExportHeader(store: store, through: try lastToken(history, console: console))
+            sink.write(try header.json().serialized() + "\n")
             try checkOutput()
             let progress = Progress(console: console)
             var end = ExportEnd()
@@ -152,9 +152,7 @@ struct ExportCommand: Command {
             }
             sink.write(end.json.serialized() + "\n")
             progress.finish()
-            try report(
-                end, of: ExportHeader(store: store, through: through), entityCount: selected.count, file: file,
-                console: console)
+            try report(end, of: header, entityCount: selected.count, file: file, console: console)
             return 0
         }
     }
