@@ -260,11 +260,12 @@ import Testing
         with its chunk lines when it exists, and when it was deleted a delete line, {"kind":"delete",
         "entity":"Task", "id":"..."}. Delete lines come first, then the models that existed at the token,
         then those inserted since. The end line also counts the deletes ("deletes":2, in total and per
-        entity) and lists the entities that have lines. 'kvtool import' applies it to a copy: records
-        replace the stored ones, delete lines delete theirs. Without --output, the token the export goes
-        through is also printed to standard error, to pass to the next --since. A store without history, a
-        token of another store, a token after which entries were pruned, one past the last commit and a
-        damaged history entry are errors (exit status 1): export in full into a new copy instead.
+        entity) and lists the entities that have lines. With entities named, only their changes are written,
+        but the token still covers the whole store. 'kvtool import' applies it to a copy: records replace
+        the stored ones, delete lines delete theirs. Without --output, the token the export goes through is
+        also printed to standard error, to pass to the next --since. A store without history, a token of
+        another store, a token after which entries were pruned, one past the last commit and a damaged
+        history entry are errors (exit status 1): export in full into a new copy instead.
 
         The file is written under a temporary name beside it, flushed to disk and renamed into place only
         once complete, so a failure (a full disk, say) never leaves part of it. An existing file is replaced

@@ -48,7 +48,8 @@ struct ExportCommand: Command {
             when it exists, and when it was deleted a delete line, {"kind":"delete", "entity":"Task", "id":"..."}. \
             Delete lines come first, then the models that existed at the token, then those inserted since. The end \
             line also counts the deletes ("deletes":2, in total and per entity) and lists the entities that have \
-            lines. 'kvtool import' applies it to a copy: records replace the stored ones, delete lines delete \
+            lines. With entities named, only their changes are written, but the token still covers the whole \
+            store. 'kvtool import' applies it to a copy: records replace the stored ones, delete lines delete \
             theirs. Without --output, the token the export goes through is also printed to standard error, to pass \
             to the next --since. A store without history, a token of another store, a token after which entries \
             were pruned, one past the last commit and a damaged history entry are errors (exit status 1): export in \

@@ -20,13 +20,13 @@ struct ImportCommand: Command {
         discussion: """
             The whole input is checked before anything is written: an input with any problem changes nothing, and \
             each problem is reported with its line (exit status 65). Each line must be well-formed JSON without a \
-            member named twice, of a kind this kvtool reads (header, record, chunk, delete, end). A record must belong to an \
-            entity of the store or of the export's catalog, hold its ID as its id field and only fields those \
-            catalogs name, each top-level one of the kind the catalog records for it, and be followed by a chunk \
-            line for each chunk its external values' descriptors name, of the right size. No ID may appear twice, \
-            no unique value twice or held by another stored record; references through relationships that do not \
-            allow dangling IDs must name records of the input or of the store; required fields must be there; an \
-            export must end with its end line, whose counts must match.
+            member named twice, of a kind this kvtool reads (header, record, chunk, delete, end). A record must \
+            belong to an entity of the store or of the export's catalog, hold its ID as its id field and only \
+            fields those catalogs name, each top-level one of the kind the catalog records for it, and be \
+            followed by a chunk line for each chunk its external values' descriptors name, of the right size. No \
+            ID may appear twice, no unique value twice or held by another stored record; references through \
+            relationships that do not allow dangling IDs must name records of the input or of the store; required \
+            fields must be there; an export must end with its end line, whose counts must match.
             Required fields: the catalog does not record whether the program's model makes a field optional, so \
             the records are the evidence. A field is required when every record of the entity that the export holds \
             has a value for it (its end line lists them) and every record the store holds has one; with neither an \

@@ -130,9 +130,9 @@ struct StoreHistory {
         guard token.position >= state.counter.prunedThrough else {
             throw ToolError(
                 "The history of '\(path)' after the token \(token) was pruned: the store keeps the entries after "
-                    + "position \(state.counter.prunedThrough) (its retention, \(Self.describe(state.catalog.retention)), "
-                    + "or a program's deleteHistory(before:) deleted the others), so the changes since the token cannot "
-                    + "be read. " + advice)
+                    + "position \(state.counter.prunedThrough) (its retention, "
+                    + "\(Self.describe(state.catalog.retention)), or a program's deleteHistory(before:) deleted the "
+                    + "others), so the changes since the token cannot be read. " + advice)
         }
         guard token.position <= state.counter.last else {
             throw ToolError(

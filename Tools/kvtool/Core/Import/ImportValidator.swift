@@ -327,22 +327,13 @@ final class ImportValidator {
         _ scratchTxn: borrowing Transaction, _ txn: borrowing Transaction
     ) throws {
         guard let entity = schema[line.entity] else {
-            let known = schema.names.joined(separator: ", ")
-            problems.add(
-                line: number,
-                "unknown entity '\(line.entity)' (the store\(schema.header == nil ? " has" : " and the export's catalog have") "
-                    + "\(known.isEmpty ? "none" : known))")
+            unknownEntity(line.entity, number: number, schema)
             return
         }
         recordCounts[entity.name, default: 0] += 1
         if firstRecordLine == nil { firstRecordLine = number }
         let label = "\(entity.name) \(line.id)"
-        if let index = entity.underivableIndex, underivableReported.insert(entity.name).inserted {
-            problems.add(
-                line: number,
-                "\(entity.name)'s index \(index.name) has a key encoding of its own that only a program declaring it "
-                    + "computes; kvtool cannot maintain it: write \(entity.name) through the program")
-        }
+        checkDerivable(entity, number: number)
         let record: RecordValue
         do throws(ToolError) {
             record = try entity.record(from: line)
@@ -402,6 +393,25 @@ final class ImportValidator {
         }
     }
 
+    /// Reports a line of an entity that neither the store nor the export's catalog has.
+    private func unknownEntity(_ name: String, number: Int, _ schema: ImportSchema) {
+        let known = schema.names.joined(separator: ", ")
+        problems.add(
+            line: number,
+            "unknown entity '\(name)' (the store\(schema.header == nil ? " has" : " and the export's catalog have") "
+                + "\(known.isEmpty ? "none" : known))")
+    }
+
+    /// Reports, once per entity, an index that only a program declaring it can maintain, when the import writes or
+    /// deletes a record of its entity.
+    private func checkDerivable(_ entity: ImportEntity, number: Int) {
+        guard let index = entity.underivableIndex, underivableReported.insert(entity.name).inserted else { return }
+        problems.add(
+            line: number,
+            "\(entity.name)'s index \(index.name) has a key encoding of its own that only a program declaring it "
+                + "computes; kvtool cannot maintain it: write \(entity.name) through the program")
+    }
+
     // MARK: - Deletes
 
     /// Checks a delete line, and records what the import does with it: deletes a stored record, or nothing.
@@ -417,11 +427,7 @@ final class ImportValidator {
             return
         }
         guard let entity = schema[line.entity] else {
-            let known = schema.names.joined(separator: ", ")
-            problems.add(
-                line: number,
-                "unknown entity '\(line.entity)' (the store\(schema.header == nil ? " has" : " and the export's catalog have") "
-                    + "\(known.isEmpty ? "none" : known))")
+            unknownEntity(line.entity, number: number, schema)
             return
         }
         deleteCounts[entity.name, default: 0] += 1
@@ -434,7 +440,10 @@ final class ImportValidator {
         // A line before the resume point was committed: its record is gone.
         let disposition: ImportScratch.Disposition =
             try number >= resumeLine && storeHas(entity, line.id, txn) ? .deletes : .absent
-        if disposition == .deletes { deletedEntities.insert(entity.name) }
+        if disposition == .deletes {
+            deletedEntities.insert(entity.name)
+            checkDerivable(entity, number: number)
+        }
         dispositions[disposition, default: 0] += number >= resumeLine ? 1 : 0
         try scratch.setRecord(entity.ordinal, line.id, line: number, disposition, in: scratchTxn)
     }
@@ -655,8 +664,8 @@ final class ImportValidator {
                         problems.add(
                             line: number,
                             "\(label): \(reference.field) references \(target.name) \(targetID), which line "
-                                + "\(found.line) deletes (relationship \(reference.relationship) does not allow dangling "
-                                + "references)")
+                                + "\(found.line) deletes (relationship \(reference.relationship) does not allow "
+                                + "dangling references)")
                     } else if !found.1.isStored {
                         problems.add(
                             line: number,
