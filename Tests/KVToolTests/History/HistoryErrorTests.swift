@@ -1,5 +1,6 @@
 import Foundation
 import KVStore
+import KVStoreInspection
 import Testing
 
 @testable import KVToolCore
@@ -130,5 +131,30 @@ import Testing
         #expect(after.status == 0)
         #expect(after.output.hasSuffix("(2 entries; the store's last token is \(id):4)\n"))
         #expect(kvtool("export", store.path, "--since", "\(id):2").status == 0)
+    }
+
+    @Test func aDamagedCounterStopsHistoryAndExportButNotInfo() throws {
+        let store = TemporaryStore()
+        let id = try HistoryCommandTests.makeStore(at: store.path).storeID
+        // The counter is the row at position 0's key.
+        try HistoryTesting.overwriteEntry(0, with: [9, 9, 9], at: store.path)
+        let message =
+            "The store's history counter is damaged; run 'kvtool check', and switch history off and on again to start "
+            + "a new history (its tokens are then refused)"
+        #expect(kvtool("history", store.path) == RunResult(status: 1, output: "", errors: "Error: \(message)\n"))
+        #expect(kvtool("export", store.path, "--since", "\(id):1").errors == "Error: \(message)\n")
+        let info = kvtool("info", store.path)
+        #expect(info.status == 0)
+        #expect(info.output.contains("\nHistory           unreadable: \(message)\n"))
+        let json = try JSONParser.parse(Array(kvtool("info", store.path, "--json").output.utf8))
+        #expect(json[member: "history"] == .object([JSONMember("error", .string(message))]))
+        // A full export goes on, without a token, and says so.
+        let full = kvtool("export", store.path)
+        #expect(full.status == 0)
+        #expect(
+            full.errors
+                == "warning: \(message). The export's header records no history token: a copy made from it cannot go "
+                + "on with 'kvtool export --since'\n")
+        #expect(!full.output.contains("\"through\""))
     }
 }

@@ -15,7 +15,8 @@ struct InfoCommand: Command {
             reader slots held, across all processes.
             History is the persistent change history: off, or on with its retention (what each commit keeps of it), \
             the token of the last commit recorded (which 'kvtool export --since' and 'kvtool history --since' take) \
-            and how many entries the store keeps; 'kvtool history' lists them.
+            and how many entries the store keeps; 'kvtool history' lists them. A history that cannot be read (a \
+            damaged counter or catalog entry) shows as unreadable, with the reason.
             """)
 
     /// The arguments and options of `kvtool info`.
@@ -49,7 +50,13 @@ struct InfoCommand: Command {
             let main = try environment.statistics()
             let readers = try environment.readers().count
             let history = try StoreHistory(store: store)
-            let historyState = try environment.read { txn in try history.state(in: txn) }
+            // The history's damage is one more fact about the store, not a reason to show none of the others.
+            let historyState: Result<StoreHistory.State?, ToolError>
+            do {
+                historyState = .success(try environment.read { txn in try history.state(in: txn) })
+            } catch let error as ToolError {
+                historyState = .failure(error)
+            }
             let tables = try store.tableNames().map { name in
                 let table = try store.anyTable(named: name)
                 return TableFacts(name: name, statistics: try environment.read { txn in try txn.statistics(of: table) })
@@ -71,7 +78,7 @@ struct InfoCommand: Command {
                     JSONMember("readersInUse", .number(String(readers))),
                     JSONMember("maxReaders", .number(String(info.maxReaders))),
                     JSONMember("lastTransaction", .number(String(info.lastTransactionID))),
-                    JSONMember("history", historyState.map(Self.json) ?? .null),
+                    JSONMember("history", Self.json(historyState)),
                     JSONMember("tables", .array(tables.map(Self.json))),
                 ]
                 members.insert(contentsOf: SchemaHistory.jsonMembers(store.schema), at: 2)
@@ -119,9 +126,14 @@ struct InfoCommand: Command {
         bytes < 1024 ? "\(bytes) bytes" : "\(Formatting.byteSize(bytes)) (\(Formatting.grouped(bytes)) bytes)"
     }
 
-    /// `History  on since …, keeps …`, the last token and the entries kept; `History  off`.
-    private static func historyLines(_ state: StoreHistory.State?) -> [(String, String)] {
-        guard let state else { return [("History", "off")] }
+    /// `History  on since …, keeps …`, the last token and the entries kept; `History  off`; `History  unreadable: …`.
+    private static func historyLines(_ result: Result<StoreHistory.State?, ToolError>) -> [(String, String)] {
+        let state: StoreHistory.State
+        switch result {
+        case .failure(let error): return [("History", "unreadable: \(error.message)")]
+        case .success(nil): return [("History", "off")]
+        case .success(let read?): state = read
+        }
         return [
             (
                 "History",
@@ -133,7 +145,14 @@ struct InfoCommand: Command {
         ]
     }
 
-    private static func json(_ state: StoreHistory.State) -> JSONValue {
+    /// The history's JSON: `null` when it is off, `{"error":…}` when it cannot be read.
+    private static func json(_ result: Result<StoreHistory.State?, ToolError>) -> JSONValue {
+        let state: StoreHistory.State
+        switch result {
+        case .failure(let error): return .object([JSONMember("error", .string(error.message))])
+        case .success(nil): return .null
+        case .success(let read?): state = read
+        }
         let retention = state.catalog.retention
         return .object([
             JSONMember("storeID", .string(state.catalog.storeID.uuidString)),
