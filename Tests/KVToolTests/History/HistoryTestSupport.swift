@@ -121,9 +121,9 @@ struct SyncWorkload {
         switch Int.random(in: 0..<100, using: &generator) {
         case 0..<12:
             nextName += 1
-            try txn.insert(SyncFolder(name: "folder \(nextName) \(generator.text())"))
+            try txn.insert(SyncFolder(id: newID(), name: "folder \(nextName) \(generator.text())"))
         case 12..<20:
-            try txn.insert(SyncLabel(text: generator.text()))
+            try txn.insert(SyncLabel(id: newID(), text: generator.text()))
         case 20..<45:
             try txn.insert(newNote(folders: folders, labels: labels))
         case 45..<70 where !notes.isEmpty:
@@ -158,11 +158,23 @@ struct SyncWorkload {
 
     private mutating func newNote(folders: [SyncFolder], labels: [SyncLabel]) -> SyncNote {
         SyncNote(
-            title: generator.text(), body: generator.chance(50) ? generator.text() : "",
+            id: newID(), title: generator.text(), body: generator.chance(50) ? generator.text() : "",
             tags: (0..<Int.random(in: 0...2, using: &generator)).map { _ in generator.text() },
             folderID: folders.isEmpty || generator.chance(20) ? nil : generator.pick(folders).id,
             labelIDs: labels.isEmpty || generator.chance(50) ? [] : [generator.pick(labels).id],
             attachment: attachment())
+    }
+
+    /// A new ID from the seed, so that a seed makes the same models, in the same key order, in every run.
+    private mutating func newID() -> UUID {
+        var bytes = withUnsafeBytes(of: (generator.next(), generator.next())) { Array($0) }
+        bytes[6] = bytes[6] & 0x0F | 0x40
+        bytes[8] = bytes[8] & 0x3F | 0x80
+        return UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
+                bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            ))
     }
 
     /// No attachment, a small one, or now and then one of several chunks.
