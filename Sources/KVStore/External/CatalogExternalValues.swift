@@ -95,6 +95,14 @@ package struct CatalogExternalValues: Sendable {
         try table.deleteValue(owner: owner, field: field, value: value, in: txn)
     }
 
+    /// Deletes every external value of a record, staged ones included, as the library does when it deletes a model:
+    /// for a writer that deletes records from the catalog alone (`kvtool import` applying an export's delete lines).
+    ///
+    /// - Throws: What LMDB throws.
+    package func deleteAll(owner: UUID, in txn: borrowing Transaction) throws {
+        try table.deleteAll(owner: owner, in: txn)
+    }
+
     /// Records that a value is written over several transactions by the holder of `lock`, in the transaction of its
     /// first chunks.
     ///

@@ -37,6 +37,10 @@ package struct ImportProgress: Codable, Equatable {
     package var replaced: Int
     /// Records not written so far, by the conflict policy.
     package var skipped: Int
+    /// Records deleted so far by delete lines; `nil` in entries that did not record it (none).
+    package var deleted: Int?
+    /// Delete lines so far whose record the store did not hold; `nil` in entries that did not record it (none).
+    package var notStored: Int?
     /// External values written so far.
     package var values: Int
     /// The bytes of those values.

@@ -22,6 +22,7 @@ import Testing
           list                    List an entity's records, as a table or as JSON Lines.
           get                     Print records by ID as pretty JSON, with their related records.
           extract                 Write a record's external value to a file, chunk by chunk.
+          history                 List the store's change history: what each commit changed.
           export                  Export records as JSON Lines, losslessly.
           import                  Import JSON Lines (as 'export' writes them), checked first.
           check                   Check the store's integrity: catalog, records, indexes, references.
@@ -134,11 +135,11 @@ import Testing
 
         The whole input is checked before anything is written: an input with any problem changes nothing,
         and each problem is reported with its line (exit status 65). Each line must be well-formed JSON
-        without a member named twice, of a kind this kvtool reads (header, record, chunk, end). A record
-        must belong to an entity of the store or of the export's catalog, hold its ID as its id field and
-        only fields those catalogs name, each top-level one of the kind the catalog records for it, and be
-        followed by a chunk line for each chunk its external values' descriptors name, of the right size. No
-        ID may appear twice, no unique value twice or held by another stored record; references through
+        without a member named twice, of a kind this kvtool reads (header, record, chunk, delete, end). A
+        record must belong to an entity of the store or of the export's catalog, hold its ID as its id field
+        and only fields those catalogs name, each top-level one of the kind the catalog records for it, and
+        be followed by a chunk line for each chunk its external values' descriptors name, of the right size.
+        No ID may appear twice, no unique value twice or held by another stored record; references through
         relationships that do not allow dangling IDs must name records of the input or of the store;
         required fields must be there; an export must end with its end line, whose counts must match.
 
@@ -156,6 +157,19 @@ import Testing
         last one deletes it. After a failure (a full disk, a killed process) the store is consistent, and
         'kvtool import --resume' with the same input checks the rest of it again, deletes the staged chunks
         of the value that was under way, and finishes the import; --abandon forgets it instead.
+
+        An incremental export ('kvtool export --since'; its header has "since") carries its source's changes
+        after a history token to a copy of the source: its records replace the stored ones (--on-conflict
+        replace is its default, and the only policy it takes), and each delete line deletes its record, with
+        its index entries and external values, if the store holds it, and does nothing otherwise. Delete
+        lines come before the records, so that the unique values they free are free for the records. No
+        delete rule is applied: the source's cascades and nullifications are in the export as changes of
+        their own. A reference to a deleted record, from the input or from a stored record the input neither
+        replaces nor deletes, is a problem: the copy then differs from its source. So are two stored records
+        that traded unique values since the token (each value is held by the other when its record is
+        checked). Make a new copy from a full export then. Apply incremental exports in order, each from the
+        token the previous one went through (its header's "through"). A store whose history is on records
+        the import's changes, deletes included, as its own entries.
 
         An empty store (no entities, or no store at the path, which is then created) gets the export's whole
         catalog and schema version; a store with entities gets those of the export's entities that it lacks
@@ -181,7 +195,7 @@ import Testing
         OVERVIEW: Export records as JSON Lines, losslessly.
 
         USAGE: kvtool export <path> [<entity> ...] [--output <file>] [--force] [--mode <mode>]
-                             [--chunk-size <n>]
+                             [--chunk-size <n>] [--since <token>]
 
         ARGUMENTS:
           <path>                  The store's directory (the one that holds data.mdb).
@@ -193,6 +207,9 @@ import Testing
                                   link, FIFO or device.
           --mode <mode>           The permissions of the new file, in octal. (default: 0600, owner only)
           --chunk-size <n>        How many records one transaction handles. (default: 1000)
+          --since <token>         Export only the changes committed after this history token (as an export's
+                                  header, 'kvtool history' or 'kvtool info' gives it), with delete lines for
+                                  the models deleted since.
           --version               Show the version.
           -h, --help              Show help information.
 
@@ -231,11 +248,69 @@ import Testing
         line, so 'import' refuses it (with --output, no file is left), reports the damage and exits with 1.
         A record that does not decode stops the export.
 
+        History: when the store's change history is on, the header records the store's last history token,
+        read before the first record: "through":"<store ID>:<position>". A copy made from the export holds
+        the store's changes through it (records committed during the export may be in it too, and come
+        again), and goes on with --since.
+
+        --since <token> writes an incremental export (format version 3): the changes committed after the
+        token, all read in one read transaction, held open while the lines are written, with the history's
+        last token, which the header records as "through" beside "since". Each model a commit changed since
+        (delete rules' cascades and nullifications included) is written once, as it is now: a record line
+        with its chunk lines when it exists, and when it was deleted a delete line, {"kind":"delete",
+        "entity":"Task", "id":"..."}. Delete lines come first, then the models that existed at the token,
+        then those inserted since. The end line also counts the deletes ("deletes":2, in total and per
+        entity) and lists the entities that have lines. With entities named, only their changes are written,
+        but the token still covers the whole store. 'kvtool import' applies it to a copy: records replace
+        the stored ones, delete lines delete theirs. Without --output, the token the export goes through is
+        also printed to standard error, to pass to the next --since. A store without history, a token of
+        another store, a token after which entries were pruned, one past the last commit and a damaged
+        history entry are errors (exit status 1): export in full into a new copy instead.
+
         The file is written under a temporary name beside it, flushed to disk and renamed into place only
         once complete, so a failure (a full disk, say) never leaves part of it. An existing file is replaced
         only with --force, and only a regular file of your own: never a symbolic link, a FIFO, a device, a
         directory or another user's file. The new file's mode is 0600 (owner only) unless --mode gives
         another.
+
+        """
+
+    static let historyHelp = """
+        OVERVIEW: List the store's change history: what each commit changed.
+
+        USAGE: kvtool history <path> [--since <token>] [--entity <name> ...] [--author <name>] [--limit <n>]
+                              [--json]
+
+        ARGUMENTS:
+          <path>                  The store's directory (the one that holds data.mdb).
+
+        OPTIONS:
+          --since <token>         List the entries after this token (as 'history' or an export's header
+                                  gives it); from the oldest entry kept by default.
+          --entity <name>         Only entries that changed a model of this entity; repeatable.
+          --author <name>         Only the entries of commits by this author.
+          --limit <n>             List at most n entries.
+          --json                  Print JSON Lines, an entry per line, instead of text for people.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        A store whose history a program switched on (ModelContainer.enableHistory(retention:)) records an
+        entry for every commit that changed models, in the commit's transaction, by every writer ('kvtool
+        import' included): its token (<store ID>:<position>, one more for each commit), its time (by the
+        clock of the process that committed, in ISO 8601), its author, and each model it inserted, updated
+        or deleted, with the models a delete rule reached: 'cascaded' (deleted by a cascade from the model
+        named) and 'nullified' (a reference to the deleted model removed). A deleted model's line shows the
+        values its entity keeps on deletion, as 'export' writes records. The store keeps what its retention
+        says; the last line tells the store's last token, which 'kvtool export --since' takes.
+
+        Entries come oldest first, after --since (a token 'history' or an export's header gave), or from the
+        oldest one kept. --entity, --author and --limit choose among them: an entry that changed a model of
+        one of the entities is listed whole. The entries are read in one read transaction and held in
+        memory, so --limit bounds both.
+
+        A token of another store's history (or of a history switched off since), one after which entries
+        were pruned, one past the last commit (a store restored from an older copy), and a damaged entry are
+        errors, exit status 1; a store without history is one too.
 
         """
 
@@ -254,6 +329,11 @@ import Testing
     @Test func importAndExportHelpIsPinned() {
         #expect(kvtool("help", "import") == RunResult(status: 0, output: Self.importHelp, errors: ""))
         #expect(kvtool("help", "export") == RunResult(status: 0, output: Self.exportHelp, errors: ""))
+    }
+
+    @Test func historyHelpIsPinned() {
+        #expect(kvtool("help", "history") == RunResult(status: 0, output: Self.historyHelp, errors: ""))
+        #expect(kvtool("history", "--help") == RunResult(status: 0, output: Self.historyHelp, errors: ""))
     }
 
     @Test(arguments: KVTool.commandNames)

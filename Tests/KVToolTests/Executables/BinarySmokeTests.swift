@@ -50,4 +50,17 @@ import Testing
         #expect(missing.status == 64)
         #expect(missing.errors.hasPrefix("Error: Missing expected argument '<entity>'\n"))
     }
+
+    @Test func historyAndAnIncrementalExportRunInTheBuiltBinary() throws {
+        let store = TemporaryStore()
+        let id = try HistoryCommandTests.makeStore(at: store.path).storeID
+        let history = try Self.run(["history", store.path, "--json"])
+        #expect(history.status == 0)
+        #expect(history.errors == "")
+        #expect(history.output.split(separator: "\n").count == 4)
+        let export = try Self.run(["export", store.path, "--since", "\(id):2"])
+        #expect(export.status == 0)
+        #expect(export.output.split(separator: "\n").count == 5, "the header, 3 delete lines, the end line")
+        #expect(export.errors.hasPrefix("The export goes through history token \(id):4: "))
+    }
 }

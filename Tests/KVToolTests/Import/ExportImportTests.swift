@@ -270,11 +270,11 @@ import Testing
         ),
         (
             #"{"kind":"tombstone","entity":"Task","id":"01900000-0000-7000-8000-000000000201"}"#,
-            "the line's kind 'tombstone' is not one this kvtool reads (header, record, chunk, end); the export was written by a newer kvtool: import it with that one"
+            "the line's kind 'tombstone' is not one this kvtool reads (header, record, chunk, delete, end); the export was written by a newer kvtool: import it with that one"
         ),
         (
-            #"{"kvtool-export":3,"kind":"header","format":1}"#,
-            "the export is of format version 3; this kvtool reads versions 1 to 2. Use a newer kvtool"
+            #"{"kvtool-export":4,"kind":"header","format":1}"#,
+            "the export is of format version 4; this kvtool reads versions 1 to 3. Use a newer kvtool"
         ),
     ])
     func refusesBadLines(_ line: String, _ message: String) throws {

@@ -27,7 +27,8 @@ public enum KVTool {
     static var commands: [any Command.Type] {
         [
             InfoCommand.self, SchemaCommand.self, CountCommand.self, ListCommand.self, GetCommand.self,
-            ExtractCommand.self, ExportCommand.self, ImportCommand.self, CheckCommand.self, CopyCommand.self,
+            ExtractCommand.self, HistoryCommand.self, ExportCommand.self, ImportCommand.self, CheckCommand.self,
+            CopyCommand.self,
             ReadersCommand.self,
         ]
     }

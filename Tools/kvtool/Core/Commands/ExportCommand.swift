@@ -37,6 +37,23 @@ struct ExportCommand: Command {
             committed during the walk). The export then writes every record it can read but not the end line, so \
             'import' refuses it (with --output, no file is left), reports the damage and exits with 1. A record \
             that does not decode stops the export.
+            History: when the store's change history is on, the header records the store's last history token, \
+            read before the first record: "through":"<store ID>:<position>". A copy made from the export holds the \
+            store's changes through it (records committed during the export may be in it too, and come again), and \
+            goes on with --since.
+            --since <token> writes an incremental export (format version 3): the changes committed after the token, \
+            all read in one read transaction, held open while the lines are written, with the history's last token, \
+            which the header records as "through" beside "since". Each model a commit changed since (delete rules' \
+            cascades and nullifications included) is written once, as it is now: a record line with its chunk lines \
+            when it exists, and when it was deleted a delete line, {"kind":"delete", "entity":"Task", "id":"..."}. \
+            Delete lines come first, then the models that existed at the token, then those inserted since. The end \
+            line also counts the deletes ("deletes":2, in total and per entity) and lists the entities that have \
+            lines. With entities named, only their changes are written, but the token still covers the whole \
+            store. 'kvtool import' applies it to a copy: records replace the stored ones, delete lines delete \
+            theirs. Without --output, the token the export goes through is also printed to standard error, to pass \
+            to the next --since. A store without history, a token of another store, a token after which entries \
+            were pruned, one past the last commit and a damaged history entry are errors (exit status 1): export in \
+            full into a new copy instead.
             \(OutputOptions.discussion)
             """)
 
@@ -49,6 +66,9 @@ struct ExportCommand: Command {
             "output", valueName: "file", help: "Write to this new file instead of standard output.")
         let file = OutputOptions.Arguments()
         let chunkSize = CommonOptions.chunkSize(default: CommonOptions.readChunkSize, unit: "records")
+        let since = HistoryCommand.sinceOption(
+            help: "Export only the changes committed after this history token (as an export's header, 'kvtool "
+                + "history' or 'kvtool info' gives it), with delete lines for the models deleted since.")
     }
 
     /// The store's directory.
@@ -61,6 +81,8 @@ struct ExportCommand: Command {
     let chunkSize: Int
     /// `--force` and `--mode` for the output file.
     let outputOptions: OutputOptions
+    /// The token an incremental export starts after, or `nil` for the whole store.
+    let since: HistoryToken?
 
     /// Reads the parsed arguments, checking the values that need no store.
     init(_ arguments: ParsedArguments<Arguments>) throws(UsageError) {
@@ -69,6 +91,7 @@ struct ExportCommand: Command {
         output = try arguments[\.output]
         chunkSize = try arguments[\.chunkSize]
         outputOptions = try OutputOptions(arguments, \.file)
+        since = try HistoryCommand.token(try arguments[\.since])
     }
 
     /// Runs the command and returns its exit status.
@@ -93,7 +116,20 @@ struct ExportCommand: Command {
                 try file?.check()
                 try console.checkOutput()
             }
-            sink.write(try ExportHeader(store: store).json().serialized() + "\n")
+            let history = try StoreHistory(store: store)
+            if let since {
+                let exporter = IncrementalExporter(
+                    store: store, history: history, since: since, selected: Set(entities))
+                let progress = Progress(console: console)
+                let outcome = try exporter.export(to: sink, progress: progress, checkOutput: checkOutput)
+                progress.finish()
+                try report(
+                    outcome.end, of: outcome.header, entityCount: outcome.end.entities.count, file: file,
+                    console: console)
+                return 0
+            }
+            let header = ExportHeader(store: store, through: try lastToken(history, console: console))
+            sink.write(try header.json().serialized() + "\n")
             try checkOutput()
             let progress = Progress(console: console)
             var end = ExportEnd()
@@ -117,17 +153,51 @@ struct ExportCommand: Command {
             }
             sink.write(end.json.serialized() + "\n")
             progress.finish()
-            if let file {
-                try file.commit()
-                var summary =
-                    "Exported \(Formatting.count(end.records, "record")) of "
-                    + "\(Formatting.count(selected.count, "entity", plural: "entities"))"
-                if end.chunks > 0 {
-                    summary += " and \(Formatting.count(end.chunks, "chunk")) of their external values"
-                }
-                console.print(summary + " to \(file.path).")
-            }
+            try report(end, of: header, entityCount: selected.count, file: file, console: console)
             return 0
         }
+    }
+
+    /// The store's last history token, read before the first record, or `nil` when its history is off. A history
+    /// that cannot be read does not stop a full export: the header goes without the token, with a warning.
+    private func lastToken(_ history: StoreHistory, console: Console) throws -> HistoryToken? {
+        do {
+            return try history.store.environment.read { txn in try history.state(in: txn)?.lastToken }
+        } catch let error as ToolError {
+            console.printError(
+                "warning: \(error.message). The export's header records no history token: a copy made from it "
+                    + "cannot go on with 'kvtool export --since'")
+            return nil
+        }
+    }
+
+    /// Commits the output file and prints the summary, or without a file, prints the history token the export goes
+    /// through to standard error.
+    private func report(
+        _ end: ExportEnd, of header: ExportHeader, entityCount: Int, file: OutputFile?, console: Console
+    ) throws {
+        guard let file else {
+            if let through = header.through {
+                console.printError(
+                    "The export goes through history token \(through): go on from it with 'kvtool export \(path) "
+                        + "--since \(through)'.")
+            }
+            return
+        }
+        try file.commit()
+        var summary = "Exported \(Formatting.count(end.records, "record"))"
+        if header.isIncremental {
+            summary += " and \(Formatting.count(end.deletes, "delete"))"
+        }
+        summary += " of \(Formatting.count(entityCount, "entity", plural: "entities"))"
+        if end.chunks > 0 {
+            summary += " and \(Formatting.count(end.chunks, "chunk")) of their external values"
+        }
+        if let since = header.since, let through = header.through {
+            summary += ", the changes after history token \(since) through \(through),"
+        } else if let through = header.through {
+            summary += ", through history token \(through),"
+        }
+        console.print(summary + " to \(file.path).")
     }
 }

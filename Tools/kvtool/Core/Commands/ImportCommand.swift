@@ -20,13 +20,13 @@ struct ImportCommand: Command {
         discussion: """
             The whole input is checked before anything is written: an input with any problem changes nothing, and \
             each problem is reported with its line (exit status 65). Each line must be well-formed JSON without a \
-            member named twice, of a kind this kvtool reads (header, record, chunk, end). A record must belong to an \
-            entity of the store or of the export's catalog, hold its ID as its id field and only fields those \
-            catalogs name, each top-level one of the kind the catalog records for it, and be followed by a chunk \
-            line for each chunk its external values' descriptors name, of the right size. No ID may appear twice, \
-            no unique value twice or held by another stored record; references through relationships that do not \
-            allow dangling IDs must name records of the input or of the store; required fields must be there; an \
-            export must end with its end line, whose counts must match.
+            member named twice, of a kind this kvtool reads (header, record, chunk, delete, end). A record must \
+            belong to an entity of the store or of the export's catalog, hold its ID as its id field and only \
+            fields those catalogs name, each top-level one of the kind the catalog records for it, and be \
+            followed by a chunk line for each chunk its external values' descriptors name, of the right size. No \
+            ID may appear twice, no unique value twice or held by another stored record; references through \
+            relationships that do not allow dangling IDs must name records of the input or of the store; required \
+            fields must be there; an export must end with its end line, whose counts must match.
             Required fields: the catalog does not record whether the program's model makes a field optional, so \
             the records are the evidence. A field is required when every record of the entity that the export holds \
             has a value for it (its end line lists them) and every record the store holds has one; with neither an \
@@ -40,6 +40,18 @@ struct ImportCommand: Command {
             it. After a failure (a full disk, a killed process) the store is consistent, and 'kvtool import \
             --resume' with the same input checks the rest of it again, deletes the staged chunks of the value that \
             was under way, and finishes the import; --abandon forgets it instead.
+            An incremental export ('kvtool export --since'; its header has "since") carries its source's changes \
+            after a history token to a copy of the source: its records replace the stored ones (--on-conflict \
+            replace is its default, and the only policy it takes), and each delete line deletes its record, with \
+            its index entries and external values, if the store holds it, and does nothing otherwise. Delete lines \
+            come before the records, so that the unique values they free are free for the records. No delete rule \
+            is applied: the source's cascades and nullifications are in the export as changes of their own. A \
+            reference to a deleted record, from the input or from a stored record the input neither replaces nor \
+            deletes, is a problem: the copy then differs from its source. So are two stored records that traded \
+            unique values since the token (each value is held by the other when its record is checked). Make a new \
+            copy from a full export then. Apply incremental exports in order, each from the token the previous one \
+            went through (its header's "through"). A store whose history is on records the import's changes, \
+            deletes included, as its own entries.
             An empty store (no entities, or no store at the path, which is then created) gets the export's whole \
             catalog and schema version; a store with entities gets those of the export's entities that it lacks \
             and the input has records of, and keeps its own catalog for the others.
@@ -139,7 +151,7 @@ struct ImportCommand: Command {
 
     /// Checks the input against the store (or the export's catalog alone, for a store to create).
     private func validate(
-        _ reader: LineReader, store: InspectedStore?, resumeLine: Int, policy: ConflictPolicy, console: Console
+        _ reader: LineReader, store: InspectedStore?, resumeLine: Int, policy: ConflictPolicy?, console: Console
     ) throws -> ImportValidation {
         let progress = Progress(console: console)
         defer { progress.finish() }
@@ -170,6 +182,10 @@ struct ImportCommand: Command {
         }
         let skipped = (counts[.keepsStored] ?? 0) + (counts[.skipped] ?? 0)
         if skipped > 0 { text += " and skip \(Formatting.grouped(skipped))" }
+        if !validation.deleteCounts.isEmpty {
+            text += " and delete \(Formatting.count(counts[.deletes] ?? 0, "record"))"
+            if let absent = counts[.absent], absent > 0 { text += " (\(Formatting.grouped(absent)) more not stored)" }
+        }
         console.print(text + "; nothing was written.")
         return 0
     }
@@ -178,7 +194,6 @@ struct ImportCommand: Command {
 
     private func importIntoNewStore(_ console: Console) throws -> Int32 {
         try checkNewStorePath()
-        let policy = self.policy ?? .fail
         let (reader, spool) = try openInput()
         let identity = reader.identity
         let validation = try validate(reader, store: nil, resumeLine: 1, policy: policy, console: console)
@@ -189,7 +204,7 @@ struct ImportCommand: Command {
         console.print("Created the store at '\(path)'.")
         return try withStore(path, writable: true) { store in
             try write(
-                validation, into: store, from: spool?.path ?? file, identity: identity, resuming: nil, policy: policy,
+                validation, into: store, from: spool?.path ?? file, identity: identity, resuming: nil,
                 console: console)
         }
     }
@@ -208,7 +223,7 @@ struct ImportCommand: Command {
                 "Another kvtool import is writing '\(path)' (of \(interrupted.input == "-" ? "standard input" : "'\(interrupted.input)'"), "
                     + "at line \(Formatting.grouped(interrupted.nextLine))); wait for it to end")
         }
-        var policy = self.policy ?? .fail
+        var policy = self.policy
         if resumes {
             guard let interrupted else {
                 throw ToolError("'\(path)' has no interrupted import to resume (its catalog has no import entry)")
@@ -244,14 +259,15 @@ struct ImportCommand: Command {
         if isDryRun { return reportDryRun(validation, console: console) }
         return try write(
             validation, into: store, from: spool?.path ?? file, identity: identity,
-            resuming: resumes ? interrupted : nil, policy: policy, console: console)
+            resuming: resumes ? interrupted : nil, console: console)
     }
 
     /// The write pass, and its report.
     private func write(
         _ validation: ImportValidation, into store: InspectedStore, from input: String, identity: [Int]?,
-        resuming interrupted: ImportProgress?, policy: ConflictPolicy, console: Console
+        resuming interrupted: ImportProgress?, console: Console
     ) throws -> Int32 {
+        let policy = validation.policy
         let reader = try LineReader(path: input)
         // Standard input was copied while it was checked: the copy is what gets written.
         guard file == "-" || reader.identity == identity else {
@@ -304,6 +320,10 @@ struct ImportCommand: Command {
                 " and \(Formatting.count(totals.values, "external value")) (\(Formatting.byteSize(totals.valueBytes)))"
         }
         summary += " from \(file == "-" ? "standard input" : file)"
+        if totals.deleted > 0 || totals.notStored > 0 {
+            summary += "; deleted \(Formatting.count(totals.deleted, "record"))"
+            if totals.notStored > 0 { summary += " (\(Formatting.grouped(totals.notStored)) more not stored)" }
+        }
         if totals.skipped > 0 { summary += "; skipped \(Formatting.grouped(totals.skipped)) (--on-conflict skip)" }
         console.print(summary + ".")
         return 0

@@ -1,4 +1,5 @@
 import CommandLineKit
+import Foundation
 import KVStore
 import KVStoreInspection
 import LMDB
@@ -12,6 +13,10 @@ struct InfoCommand: Command {
             program opens it with one; the migrations applied to it follow, with a migration under way if one was \
             interrupted. The map size is the one the store was last committed with; the used size is the pages in use times the page size. Readers are the \
             reader slots held, across all processes.
+            History is the persistent change history: off, or on with its retention (what each commit keeps of it), \
+            the token of the last commit recorded (which 'kvtool export --since' and 'kvtool history --since' take) \
+            and how many entries the store keeps; 'kvtool history' lists them. A history that cannot be read (a \
+            damaged counter or catalog entry) shows as unreadable, with the reason.
             """)
 
     /// The arguments and options of `kvtool info`.
@@ -44,6 +49,14 @@ struct InfoCommand: Command {
             let info = try environment.info()
             let main = try environment.statistics()
             let readers = try environment.readers().count
+            let history = try StoreHistory(store: store)
+            // The history's damage is one more fact about the store, not a reason to show none of the others.
+            let historyState: Result<StoreHistory.State?, ToolError>
+            do {
+                historyState = .success(try environment.read { txn in try history.state(in: txn) })
+            } catch let error as ToolError {
+                historyState = .failure(error)
+            }
             let tables = try store.tableNames().map { name in
                 let table = try store.anyTable(named: name)
                 return TableFacts(name: name, statistics: try environment.read { txn in try txn.statistics(of: table) })
@@ -65,6 +78,7 @@ struct InfoCommand: Command {
                     JSONMember("readersInUse", .number(String(readers))),
                     JSONMember("maxReaders", .number(String(info.maxReaders))),
                     JSONMember("lastTransaction", .number(String(info.lastTransactionID))),
+                    JSONMember("history", Self.json(historyState)),
                     JSONMember("tables", .array(tables.map(Self.json))),
                 ]
                 members.insert(contentsOf: SchemaHistory.jsonMembers(store.schema), at: 2)
@@ -84,6 +98,7 @@ struct InfoCommand: Command {
                 ("Readers in use", "\(readers) of \(info.maxReaders)"),
                 ("Last transaction", Formatting.grouped(info.lastTransactionID)),
             ]
+            lines += Self.historyLines(historyState)
             if let migration = SchemaHistory.migrationText(store.schema) {
                 lines.insert(("Migration", migration), at: 3)
             }
@@ -109,6 +124,53 @@ struct InfoCommand: Command {
     /// `64.0 MiB (67,108,864 bytes)`.
     private static func size(_ bytes: Int) -> String {
         bytes < 1024 ? "\(bytes) bytes" : "\(Formatting.byteSize(bytes)) (\(Formatting.grouped(bytes)) bytes)"
+    }
+
+    /// `History  on since …, keeps …`, the last token and the entries kept; `History  off`; `History  unreadable: …`.
+    private static func historyLines(_ result: Result<StoreHistory.State?, ToolError>) -> [(String, String)] {
+        let state: StoreHistory.State
+        switch result {
+        case .failure(let error): return [("History", "unreadable: \(error.message)")]
+        case .success(nil): return [("History", "off")]
+        case .success(let read?): state = read
+        }
+        return [
+            (
+                "History",
+                "on since \(ISO8601.displayString(state.catalog.enabled)), keeps "
+                    + StoreHistory.describe(state.catalog.retention)
+            ),
+            ("Last token", state.lastToken.description),
+            ("History entries", Formatting.grouped(state.entryCount)),
+        ]
+    }
+
+    /// The history's JSON: `null` when it is off, `{"error":…}` when it cannot be read.
+    private static func json(_ result: Result<StoreHistory.State?, ToolError>) -> JSONValue {
+        let state: StoreHistory.State
+        switch result {
+        case .failure(let error): return .object([JSONMember("error", .string(error.message))])
+        case .success(nil): return .null
+        case .success(let read?): state = read
+        }
+        let retention = state.catalog.retention
+        return .object([
+            JSONMember("storeID", .string(state.catalog.storeID.uuidString)),
+            JSONMember("enabled", .string(ISO8601.displayString(state.catalog.enabled))),
+            JSONMember(
+                "retention",
+                .object([
+                    JSONMember("maximumAge", retention.maximumAge.map(Self.seconds) ?? .null),
+                    JSONMember("maximumCount", retention.maximumCount.map { .number(String($0)) } ?? .null),
+                ])),
+            JSONMember("lastToken", .string(state.lastToken.description)),
+            JSONMember("entries", .number(String(state.entryCount))),
+        ])
+    }
+
+    /// Seconds as a JSON number: whole ones without a fraction.
+    private static func seconds(_ value: TimeInterval) -> JSONValue {
+        value == value.rounded() && abs(value) < 1e15 ? .number(String(Int64(value))) : .number(String(value))
     }
 
     private static func json(_ facts: TableFacts) -> JSONValue {

@@ -47,8 +47,7 @@ struct EntityExporter {
         let values = try externalValues()
         var audit = RecordTableAudit(entity: entity.name, table: records, path: store.path)
         var summary = ExportEnd.Entity(name: entity.name)
-        // Whether every record so far holds a value for each field id, indexed by id - 1.
-        var held = [Bool](repeating: true, count: entity.fields.count)
+        var held = HeldFields(entity: entity)
         var text = ""
         var writer = LineWriter(entity: entity, values: values)
         var after: [UInt8]?
@@ -92,7 +91,7 @@ struct EntityExporter {
                                 text += writer.recordLine(id: id, record: record)
                                 try writer.appendChunks(of: record, id: id, txn: txn, to: &text)
                             }
-                            note(record, in: &held)
+                            held.note(record)
                             _ = audit.visit(key)
                             summary.records += 1
                             visited += 1
@@ -115,11 +114,7 @@ struct EntityExporter {
             after = last
         }
         summary.chunks = writer.chunks
-        if summary.records > 0 {
-            summary.required = held.indices.compactMap { offset in
-                held[offset] ? entity.fields.name(for: UInt32(offset + 1), in: .topLevel) : nil
-            }
-        }
+        if summary.records > 0 { summary.required = held.required }
         return Outcome(summary: summary, damage: audit.damage(isComplete: true))
     }
 
@@ -143,8 +138,41 @@ struct EntityExporter {
         }
     }
 
+    /// The bytes of a record's external values.
+    private func externalSize(of record: RecordValue) -> Int {
+        entity.external.reduce(0) { total, field in
+            total + (ExternalDescriptor(RecordIndexKeys.value(of: field.name, in: record))?.byteCount ?? 0)
+        }
+    }
+
+    private func externalValues() throws -> CatalogExternalValues? {
+        try Self.externalValues(of: entity, in: store)
+    }
+
+    /// The external values of `entity`, or `nil` when it has no external field.
+    ///
+    /// - Throws: ``KVStoreError/damaged`` naming a table the file lacks.
+    static func externalValues(of entity: EntityCatalog, in store: InspectedStore) throws -> CatalogExternalValues? {
+        guard !entity.external.isEmpty else { return nil }
+        return try CatalogExternalValues.open(
+            entity: entity.name, environment: store.environment, isChecked: store.format.formatVersion >= 2)
+    }
+}
+
+/// The top-level fields that every record of an entity written so far holds a value other than null for: the end
+/// line's `required`.
+struct HeldFields {
+    let entity: EntityCatalog
+    /// Whether every record so far holds a value for each field id, indexed by id - 1.
+    private var held: [Bool]
+
+    init(entity: EntityCatalog) {
+        self.entity = entity
+        held = [Bool](repeating: true, count: entity.fields.count)
+    }
+
     /// Marks the fields a record holds no value for.
-    private func note(_ record: RecordValue, in held: inout [Bool]) {
+    mutating func note(_ record: RecordValue) {
         guard case .object(let entries) = record else {
             for index in held.indices { held[index] = false }
             return
@@ -156,22 +184,16 @@ struct EntityExporter {
         for index in held.indices where !present[index] { held[index] = false }
     }
 
-    /// The bytes of a record's external values.
-    private func externalSize(of record: RecordValue) -> Int {
-        entity.external.reduce(0) { total, field in
-            total + (ExternalDescriptor(RecordIndexKeys.value(of: field.name, in: record))?.byteCount ?? 0)
+    /// The fields every record noted holds, in the catalog's order (all of them when none was noted).
+    var required: [String] {
+        held.indices.compactMap { offset in
+            held[offset] ? entity.fields.name(for: UInt32(offset + 1), in: .topLevel) : nil
         }
-    }
-
-    private func externalValues() throws -> CatalogExternalValues? {
-        guard !entity.external.isEmpty else { return nil }
-        return try CatalogExternalValues.open(
-            entity: entity.name, environment: store.environment, isChecked: store.format.formatVersion >= 2)
     }
 }
 
 /// The text of an entity's record and chunk lines.
-private struct LineWriter {
+struct LineWriter {
     let entity: EntityCatalog
     let values: CatalogExternalValues?
     let kinds: [String: ValueKind]

@@ -15,11 +15,19 @@ import KVStoreInspection
 /// fields, removed indexes), whichever entities' records follow; `schema` holds the schema version and the migrations
 /// applied. An export of format version 1 (kvtool 0.1's) has `fields` (each entity's top-level field kinds by name)
 /// instead, and no catalog: it imports only into a store whose entities exist.
+///
+/// The export of a store whose change history is on records `through`, the store's last history token when the export
+/// read it: a copy made from the export holds the store's changes through that token, and goes on with
+/// `kvtool export --since <through>`. An incremental export (`--since`) is of format version 3 and records `since`,
+/// the token it starts after; its lines hold the changes between the two tokens (records and deletes), which an older
+/// kvtool refuses by the version rather than import as a full export.
 struct ExportHeader {
     /// The member that marks an export's header, with the export format's version as its value.
     static let marker = "kvtool-export"
-    /// The export format this kvtool writes.
+    /// The export format this kvtool writes for a whole store.
     static let version = 2
+    /// The export format of an incremental export: version 2 with `since` and delete lines.
+    static let incrementalVersion = 3
 
     /// The export format's version: 1 or 2.
     var version: Int
@@ -33,18 +41,45 @@ struct ExportHeader {
     var entities: [EntityCatalog]
     /// For version 1, each entity's top-level field kinds.
     var kinds: [String: [String: ValueKind]]
+    /// For an incremental export, the token it starts after: it holds the changes committed after it.
+    var since: HistoryToken?
+    /// The source store's last history token when the export read it, when its history is on.
+    var through: HistoryToken?
+
+    /// Whether the export holds the changes after a token rather than the whole store.
+    var isIncremental: Bool {
+        since != nil
+    }
 
     /// The header of an export of `store`: its catalog as it was read when the store was opened.
-    init(store: InspectedStore) {
-        version = Self.version
+    ///
+    /// - Parameter through: The store's last history token, when its history is on.
+    init(store: InspectedStore, through: HistoryToken?) {
+        self.init(store: store, entities: store.entities, schema: store.schema, since: nil, through: through)
+    }
+
+    /// The header of an export of `store` with the catalog read in the export's transaction.
+    ///
+    /// - Parameters:
+    ///   - entities: The catalog's entity entries.
+    ///   - schema: The catalog's schema state.
+    ///   - since: For an incremental export, the token it starts after.
+    ///   - through: The store's last history token, when its history is on.
+    init(
+        store: InspectedStore, entities: [EntityCatalog], schema: SchemaState, since: HistoryToken?,
+        through: HistoryToken?
+    ) {
+        version = since == nil ? Self.version : Self.incrementalVersion
         storeFormat = store.format.formatVersion
         created = ISO8601.exactString(store.format.created) ?? ISO8601.displayString(store.format.created)
-        var schema = store.schema
+        var schema = schema
         // Housekeeping of the source store, not part of its schema.
         schema.pendingDrops = []
         self.schema = schema
-        entities = store.entities
+        self.entities = entities
         kinds = [:]
+        self.since = since
+        self.through = through
     }
 
     /// The entry of `name`, if the header has one.
@@ -67,6 +102,8 @@ struct ExportHeader {
             JSONMember("format", .number(String(storeFormat))),
         ]
         if let created { members.append(JSONMember("created", .string(created))) }
+        if let since { members.append(JSONMember("since", .string(since.description))) }
+        if let through { members.append(JSONMember("through", .string(through.description))) }
         if let schema { members.append(JSONMember("schema", try Self.catalogJSON(schema))) }
         members.append(JSONMember("entities", .array(try entities.map(Self.catalogJSON))))
         return .object(members)
@@ -80,10 +117,10 @@ struct ExportHeader {
             throw ToolError("the export header's \"\(Self.marker)\" is not a version number")
         }
         guard version >= 1 else { throw ToolError("the export header gives the unknown version \(versionText)") }
-        guard version <= Self.version else {
+        guard version <= Self.incrementalVersion else {
             throw ToolError(
-                "the export is of format version \(version); this kvtool reads versions 1 to \(Self.version). Use a "
-                    + "newer kvtool")
+                "the export is of format version \(version); this kvtool reads versions 1 to "
+                    + "\(Self.incrementalVersion). Use a newer kvtool")
         }
         self.version = version
         guard case .number(let formatText)? = json[member: "format"], let storeFormat = Int(formatText) else {
@@ -110,6 +147,22 @@ struct ExportHeader {
             throw ToolError("the export header's \"created\" is not a string")
         }
         self.created = created
+        since = try Self.token(json, "since")
+        through = try Self.token(json, "through")
+        if (version == Self.incrementalVersion) != (since != nil) {
+            throw ToolError(
+                version == Self.incrementalVersion
+                    ? "the export header of version 3 (an incremental export) has no \"since\" token"
+                    : "the export header of version \(version) has a \"since\" token, which only version 3 has")
+        }
+        if let since {
+            guard let through else { throw ToolError("the incremental export's header has no \"through\" token") }
+            guard since.storeID == through.storeID, since.position <= through.position else {
+                throw ToolError(
+                    "the export header's \"since\" (\(since)) is not a token of the same history before its "
+                        + "\"through\" (\(through))")
+            }
+        }
         schema = try Self.decode(SchemaState.self, json[member: "schema"] ?? .null, what: "schema state")
         guard case .array(let entries)? = json[member: "entities"] else {
             throw ToolError("the export header's \"entities\" is not an array")
@@ -122,6 +175,16 @@ struct ExportHeader {
             }
             entities.append(entity)
         }
+    }
+
+    /// The history token of the member `name`, or `nil` when the header has none.
+    private static func token(_ json: JSONValue, _ name: String) throws(ToolError) -> HistoryToken? {
+        guard let value = json[member: name] else { return nil }
+        guard case .string(let text) = value, let token = HistoryToken(text) else {
+            throw ToolError(
+                "the export header's \"\(name)\" is not a history token (<store ID>:<position>): \(value.serialized())")
+        }
+        return token
     }
 
     /// The field kinds of a version 1 header: `"fields":{"Task":{"id":"uuid",…}}`.
@@ -165,8 +228,8 @@ struct ExportHeader {
 
 /// The values of the `kind` member of an export's lines.
 ///
-/// A reader rejects a kind it does not know with a message naming it, so that later versions can add kinds (a
-/// change-set line, a tombstone of a deleted model) that older readers refuse rather than misread.
+/// A reader rejects a kind it does not know with a message naming it, so that later versions can add kinds that older
+/// readers refuse rather than misread (as kvtool 0.1 refuses `delete`).
 enum ExportLineKind {
     /// The first line.
     static let header = "header"
@@ -174,8 +237,10 @@ enum ExportLineKind {
     static let record = "record"
     /// One chunk of an external value, after its record.
     static let chunk = "chunk"
+    /// A model deleted since an incremental export's `since` token: import deletes its record if stored.
+    static let delete = "delete"
     /// The last line.
     static let end = "end"
     /// The kinds this kvtool reads.
-    static let known = [header, record, chunk, end]
+    static let known = [header, record, chunk, delete, end]
 }

@@ -6,8 +6,8 @@ import KVStoreInspection
 /// schema later (``ImportEntity/record(from:)``).
 ///
 /// A line is an export's header (it has a `kvtool-export` member), or has a `kind`: `record` (the default for a line
-/// without one, as hand-written lines are), `chunk` or `end`. Any other kind is refused with a message naming it, so
-/// that a newer export's lines (a change set's tombstones, say) are never misread.
+/// without one, as hand-written lines are), `chunk`, `delete` or `end`. Any other kind is refused with a message naming
+/// it, so that a newer export's lines are never misread.
 enum ImportLine {
     /// The header: the export's version and catalog.
     case header(ExportHeader)
@@ -15,8 +15,18 @@ enum ImportLine {
     case record(RecordLine)
     /// A chunk of an external value.
     case chunk(ChunkLine)
+    /// A model to delete: an incremental export's model deleted since its token.
+    case delete(DeleteLine)
     /// The last line of an export, with its counts.
     case end(ExportEnd)
+
+    /// A delete line: `{"kind":"delete","entity":…,"id":…}`.
+    struct DeleteLine {
+        /// The entity.
+        let entity: String
+        /// The ID of the record to delete.
+        let id: UUID
+    }
 
     /// A record line: `{"kind":"record","entity":…,"id":…,"record":{…}}`.
     struct RecordLine {
@@ -95,6 +105,11 @@ enum ImportLine {
                 throw ToolError("the chunk line's \"data\" is not Base64")
             }
             return .chunk(ChunkLine(entity: entity, id: id, field: field, index: index, data: data))
+        case ExportLineKind.delete:
+            try expectMembers(
+                members, ["kind", "entity", "id"], shape: "{\"kind\":\"delete\",\"entity\":…,\"id\":…}")
+            let (entity, id) = try owner(json)
+            return .delete(DeleteLine(entity: entity, id: id))
         case ExportLineKind.end:
             return .end(try ExportEnd(json))
         case ExportLineKind.header:

@@ -32,10 +32,23 @@ final class ImportScratch {
         case skipped = 4
         /// Written by the import that this one resumes.
         case committed = 5
+        /// Deleted: a delete line's record, which the store holds.
+        case deletes = 6
+        /// Nothing to do: a delete line's record, which the store does not hold (or the import that this one
+        /// resumes deleted).
+        case absent = 7
 
         /// Whether the store holds a record with the ID once the import is done.
         var isStored: Bool {
-            self != .skipped
+            switch self {
+            case .skipped, .deletes, .absent: false
+            case .written, .replaces, .keepsStored, .committed: true
+            }
+        }
+
+        /// Whether the ID is a delete line's.
+        var isDelete: Bool {
+            self == .deletes || self == .absent
         }
 
         /// Whether the write pass writes the record.
@@ -157,6 +170,21 @@ final class ImportScratch {
         withUnsafeBytes(of: UInt64(line).bigEndian) { value.append(contentsOf: $0) }
         value.append(disposition.rawValue)
         try txn.put(value, forKey: Self.idKey(entity, id), in: ids)
+    }
+
+    /// Calls `body` with each record of the file of an entity, in ID order, with its line and disposition.
+    func forEachRecord(
+        of entity: UInt16, in txn: borrowing Transaction, _ body: (UUID, _ line: Int, Disposition) throws -> Void
+    ) throws {
+        var prefix: [UInt8] = []
+        withUnsafeBytes(of: entity.bigEndian) { prefix.append(contentsOf: $0) }
+        try txn.scan(ids, in: .prefix(prefix)) { key, value in
+            guard key.count == 18, value.count == 9, let disposition = Disposition(rawValue: value[8]),
+                let id = RecordKey.uuid(UnsafeRawBufferPointer(rebasing: key[2..<18]))
+            else { return true }
+            try body(id, Int(UInt64(bigEndian: value.loadUnaligned(as: UInt64.self))), disposition)
+            return true
+        }
     }
 
     // MARK: - Unique values

@@ -24,6 +24,10 @@ struct ImportValidation {
     let scratch: ImportScratch
     /// The record lines of each entity.
     var recordCounts: [String: Int]
+    /// The delete lines of each entity.
+    var deleteCounts: [String: Int]
+    /// The conflict policy the records were checked with: the one given, or for an incremental export `replace`.
+    var policy: ConflictPolicy
     /// The lines read, the bytes read, and their fingerprint.
     var lines: Int
     var bytes: Int
@@ -43,6 +47,11 @@ struct ImportValidation {
 /// twice; its unique values must not collide within the file, nor with the store's but as `--on-conflict` allows; its
 /// references through relationships that do not allow dangling IDs must name records of the file or of the store;
 /// and the fields every record of the entity has (see ``requiredFields``) must not be missing.
+///
+/// Delete lines (an incremental export's) come before the records; their ID must not appear twice either, a unique
+/// value of a record they delete is free for the records after them, no record may reference one, and no stored
+/// record that the input leaves as it is may reference one through a relationship that does not allow dangling IDs:
+/// import applies no delete rules (the source's cascades and nullifications travel as changes of their own).
 final class ImportValidator {
     /// A record's external value that the next lines must hold, chunk by chunk.
     private struct ExpectedValue {
@@ -74,10 +83,16 @@ final class ImportValidator {
         let records: Table
         let unique: [Int: Table]
         let chunks: Table?
+        /// For each reference field of the entity, a ready index on that field alone, through which the records
+        /// that reference a deleted record are found.
+        let referenceIndexes: [String: Table]
     }
 
     private let store: InspectedStore?
-    private let policy: ConflictPolicy
+    /// The policy given, or `nil` for the default.
+    private let givenPolicy: ConflictPolicy?
+    /// The policy the records are checked with: known once the header is read.
+    private var policy: ConflictPolicy = .fail
     /// The seed of ``scratchKey(_:whole:)``'s second hash.
     private let scratchSeed = UInt64.random(in: 1...UInt64.max)
     /// The first line the import that this one resumes did not commit; 1 for a new import.
@@ -95,6 +110,11 @@ final class ImportValidator {
     /// The record whose chunk lines are skipped after one of them was wrong, so that one mistake is one problem.
     private var skippingChunksOf: UUID?
     private var recordCounts: [String: Int] = [:]
+    private var deleteCounts: [String: Int] = [:]
+    /// The first record line, after which a delete line is out of place.
+    private var firstRecordLine: Int?
+    /// The entities of which a delete line deletes a stored record.
+    private var deletedEntities: Set<String> = []
     private var chunkCounts: [String: Int] = [:]
     private var missing: [String: [String: Missing]] = [:]
     /// The fields every stored record of an entity has; `nil` inside when it has no stored record.
@@ -109,7 +129,8 @@ final class ImportValidator {
     ///
     /// - Parameters:
     ///   - store: The store, or `nil` when the import creates it.
-    ///   - policy: What to do with conflicts.
+    ///   - policy: What to do with conflicts, or `nil` for the default: `fail`, and for an incremental export
+    ///     `replace`, which is the only policy it takes.
     ///   - resumeLine: The line an interrupted import stopped at, whose earlier lines are in the store already; they
     ///     are checked within the file (duplicate IDs and unique values, references to them) but not against the
     ///     store. 1 for a new import.
@@ -117,11 +138,11 @@ final class ImportValidator {
     ///   - scratchParent: The directory to make the scratch store in.
     ///   - problemLimit: How many problems the report lists.
     init(
-        store: InspectedStore?, policy: ConflictPolicy, resumeLine: Int, chunkSize: Int, scratchParent: String,
+        store: InspectedStore?, policy: ConflictPolicy?, resumeLine: Int, chunkSize: Int, scratchParent: String,
         problemLimit: Int = 100
     ) {
         self.store = store
-        self.policy = policy
+        givenPolicy = policy
         self.resumeLine = resumeLine
         self.chunkSize = chunkSize
         self.scratchParent = scratchParent
@@ -131,9 +152,29 @@ final class ImportValidator {
     /// Reads the whole input and checks every line.
     ///
     /// - Throws: ``ToolError`` when the input cannot be read, the scratch store cannot be made, or a stored table is
-    ///   missing; what LMDB throws. Problems of the input are in the result, not thrown.
+    ///   missing; ``UsageError`` for an incremental export with another `--on-conflict` than `replace`; what LMDB
+    ///   throws. Problems of the input are in the result, not thrown.
     func run(_ reader: LineReader, progress: Progress) throws -> ImportValidation {
         let header = try readHeader(reader)
+        if let since = header?.since {
+            if store?.entities.isEmpty ?? true {
+                let target =
+                    store.map { "the store at '\($0.path)' has no entities, and" } ?? "where there is no store, it"
+                throw ToolError(
+                    "The input is an incremental export (the changes after history token \(since)), which applies to "
+                        + "a copy of its source: \(target) would hold only the records changed since. Import a full "
+                        + "export of the source first, then the changes after the token its header records")
+            }
+            if let givenPolicy, givenPolicy != .replace {
+                throw UsageError(
+                    "The input is an incremental export (the changes after history token \(since)): it replaces the "
+                        + "stored records it changes, so it imports with --on-conflict replace (its default), not "
+                        + givenPolicy.rawValue)
+            }
+            policy = .replace
+        } else {
+            policy = givenPolicy ?? .fail
+        }
         let schema = ImportSchema(
             stored: store?.entities ?? [], storedSchema: store?.schema ?? SchemaState(), header: header)
         for problem in schema.problems { problems.add(line: headerLine ?? 1, problem) }
@@ -161,9 +202,11 @@ final class ImportValidator {
             progress.update("import: checking line \(Formatting.grouped(lineNumber))")
         }
         try finish(schema, scratch)
+        try checkStoredReferrers(schema, scratch)
         return ImportValidation(
-            problems: problems, schema: schema, scratch: scratch, recordCounts: recordCounts, lines: lineNumber,
-            bytes: reader.offset, fingerprint: reader.fingerprint, dispositions: dispositions)
+            problems: problems, schema: schema, scratch: scratch, recordCounts: recordCounts,
+            deleteCounts: deleteCounts, policy: policy, lines: lineNumber, bytes: reader.offset,
+            fingerprint: reader.fingerprint, dispositions: dispositions)
     }
 
     // MARK: - Lines
@@ -260,6 +303,8 @@ final class ImportValidator {
             checkCounts(value, number: number, schema)
         case .record(let record):
             try checkRecord(record, number: number, schema, scratch, scratchTxn, txn)
+        case .delete(let delete):
+            try checkDelete(delete, number: number, schema, scratch, scratchTxn, txn)
         case .chunk:
             break
         }
@@ -282,21 +327,13 @@ final class ImportValidator {
         _ scratchTxn: borrowing Transaction, _ txn: borrowing Transaction
     ) throws {
         guard let entity = schema[line.entity] else {
-            let known = schema.names.joined(separator: ", ")
-            problems.add(
-                line: number,
-                "unknown entity '\(line.entity)' (the store\(schema.header == nil ? " has" : " and the export's catalog have") "
-                    + "\(known.isEmpty ? "none" : known))")
+            unknownEntity(line.entity, number: number, schema)
             return
         }
         recordCounts[entity.name, default: 0] += 1
+        if firstRecordLine == nil { firstRecordLine = number }
         let label = "\(entity.name) \(line.id)"
-        if let index = entity.underivableIndex, underivableReported.insert(entity.name).inserted {
-            problems.add(
-                line: number,
-                "\(entity.name)'s index \(index.name) has a key encoding of its own that only a program declaring it "
-                    + "computes; kvtool cannot maintain it: write \(entity.name) through the program")
-        }
+        checkDerivable(entity, number: number)
         let record: RecordValue
         do throws(ToolError) {
             record = try entity.record(from: line)
@@ -354,6 +391,130 @@ final class ImportValidator {
                 entity, line.id, record: record, number: number, label: label, schema, scratch,
                 scratchTxn, txn)
         }
+    }
+
+    /// Reports a line of an entity that neither the store nor the export's catalog has.
+    private func unknownEntity(_ name: String, number: Int, _ schema: ImportSchema) {
+        let known = schema.names.joined(separator: ", ")
+        problems.add(
+            line: number,
+            "unknown entity '\(name)' (the store\(schema.header == nil ? " has" : " and the export's catalog have") "
+                + "\(known.isEmpty ? "none" : known))")
+    }
+
+    /// Reports, once per entity, an index that only a program declaring it can maintain, when the import writes or
+    /// deletes a record of its entity.
+    private func checkDerivable(_ entity: ImportEntity, number: Int) {
+        guard let index = entity.underivableIndex, underivableReported.insert(entity.name).inserted else { return }
+        problems.add(
+            line: number,
+            "\(entity.name)'s index \(index.name) has a key encoding of its own that only a program declaring it "
+                + "computes; kvtool cannot maintain it: write \(entity.name) through the program")
+    }
+
+    // MARK: - Deletes
+
+    /// Checks a delete line, and records what the import does with it: deletes a stored record, or nothing.
+    private func checkDelete(
+        _ line: ImportLine.DeleteLine, number: Int, _ schema: ImportSchema, _ scratch: ImportScratch,
+        _ scratchTxn: borrowing Transaction, _ txn: borrowing Transaction
+    ) throws {
+        if let first = firstRecordLine {
+            problems.add(
+                line: number,
+                "a delete line after the record at line \(first): delete lines come before the records (as 'kvtool "
+                    + "export --since' writes them), so that what they free is known when the records are checked")
+            return
+        }
+        guard let entity = schema[line.entity] else {
+            unknownEntity(line.entity, number: number, schema)
+            return
+        }
+        deleteCounts[entity.name, default: 0] += 1
+        if let earlier = try scratch.record(entity.ordinal, line.id, in: scratchTxn) {
+            problems.add(
+                line: number,
+                "\(entity.name) \(line.id): the ID appears twice in the input, also at line \(earlier.line)")
+            return
+        }
+        // A line before the resume point was committed: its record is gone.
+        let disposition: ImportScratch.Disposition =
+            try number >= resumeLine && storeHas(entity, line.id, txn) ? .deletes : .absent
+        if disposition == .deletes {
+            deletedEntities.insert(entity.name)
+            checkDerivable(entity, number: number)
+        }
+        dispositions[disposition, default: 0] += number >= resumeLine ? 1 : 0
+        try scratch.setRecord(entity.ordinal, line.id, line: number, disposition, in: scratchTxn)
+    }
+
+    /// Checks that no stored record that the input leaves as it is references a record a delete line deletes,
+    /// through a relationship that does not allow dangling references: such a record would be left dangling, since
+    /// import applies no delete rules. The referring records are found through a ready index on the reference's field,
+    /// or else by reading the referring entity's records.
+    private func checkStoredReferrers(_ schema: ImportSchema, _ scratch: ImportScratch) throws {
+        guard let store, !deletedEntities.isEmpty else { return }
+        for source in schema.names.compactMap({ schema[$0] }) where !source.isNew {
+            for reference in source.references where deletedEntities.contains(reference.target) {
+                guard let target = schema[reference.target], let tables = tables[source.name] else { continue }
+                if let index = tables.referenceIndexes[reference.field] {
+                    try store.environment.read { txn in
+                        try scratch.environment.read { scratchTxn in
+                            try scratch.forEachRecord(of: target.ordinal, in: scratchTxn) { id, line, disposition in
+                                guard disposition == .deletes else { return }
+                                let key = try RecordIndexKeys.key(for: [.uuid(id)], fields: [reference.field])
+                                for referrer in try RecordKey.ids(forKey: key, in: index, txn: txn) {
+                                    try checkReferrer(
+                                        referrer, of: source, reference, deleted: (target, id, line), scratch,
+                                        scratchTxn)
+                                }
+                            }
+                        }
+                    }
+                } else {
+                    var scan = ChunkedScan(
+                        environment: store.environment, table: tables.records, chunkSize: CommonOptions.readChunkSize)
+                    try scratch.environment.read { scratchTxn in
+                        try scan.forEach { _, key, value in
+                            guard let referrer = RecordKey.uuid(key) else { return true }
+                            let record = try RecordKey.decode(value, id: referrer, entity: source.catalog)
+                            let (ids, _) = RelationshipPath.storedIDs(
+                                RecordIndexKeys.value(of: reference.field, in: record))
+                            for id in ids {
+                                guard let found = try scratch.record(target.ordinal, id, in: scratchTxn),
+                                    found.1 == .deletes
+                                else { continue }
+                                try checkReferrer(
+                                    referrer, of: source, reference, deleted: (target, id, found.line), scratch,
+                                    scratchTxn)
+                            }
+                            return true
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reports a stored record that references a deleted one, unless the input replaces it (its new references are
+    /// checked with its line) or deletes it too.
+    private func checkReferrer(
+        _ referrer: UUID, of source: ImportEntity, _ reference: ImportEntity.Reference,
+        deleted: (entity: ImportEntity, id: UUID, line: Int), _ scratch: ImportScratch,
+        _ scratchTxn: borrowing Transaction
+    ) throws {
+        if let found = try scratch.record(source.ordinal, referrer, in: scratchTxn),
+            found.1 == .replaces || found.1 == .deletes
+        {
+            return
+        }
+        problems.add(
+            line: deleted.line,
+            "\(deleted.entity.name) \(deleted.id): deleted, but the stored \(source.name) \(referrer), which the input "
+                + "neither replaces nor deletes, references it through \(reference.field) (relationship "
+                + "\(reference.relationship) does not allow dangling references). Import applies no delete rules (an "
+                + "incremental export carries the source's cascades and nullifications as changes of their own): "
+                + "the store holds changes its source did not make. Make a new copy from a full export")
     }
 
     /// The names in a record that the entity's catalogs do not know: member names of objects at any depth (not the
@@ -448,10 +609,10 @@ final class ImportValidator {
                 if policy == .skip {
                     disposition = isStored ? .keepsStored : .skipped
                 } else if let replaced = try scratch.record(entity.ordinal, holder, in: scratchTxn),
-                    replaced.1 == .replaces
+                    replaced.1 == .replaces || replaced.1 == .deletes
                 {
                     // An earlier line replaces the holder with another value (the same one would have collided
-                    // within the file), which frees this one.
+                    // within the file), or deletes it, which frees this one.
                     continue
                 } else {
                     let hint =
@@ -499,7 +660,13 @@ final class ImportValidator {
             }
             for targetID in ids {
                 if let found = try scratch.record(target.ordinal, targetID, in: scratchTxn) {
-                    if !found.1.isStored {
+                    if found.1.isDelete {
+                        problems.add(
+                            line: number,
+                            "\(label): \(reference.field) references \(target.name) \(targetID), which line "
+                                + "\(found.line) deletes (relationship \(reference.relationship) does not allow "
+                                + "dangling references)")
+                    } else if !found.1.isStored {
                         problems.add(
                             line: number,
                             "\(label): \(reference.field) references \(target.name) \(targetID), which this import "
@@ -592,6 +759,21 @@ final class ImportValidator {
         for name in names.sorted() {
             problems.add(line: number, "the end line does not count the records of \(name) that the input has")
         }
+        guard end.countsDeletes else {
+            if !deleteCounts.isEmpty {
+                problems.add(line: number, "the end line does not count the delete lines that the input has")
+            }
+            return
+        }
+        for entity in end.entities where (deleteCounts[entity.name] ?? 0) != entity.deletes {
+            problems.add(
+                line: number,
+                "the end line counts \(Formatting.count(entity.deletes, "delete line")) of \(entity.name), and the "
+                    + "input has \(Formatting.grouped(deleteCounts[entity.name] ?? 0)): lines were lost or added")
+        }
+        for name in deleteCounts.keys.sorted() where end.entity(named: name) == nil {
+            problems.add(line: number, "the end line does not count the delete lines of \(name) that the input has")
+        }
     }
 
     /// The checks that need the whole input: chunk lines still due, the end line, references to IDs not seen when
@@ -617,14 +799,18 @@ final class ImportValidator {
                     return
                 }
                 let reference = source.references[pending.reference]
-                let skipped = try scratch.record(pending.target, pending.id, in: scratchTxn) != nil
+                let found = try scratch.record(pending.target, pending.id, in: scratchTxn)
                 problems.add(
                     line: pending.line,
                     "\(source.name) \(pending.sourceID): \(reference.field) references \(target.name) \(pending.id), "
-                        + (skipped
-                            ? "which this import skips (a unique value of it is a stored record's)"
-                            : "which is neither in the input nor in the store (relationship \(reference.relationship) "
-                                + "does not allow dangling references)"))
+                        + (found.map { found in
+                            found.1.isDelete
+                                ? "which line \(found.line) deletes (relationship \(reference.relationship) does not "
+                                    + "allow dangling references)"
+                                : "which this import skips (a unique value of it is a stored record's)"
+                        }
+                            ?? "which is neither in the input nor in the store (relationship "
+                            + "\(reference.relationship) does not allow dangling references)"))
             }
         }
         for name in recordCounts.keys.sorted() {
@@ -728,8 +914,18 @@ final class ImportValidator {
                         "The table of \(entity.name)'s external values is missing; run 'kvtool check \(store.path)'")
                 }
             }
+            var referenceIndexes: [String: Table] = [:]
+            for reference in entity.references {
+                guard
+                    let index = entity.catalog.indexes.first(where: {
+                        $0.fields == [reference.field] && $0.isReady && $0.isDerivable
+                    })
+                else { continue }
+                referenceIndexes[reference.field] = try store.indexTable(of: entity.catalog, index)
+            }
             tables[entity.name] = StoredTables(
-                records: try store.recordTable(of: entity.catalog), unique: unique, chunks: chunks)
+                records: try store.recordTable(of: entity.catalog), unique: unique, chunks: chunks,
+                referenceIndexes: referenceIndexes)
         }
     }
 

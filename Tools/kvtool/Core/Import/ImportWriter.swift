@@ -15,7 +15,9 @@ import LMDB
 ///   writer changed the catalog, the entries are read again, and the import stops if an entity it writes lost or
 ///   changed its relationships or external fields, or a migration began; a new index is opened and maintained;
 /// - writes each record through ``RecordWriter`` (indexes through the library's derivation, field names interned and
-///   their catalog entries written in the same transaction);
+///   their catalog entries written in the same transaction), and deletes the record of each delete line, if stored;
+/// - records its changes as the store's history entry, when the store's history is on: each record written as
+///   inserted or updated, each record deleted as deleted (with the values its entity keeps on deletion);
 /// - writes the import entry (``ImportProgress``) with the line the next transaction starts at, or deletes it in the
 ///   last one.
 final class ImportWriter {
@@ -24,11 +26,14 @@ final class ImportWriter {
         var written = 0
         var replaced = 0
         var skipped = 0
+        var deleted = 0
+        var notStored = 0
         var values = 0
         var valueBytes = 0
     }
 
-    /// A record of the input on its way to the store.
+    /// A record of the input on its way to the store, or a delete line's record (its disposition says which; it has
+    /// no record and no chunks).
     private struct Unit {
         var work: RecordWriter.Work
         let disposition: ImportScratch.Disposition
@@ -103,8 +108,8 @@ final class ImportWriter {
         if resumedToken == nil { self.entry.createdEntities = createdEntities }
         schemaState = validation.schema.schemaState
         totals = Totals(
-            written: entry.written, replaced: entry.replaced, skipped: entry.skipped, values: entry.values,
-            valueBytes: entry.valueBytes)
+            written: entry.written, replaced: entry.replaced, skipped: entry.skipped, deleted: entry.deleted ?? 0,
+            notStored: entry.notStored ?? 0, values: entry.values, valueBytes: entry.valueBytes)
     }
 
     /// The entities this run of the import creates (a resumed import's were created by its first run).
@@ -131,6 +136,8 @@ final class ImportWriter {
             }
         }
         var names = Set(validation.recordCounts.keys)
+        // The stored entities of delete lines; one the store lacks has nothing to delete.
+        for name in validation.deleteCounts.keys where validation.schema[name]?.isNew == false { names.insert(name) }
         for name in names {
             for reference in validation.schema[name]?.references ?? [] { names.insert(reference.target) }
         }
@@ -158,14 +165,19 @@ final class ImportWriter {
 
     /// Records `changes` as the transaction's history entry when the store's history is on.
     ///
+    /// - Parameter keptValues: The values the entities of deleted records keep on deletion, for their tombstones.
     /// - Throws: `MissingTables` when history was switched on after the import opened its tables.
-    private func recordHistory(_ changes: [ChangeSet.Change], in txn: borrowing Transaction) throws {
+    private func recordHistory(
+        _ changes: [ChangeSet.Change], keptValues: [ChangeSet.ModelID: [(name: String, value: RecordValue)]],
+        in txn: borrowing Transaction
+    ) throws {
         guard !changes.isEmpty,
             let catalog = try Catalog.read(HistoryCatalog.self, key: Catalog.historyKey, in: txn, table: store.catalog)
         else { return }
         guard let historyTable else { throw MissingTables() }
         _ = try historyTable.append(
-            changes, keptValues: [:], author: "kvtool import", date: Date(), origin: 0, retention: catalog.retention,
+            changes, keptValues: keptValues, author: "kvtool import", date: Date(), origin: 0,
+            retention: catalog.retention,
             in: txn)
     }
 
@@ -240,6 +252,16 @@ final class ImportWriter {
             switch parsed {
             case .header, .end:
                 continue
+            case .delete(let deleteLine):
+                guard let entity = validation.schema[deleteLine.entity],
+                    let (checkedLine, disposition) = try validation.scratch.record(
+                        entity.ordinal, deleteLine.id, in: scratchTxn), checkedLine == lineNumber, disposition.isDelete
+                else { throw changedInput() }
+                units.append(
+                    Unit(
+                        work: RecordWriter.Work(entity: entity, id: deleteLine.id, line: lineNumber, record: .null),
+                        disposition: disposition, offset: offset, chunkCount: 0, values: (0, 0)))
+                records += 1
             case .record(let recordLine):
                 guard let entity = validation.schema[recordLine.entity],
                     let record = try? entity.record(from: recordLine),
@@ -351,6 +373,7 @@ final class ImportWriter {
         result.totals = totals
         var changed: Set<String> = []
         var history: [ChangeSet.Change] = []
+        var keptValues: [ChangeSet.ModelID: [(name: String, value: RecordValue)]] = [:]
         for (position, unit) in units.enumerated() {
             // Random index entries of a large chunk read many pages through the memory map: give them back as the
             // transaction goes, so that resident memory stays bounded by a part of the chunk.
@@ -358,6 +381,16 @@ final class ImportWriter {
                 try store.environment.releaseMappedPages()
             }
             let name = unit.work.entity.name
+            if unit.disposition.isDelete {
+                if let kept = try delete(unit, entries: entries, in: txn) {
+                    result.totals.deleted += 1
+                    history.append(ChangeSet.Change(.deleted, entity: name, id: unit.work.id))
+                    if !kept.isEmpty { keptValues[ChangeSet.ModelID(entity: name, id: unit.work.id)] = kept }
+                } else {
+                    result.totals.notStored += 1
+                }
+                continue
+            }
             guard unit.disposition.isWritten else {
                 if unit.isComplete { result.totals.skipped += 1 }
                 continue
@@ -402,7 +435,7 @@ final class ImportWriter {
                 try Catalog.write(entry, key: Catalog.entityKey(name), in: txn, table: store.catalog)
             }
         }
-        try recordHistory(history, in: txn)
+        try recordHistory(history, keptValues: keptValues, in: txn)
         if isFinal {
             try ImportProgress.delete(in: txn, catalog: store.catalog)
         } else {
@@ -412,6 +445,8 @@ final class ImportWriter {
             progress.written = result.totals.written
             progress.replaced = result.totals.replaced
             progress.skipped = result.totals.skipped
+            progress.deleted = result.totals.deleted
+            progress.notStored = result.totals.notStored
             progress.values = result.totals.values
             progress.valueBytes = result.totals.valueBytes
             progress.updated = Date()
@@ -422,6 +457,32 @@ final class ImportWriter {
         result.entries = entries
         result.generation = try Catalog.generation(in: txn, table: store.catalog)
         return result
+    }
+
+    /// Deletes a delete line's record, if the store holds it.
+    ///
+    /// - Returns: The values its entity keeps on deletion, or `nil` when the store holds no such record (or no such
+    ///   entity).
+    /// - Throws: ``ImportStop`` when another writer created the entity meanwhile, or the index derivation fails;
+    ///   `MissingTables` for an index added meanwhile; what LMDB throws.
+    private func delete(
+        _ unit: Unit, entries: [String: EntityCatalog], in txn: borrowing Transaction
+    ) throws -> [(name: String, value: RecordValue)]? {
+        let name = unit.work.entity.name
+        guard let entry = entries[name] else { return nil }
+        guard let tables = tables[name] else {
+            throw ImportStop(
+                line: unit.work.line,
+                message: "another writer created \(name) during the import; resume it to check the rest of the input "
+                    + "against the new schema")
+        }
+        var writer = RecordWriter(tables: tables, policy: policy)
+        writer.longKeyHash = store.format.longKeyHash ?? .standard
+        do {
+            return try writer.delete(unit.work.id, entry: entry, txn: txn)
+        } catch let error as KVStoreError {
+            throw ImportStop(line: unit.work.line, message: error.message)
+        }
     }
 
     /// The catalog's entries: those read after the last commit when the generation says nothing changed since,

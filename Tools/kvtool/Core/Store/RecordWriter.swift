@@ -133,6 +133,39 @@ struct RecordWriter {
         return old == nil ? .written : .replaced
     }
 
+    /// Deletes the stored record `id`, as the library deletes a model of an entity it knows from the catalog alone
+    /// (`CatalogEntityStore.deleteModels`): its entries in every index through ``DerivedIndexChanges`` (unique ones
+    /// included), the record, and every external value of it, staged ones included. No delete rule is applied: an
+    /// incremental export carries the source's cascades and nullifications as changes of their own.
+    ///
+    /// - Parameters:
+    ///   - id: The record's ID.
+    ///   - entry: The entity's catalog entry as the transaction sees it.
+    ///   - txn: The write transaction.
+    /// - Returns: The values the entity keeps on deletion, for the history's tombstone (none when it keeps none), or
+    ///   `nil` when the store has no record with the ID, and nothing was done.
+    /// - Throws: ``InspectionError/damaged`` for a stored record that does not decode; ``KVStoreError`` from the index
+    ///   derivation (an index only its program can compute); `MissingTables` for an index whose table is not open;
+    ///   what LMDB throws.
+    func delete(
+        _ id: UUID, entry: EntityCatalog, txn: borrowing Transaction
+    ) throws -> [(name: String, value: RecordValue)]? {
+        guard let old = try RecordKey.record(id, of: entry, in: tables.records, txn: txn) else { return nil }
+        let indexes = try entry.indexes.map { index in
+            guard let table = tables.indexes[index.name] else { throw MissingTables() }
+            return DerivedIndex(catalog: index, table: table)
+        }
+        try RecordKey.bytes(id).withBorrowedBytes { key in
+            try DerivedIndexChanges(
+                indexes, entity: entry.name, id: id, old: old, new: nil, key: key, records: tables.records,
+                fields: entry.fields, hash: longKeyHash, in: txn
+            ).apply(key: key, in: txn)
+            _ = try txn.delete(forKey: key, in: tables.records)
+        }
+        try tables.values?.deleteAll(owner: id, in: txn)
+        return old.fields(named: entry.preservedOnDeletion)
+    }
+
     /// Writes chunks of a record whose other chunks come in later transactions, staging their values, and returns
     /// the fields staged by this transaction.
     ///
