@@ -53,15 +53,31 @@ extension Environment {
         // The length is read after the meta pages: a writer that committed since the file was opened has grown it
         // before it wrote the meta page read here, while the size taken at the open may predate both.
         let fileLength = file.currentSize() ?? file.size
-        guard fileLength >= needed else { throw truncated(length: fileLength, needed: needed, path: path) }
+        guard fileLength >= needed else {
+            guard fileLength >= 2 * newest.pageSize, tailIsFree(dataPath) else {
+                throw truncated(length: fileLength, needed: needed, path: path)
+            }
+            return
+        }
+    }
+
+    /// Whether the pages of the data file's newest snapshot past the file's end are all free, so that no reader
+    /// reads one: LMDB does not write the pages a transaction allocated and freed again (see
+    /// `PageChecker.isTailFree`). A roots check of the file reads the free list to find out.
+    private static func tailIsFree(_ dataPath: String) -> Bool {
+        guard let file = try? DataFile.open(path: dataPath),
+            let report = try? PageChecker.check(file, options: PageCheck.Options(scope: .roots, maxProblems: 100))
+        else { return false }
+        return !report.problems.contains { $0.kind == .truncatedFile && $0.severity == .damage }
     }
 
     /// Checks, right after `mdb_env_open`, that the data file holds every page its meta page names.
     ///
     /// LMDB maps the data file and trusts its meta page: a data file cut short (a copy that stopped halfway, a
     /// truncation) opens without an error, and the first read of a page past its end raises SIGBUS and kills the
-    /// process. Committed pages are always written before the meta page that names them, so a shorter file is
-    /// damaged.
+    /// process. Committed pages are written before the meta page that names them, except those a transaction
+    /// allocated and freed again, which go to the free list unwritten: a shorter file is damaged unless every page
+    /// past its end is free.
     ///
     /// - Throws: ``LMDBError/corrupted`` naming both lengths.
     static func checkDataFileLength(_ handle: OpaquePointer, path: String) throws(LMDBError) {
@@ -98,7 +114,10 @@ extension Environment {
             throw LMDBError(code: errno, operation: "fstat", path: path)
         }
         let current = Int(status.st_size)
-        guard current >= needed else { throw truncated(length: current, needed: needed, path: path) }
+        guard current >= needed else {
+            guard tailIsFree(path) else { throw truncated(length: current, needed: needed, path: path) }
+            return
+        }
     }
 
     private static func truncated(length: Int, needed: Int, path: String) -> LMDBError {

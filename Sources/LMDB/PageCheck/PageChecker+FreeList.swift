@@ -3,7 +3,8 @@ extension PageChecker {
     /// IDL (`MDB_IDL`): a count, then that many page numbers in descending order, each 8 bytes. LMDB reserves room
     /// for an entry before it fills it, so the value may be longer than its count needs.
     ///
-    /// A check of the roots reads no page list: it only checks where the list lies.
+    /// A check of the roots reads no page list (it only checks where the list lies), unless the file ends before the
+    /// snapshot's last page: the lists then say whether the pages past the end are free.
     func freeListEntry(_ node: Node, _ window: ByteWindow, page: Int, tree: TreeSpec, tally: inout TreeTally) {
         guard let key = window.window(node.keyOffset, node.keySize), key.count == 8, let transaction = key.u64(0) else {
             return
@@ -16,12 +17,14 @@ extension PageChecker {
         }
         let source: ValueSource
         if node.isBigData {
-            guard let first = overflow(of: node, window, page: page, tree: tree, tally: &tally, read: isFull) else {
+            guard
+                let first = overflow(of: node, window, page: page, tree: tree, tally: &tally, read: readsFreeLists)
+            else {
                 return
             }
             source = .pages(firstByte: first * pageSize + PageLayout.headerSize)
         } else {
-            guard isFull, let value = window.window(node.dataOffset, node.dataSize) else { return }
+            guard readsFreeLists, let value = window.window(node.dataOffset, node.dataSize) else { return }
             source = .inline(value)
         }
         readPageList(source, size: node.dataSize, transaction: transaction, page: page, node: node.index)
@@ -107,8 +110,11 @@ extension PageChecker {
 
     /// Records a page the free list lists.
     private func markFree(_ page: Int, transaction: UInt64) {
-        // A page past the end of the file is reported with the file's truncation.
-        guard page < existingPages else { return }
+        // A page past the end of the file is counted toward the file's end being harmless (`isTailFree`).
+        guard page < existingPages else {
+            if page >= filePages { freeTail.insert(page) }
+            return
+        }
         let previous = usage.owner(of: page)
         switch previous {
         case PageUsage.unused:

@@ -14,6 +14,14 @@ final class PageChecker {
     let filePages: Int
     /// Whether the whole snapshot is walked, rather than the roots.
     let isFull: Bool
+    /// Whether the free list's page lists are read: in a full check, and whenever the file ends before the
+    /// snapshot's last page, to find whether the pages past its end are all free (see ``isTailFree``).
+    let readsFreeLists: Bool
+    /// The pages past the end of the file that the free list lists.
+    var freeTail: Set<Int> = []
+    /// The meta page's report that the file ends before the snapshot's last page: damage unless every page past
+    /// the end is free (``isTailFree``), added once the free list is read.
+    var deferredTruncation: PageCheck.Problem?
 
     var usage: PageUsage
     var problems: ProblemList
@@ -40,6 +48,7 @@ final class PageChecker {
         lastPage = Int(clamping: meta.lastPage)
         filePages = file.size / pageSize
         isFull = options.scope == .full
+        readsFreeLists = isFull || Int(clamping: meta.lastPage) >= file.size / pageSize
         // Pages past the end of the file are never read, so they need no entry.
         usage = PageUsage(pageCount: lastPage < filePages ? lastPage + 1 : filePages, dense: isFull)
         problems = ProblemList(limit: options.maxProblems)
@@ -47,6 +56,16 @@ final class PageChecker {
 
     /// The pages the snapshot holds that exist in the file.
     var existingPages: Int { lastPage < filePages ? lastPage + 1 : filePages }
+
+    /// Whether every page of the snapshot past the end of the file is free, so that no reader reads one.
+    ///
+    /// LMDB writes the pages a commit dirtied, but not those it allocated and freed again before the commit (loose
+    /// pages, the overflow pages of a value inserted and deleted in one transaction): they go to the free list
+    /// unwritten, and when they are the highest the snapshot has, the file ends before its last page. Such a file is
+    /// whole. A file cut short loses pages that trees reach, which the free list does not list.
+    var isTailFree: Bool {
+        lastPage < filePages || freeTail.count == lastPage - filePages + 1
+    }
 
     /// Checks `file`, reading the snapshot of the newest usable meta page, as LMDB does.
     ///
@@ -82,7 +101,15 @@ final class PageChecker {
                 omitsDamage: problems.omitsDamage, damagedPages: problems.damagedPages)
         }
         let checker = PageChecker(file: file, options: options, meta: chosen, pageSize: pageSize)
-        for problem in reading.problems(chosen: chosen) { checker.problems.add(problem) }
+        for problem in reading.problems(chosen: chosen) {
+            // The file's end before the snapshot's last page is damage only if a page past it is not free: decided
+            // once the free list is read.
+            if problem.kind == .truncatedFile, problem.owner == .meta, checker.deferredTruncation == nil {
+                checker.deferredTruncation = problem
+            } else {
+                checker.problems.add(problem)
+            }
+        }
         return checker.run()
     }
 
@@ -95,7 +122,25 @@ final class PageChecker {
         let freeTree = TreeSpec(
             role: .freeList, owner: .freeList, code: freeCode, record: meta.freeList, label: "the free list",
             recordPage: meta.slot)
-        let freeTally = walk(freeTree, followChildren: isFull)
+        // The free list's problems come after the file's end when that is damage, as the meta page's problems come
+        // first: they are kept apart until the free list says which it is.
+        let found = problems
+        problems = ProblemList(limit: options.maxProblems)
+        let freeTally = walk(freeTree, followChildren: readsFreeLists)
+        let freeListProblems = problems
+        problems = found
+        if let deferredTruncation {
+            if isTailFree {
+                note(
+                    .truncatedFile, page: filePages, owner: .meta,
+                    "The file ends before the snapshot's last page \(lastPage), and the \(lastPage - filePages + 1) "
+                        + "page\(lastPage == filePages ? "" : "s") past its end are free: a transaction allocated and "
+                        + "freed them, and LMDB never wrote them. No reader reads them.")
+            } else {
+                problems.add(deferredTruncation)
+            }
+        }
+        problems.add(freeListProblems)
 
         let mainTree = TreeSpec(
             role: .main, owner: .main, code: mainCode, record: meta.main, label: "the main table",

@@ -24,4 +24,14 @@ struct ProblemList {
             if problem.severity == .damage { omitsDamage = true }
         }
     }
+
+    /// Adds the problems of `other` after these, as if each had been added here: those it listed one by one, and
+    /// those it only counted as counted.
+    mutating func add(_ other: ProblemList) {
+        for problem in other.listed { add(problem) }
+        omitted += other.omitted
+        if other.omitsDamage { omitsDamage = true }
+        damageCount += other.damageCount - other.listed.filter { $0.severity == .damage }.count
+        for (page, owner) in other.damagedPages where damagedPages[page] == nil { damagedPages[page] = owner }
+    }
 }
