@@ -34,9 +34,11 @@ struct WriterCommand: CrashTestCommand {
     }
 
     func run() throws -> Int32 {
+        let container = try openCrashStore(store)
+        // Before the first transaction, so that every transaction of the store has its entry.
+        try container.enableHistory(retention: Writer.historyRetention(seed: seed))
         let writer = try Writer(
-            container: try openCrashStore(store), log: try ExpectationLog(appendingTo: log),
-            lastSequence: lastSequence, seed: seed)
+            container: container, log: try ExpectationLog(appendingTo: log), lastSequence: lastSequence, seed: seed)
         Child.signalReady()
         try writer.run(until: .now + .seconds(60))
         return 0

@@ -28,6 +28,8 @@ final class CrashRun {
 
     /// The state the log says the store holds.
     private var expected = StoreState()
+    /// The change history the log says the store holds.
+    private let history = RunHistory()
     private var logOffset = 0
     private var lastSequence = 0
     /// The parent's container, while it keeps the store open across iterations.
@@ -81,6 +83,8 @@ final class CrashRun {
             the parent held the store open)
             Transactions verified:  \(verified) acknowledged, \(expectedFailures) refused as they must be
             In-flight at the kill:  \(inFlightPresent) wholly present, \(inFlightAbsent) wholly absent
+            History entries:        \(history.entriesChecked) checked against their transactions, \
+            \(history.entriesPrunedUnseen) pruned before a check, at most \(history.mostKept) kept
             Readers killed:         \(readerKills) (\(staleSlotsSeen) stale slots seen, all cleared on reopen)
             Time:                   \(String(format: "%.1f", seconds)) s
             Problems:               \(problems.count)
@@ -116,7 +120,7 @@ final class CrashRun {
             "writer", "--store", storePath, "--log", logPath, "--seed", String(seed), "--last-sequence",
             String(lastSequence),
         ])
-        let context = "iteration \(iteration) (writer seed \(seed))"
+        let context = "iteration \(iteration) (writer seed \(seed), history \(Writer.historyRetentionText(seed: seed)))"
         if beforeReady {
             usleep(UInt32(delay) * 100)
             killsBeforeReady += 1
@@ -158,6 +162,7 @@ final class CrashRun {
         storePath = directory + "/store-\(generation)"
         logPath = directory + "/log-\(generation).jsonl"
         expected = StoreState()
+        history.reset()
         logOffset = 0
         lastSequence = 0
     }
@@ -191,6 +196,7 @@ final class CrashRun {
                     return
                 }
                 if line.kind == .commit, let delta = intent.delta {
+                    history.committed(intent, delta: delta, before: expected)
                     expected.apply(delta)
                     verified += 1
                 } else {
@@ -238,7 +244,9 @@ final class CrashRun {
                 problems.append(
                     "\(context): the store differs from the log's \(lastSequence) transactions:\n    "
                         + expected.differences(from: actual))
+                return
             }
+            problems += try history.check(context, container: container, path: storePath, state: actual)
             return
         }
         let after = expected.applying(delta)
@@ -248,6 +256,7 @@ final class CrashRun {
             inFlightAbsent += 1
         } else if actual == after, intent.mustFail != true {
             found = .present
+            history.committed(intent, delta: delta, before: expected)
             expected = after
             inFlightPresent += 1
         } else {
@@ -261,6 +270,7 @@ final class CrashRun {
         lastSequence = intent.sequence
         try ExpectationLog(appendingTo: logPath).append(LogLine(kind: found, sequence: intent.sequence))
         logOffset = try Self.fileSize(logPath)
+        problems += try history.check(context, container: container, path: storePath, state: actual)
     }
 
     /// The errors kvtool's integrity check finds in the store at `path`, run in-process.
