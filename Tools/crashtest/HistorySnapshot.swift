@@ -93,7 +93,8 @@ struct HistorySnapshot {
                 problems.append("lastHistoryToken() is at \(lastToken), and the counter at \(counter.last)")
             }
             if counter.prunedThrough > counter.last {
-                problems.append("the counter was pruned through \(counter.prunedThrough), past its last \(counter.last)")
+                problems.append(
+                    "the counter was pruned through \(counter.prunedThrough), past its last position \(counter.last)")
             }
             if badKeys > 0 { problems.append("\(badKeys) rows have a key that is not a position") }
             if !hasCounter && (counter.last > 0 || !positions.isEmpty) {
