@@ -52,35 +52,42 @@ final class RunHistory {
         }
         var problems = snapshot.problems.map { "\(context): the history is malformed: \($0)" }
         mostKept = max(mostKept, snapshot.entries.count)
-        guard snapshot.last == expectedLast else {
+        let lastMatches = snapshot.last == expectedLast
+        if !lastMatches {
             let since = recorded.last.map { ", the last \($0.label)" } ?? ""
             problems.append(
                 "\(context): the history's last position is \(snapshot.last), and the log puts it at \(expectedLast) "
                     + "(\(position) at the last check, and \(recorded.count) transactions that changed models "
                     + "since\(since))")
-            return problems
         }
         // Each transaction since the last check at its position; with none, the last entry is still the one before.
         var checks = recorded.enumerated().map { (position + UInt64($0.offset) + 1, $0.element) }
         if checks.isEmpty, let last { checks = [(position, last)] }
+        var entryDiffers = false
         for (at, expected) in checks {
             guard let entry = snapshot.entry(at: at) else {
                 if at == snapshot.last {
                     problems.append(
                         "\(context): the history's last entry \(at), of \(expected.label), is gone (pruned through "
                             + "\(snapshot.prunedThrough))")
-                } else {
+                } else if lastMatches {
                     entriesPrunedUnseen += 1
                 }
                 continue
             }
             entriesChecked += 1
             let differences = expected.differences(from: entry)
-            if !differences.isEmpty {
-                problems.append(
-                    "\(context): history entry \(at), of \(expected.label), is not what the transaction changed:\n    "
-                        + differences.joined(separator: "\n    "))
-            }
+            guard !differences.isEmpty else { continue }
+            entryDiffers = true
+            problems.append(
+                "\(context): history entry \(at), for \(expected.label), is not what that transaction changed:\n    "
+                    + differences.joined(separator: "\n    "))
+            // Past a missing or extra entry, every entry is off by one: the first tells.
+            if !lastMatches { break }
+        }
+        guard lastMatches else {
+            if !entryDiffers { problems.append(offByOne(context, snapshot: snapshot, expectedLast: expectedLast)) }
+            return problems
         }
         problems += snapshot.dataDifferences(stored: state.modelIDs, complete: true).map {
             "\(context): replaying the \(snapshot.entries.count) history entries kept (\(snapshot.prunedThrough + 1)"
@@ -92,6 +99,27 @@ final class RunHistory {
             recorded = []
         }
         return problems
+    }
+}
+
+extension RunHistory {
+    /// What the history lacks or has too much at its end, when every entry it keeps matched its transaction.
+    private func offByOne(_ context: String, snapshot: HistorySnapshot, expectedLast: UInt64) -> String {
+        if snapshot.last < position {
+            return "\(context): the history went back from position \(position) at the last check"
+        }
+        if snapshot.last < expectedLast {
+            let first = Int(snapshot.last - position)
+            let missing = recorded[first...].map(\.label)
+            return "\(context): the entries kept match their transactions, and the entries of the last "
+                + "\(missing.count) are missing: \(missing.prefix(3).joined(separator: ", "))"
+        }
+        let extra = snapshot.entries.filter { $0.token.position > expectedLast }.prefix(3).map { entry in
+            "entry \(entry.token.position) with \(entry.changes.count) changes, such as "
+                + (entry.changes.first.map { "\($0.model) \(ExpectedHistoryEntry.text($0.kind))" } ?? "none")
+        }
+        return "\(context): the history has entries no acknowledged or in-flight transaction made: "
+            + (extra.isEmpty ? "pruned" : extra.joined(separator: "; "))
     }
 }
 
