@@ -107,6 +107,31 @@ struct MigrateCommand: StoreChildCommand {
     }
 }
 
+/// `crashtest new-writer`: inserts, updates and deletes notes of the new schema, one commit each, until killed.
+struct NewWriterCommand: CrashTestCommand {
+    static let configuration = CommandConfiguration(
+        name: "new-writer", abstract: "Write new-schema notes, one commit each, until killed (a child of 'mixed').",
+        isHidden: true)
+
+    /// The options of `crashtest new-writer`.
+    struct Arguments: ParsableArguments {
+        let store = CommonOptions.store
+        let seed = Option<UInt64>("seed", valueName: "s", help: "The seed of the writer's choices.", default: 0)
+    }
+
+    let store: String
+    let seed: UInt64
+
+    init(_ arguments: ParsedArguments<Arguments>) throws(UsageError) {
+        store = try arguments[\.store]
+        seed = try arguments[\.seed]
+    }
+
+    func run() throws -> Int32 {
+        try NewSchemaWriter.run(store: store, seed: seed)
+    }
+}
+
 /// The arguments of the children that take only the store's directory.
 struct StoreArguments: ParsableArguments {
     let store = CommonOptions.store

@@ -59,6 +59,10 @@ final class MixedVersionRun {
     private let directory: String
     private var problems: [String] = []
     private var acknowledged = 0
+    private var newWrites = 0
+    private var newInFlightCommitted = 0
+    private var historyEntries = 0
+    private var prunedRounds = 0
     private var migratorKills = 0
     private var writerEndings: [String: Int] = [:]
 
@@ -99,6 +103,8 @@ final class MixedVersionRun {
             Migrations killed:     \(migratorKills)
             Saves acknowledged:    \(acknowledged), all present after the migration
             Old writers ended by:  \(endings.joined(separator: ", "))
+            New-schema commits:    \(newWrites) acknowledged, \(newInFlightCommitted) committed in flight at the kill
+            History:               \(historyEntries) entries checked, \(prunedRounds) rounds pruning to a few
             Time:                  \(String(format: "%.1f", seconds)) s
             Problems:              \(problems.count)
             """)
@@ -110,8 +116,14 @@ final class MixedVersionRun {
     private func iterate(_ iteration: Int) throws {
         let store = directory + "/store-\(iteration)"
         let seeded = (0..<300).map { MixedV1.Note(title: "seed \($0 % 20)", body: "one two three") }
+        // Mostly the whole history; one round in four prunes to a few entries while writers and migrations run.
+        let prunes = random.next() % 4 == 0
+        let retention =
+            prunes ? HistoryRetention(maximumAge: nil, maximumCount: 2 + Int(random.next() % 30)) : .unlimited
+        if prunes { prunedRounds += 1 }
         do {
             let container = try ModelContainer(for: MixedV1.self, configuration: Self.configuration(store))
+            try container.enableHistory(retention: retention)
             try container.write { txn in for note in seeded { try txn.insert(note) } }
             try container.close()
         }
@@ -149,19 +161,29 @@ final class MixedVersionRun {
         }
         let saved = Set(writers.flatMap(\.acknowledged)).union(seeded.map(\.id))
         acknowledged += saved.count - seeded.count
+        guard let operations = try runNewWriter(iteration, store: store) else { return }
         let container = try ModelContainer(
             for: MixedV2.self, migrationPlan: MixedPlan.self, configuration: Self.configuration(store))
         let stored = try ModelContext(container).fetch(FetchDescriptor<MixedV2.Note>())
+        let notes = Dictionary(stored.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var committed = operations.filter(\.acknowledged)
+        newWrites += committed.count
+        if let last = operations.last, !last.acknowledged, last.committed(in: notes) {
+            committed.append(last)
+            newInFlightCommitted += 1
+        }
+        checkNotes(iteration, notes: notes, saved: saved, newOperations: committed)
+        let history = MixedHistory(
+            seeded: seeded.map(\.id), oldSaves: writers.map(\.acknowledged), newOperations: committed)
+        if let snapshot = try HistorySnapshot.read(from: container, path: store) {
+            historyEntries += snapshot.entries.count
+            problems += history.problems(in: snapshot, stored: Set(notes.keys)).map {
+                "iteration \(iteration) (history \(prunes ? "keeps \(retention.maximumCount ?? 0)" : "keeps all")): \($0)"
+            }
+        } else {
+            problems.append("iteration \(iteration): the store records no history after the migration")
+        }
         try container.close()
-        let missing = saved.subtracting(stored.map(\.id))
-        if !missing.isEmpty {
-            let example = missing.first.map { "\($0)" } ?? ""
-            problems.append(
-                "iteration \(iteration): \(missing.count) acknowledged saves are missing, such as \(example)")
-        }
-        if stored.contains(where: { $0.words != 3 }) {
-            problems.append("iteration \(iteration): a migrated note has a wrong word count")
-        }
         let checked = try CrashRun.integrityErrors(at: store)
         if !checked.isEmpty {
             problems.append("iteration \(iteration): kvtool check: \(checked.joined(separator: "; "))")
@@ -169,9 +191,78 @@ final class MixedVersionRun {
         if verbose {
             print(
                 "iteration \(iteration): \(kills) migrations killed, \(saved.count - seeded.count) saves acknowledged, "
-                    + "writers ended by \(endings.joined(separator: " and "))")
+                    + "writers ended by \(endings.joined(separator: " and ")), \(committed.count) new-schema commits, "
+                    + "history \(prunes ? "keeps \(retention.maximumCount ?? 0)" : "keeps all")")
         }
         try? FileManager.default.removeItem(atPath: store)
+    }
+
+    /// Starts the new-schema writer, lets it write for up to 40 ms once it is ready, kills it, and returns the
+    /// operations its lines tell; `nil` after a problem.
+    private func runNewWriter(_ iteration: Int, store: String) throws -> [NewSchemaWriter.Operation]? {
+        let writer = try LineChild(["new-writer", "--store", store, "--seed", String(random.next())])
+        guard writer.waitForLine(where: { $0 == "ready" }) else {
+            problems.append(
+                "iteration \(iteration): the new-schema writer ended with \(writer.waitForExit()) before it was "
+                    + "ready: \(writer.lines)")
+            return nil
+        }
+        usleep(UInt32(random.next() % 40_000))
+        writer.kill()
+        let ending = writer.waitForExit()
+        guard ending == "signal \(SIGKILL)" else {
+            problems.append(
+                "iteration \(iteration): the new-schema writer ended with \(ending) before the kill: "
+                    + "\(writer.lines.suffix(3))")
+            return nil
+        }
+        switch NewSchemaWriter.operations(in: writer.lines) {
+        case .success(let operations): return operations
+        case .failure(let error):
+            problems.append("iteration \(iteration): \(error)")
+            return nil
+        }
+    }
+
+    /// Checks the notes after the round: every save an old-schema writer saw commit is there, migrated, but for
+    /// those the new-schema writer deleted, and every commit of that writer shows.
+    private func checkNotes(
+        _ iteration: Int, notes: [UUID: MixedV2.Note], saved: Set<UUID>,
+        newOperations: [NewSchemaWriter.Operation]
+    ) {
+        var present = saved
+        var deleted: Set<UUID> = []
+        var titles: [UUID: String] = [:]
+        for operation in newOperations {
+            switch operation.kind {
+            case .insert: present.insert(operation.id)
+            case .update: titles[operation.id] = operation.title
+            case .delete:
+                present.remove(operation.id)
+                deleted.insert(operation.id)
+                titles[operation.id] = nil
+            }
+        }
+        let missing = present.subtracting(notes.keys)
+        if !missing.isEmpty {
+            let example = missing.first.map { "\($0)" } ?? ""
+            problems.append(
+                "iteration \(iteration): \(missing.count) acknowledged saves are missing, such as \(example)")
+        }
+        let undeleted = deleted.filter { notes[$0] != nil }
+        if !undeleted.isEmpty {
+            problems.append(
+                "iteration \(iteration): \(undeleted.count) notes the new-schema writer saw deleted are there, such as "
+                    + "\(undeleted.first.map { "\($0)" } ?? "")")
+        }
+        if let (id, title) = titles.first(where: { notes[$0.key]?.title != $0.value }) {
+            problems.append(
+                "iteration \(iteration): the note \(id) is titled '\(notes[id]?.title ?? "?")', not '\(title)' as the "
+                    + "new-schema writer saw it updated")
+        }
+        if notes.values.contains(where: { $0.words != 3 }) {
+            problems.append("iteration \(iteration): a migrated note has a wrong word count")
+        }
     }
 
     /// The old-schema writer child: saves notes one save each, printing each acknowledged ID, until a save fails.
