@@ -218,6 +218,12 @@ final class CrashRun {
             }
             return
         }
+        // A writer killed while it created the store can leave an LMDB environment without the catalog, which
+        // `kvtool check` refuses as no store: nothing was committed, and the next open makes it a store. So when
+        // nothing can have been, the parent opens it first: that open must succeed.
+        if heldContainer == nil && lastSequence == 0 && pending == nil {
+            try ModelContainer(for: crashModelTypes, configuration: Self.configuration(path: storePath)).close()
+        }
 
         // A writer killed inside its commit, after it wrote the meta page but before it published the new
         // transaction ID in the lock file, leaves a commit that processes which keep the store open do not see yet.
