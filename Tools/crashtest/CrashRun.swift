@@ -11,6 +11,10 @@ import TestSupport
 /// iterations the parent keeps the store open while the writers run and die, so that a writer killed inside its
 /// write transaction leaves LMDB's lock file as it was (a dead owner of the writer mutex, its reader slots) for the
 /// next writer to recover from; in the other blocks the parent closes it, and the next opener starts afresh.
+///
+/// Every writer switches the store's change history on before its first transaction, most keeping all of it, some
+/// pruning to a few entries or the last tenth of a second (``Writer/historyRetention(seed:)``); after each kill the
+/// history is checked against the log too (``RunHistory``).
 final class CrashRun {
     /// The configuration every process opens the store with: durable commits, and a small map that has to grow.
     static func configuration(path: String) -> ModelConfiguration {

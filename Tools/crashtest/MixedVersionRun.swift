@@ -47,11 +47,17 @@ enum MixedPlan: SchemaMigrationPlan {
 }
 
 /// `crashtest mixed`: old-schema writers keep saving while a migration to the new schema runs and is killed with
-/// SIGKILL at random points; then the migration finishes, and every save an old writer saw commit must be there,
-/// migrated, with `kvtool check` clean.
+/// SIGKILL at random points; then the migration finishes, a new-schema writer is killed at a random moment, and every
+/// save an old writer saw commit must be there, migrated, with what the new writer committed and `kvtool check`
+/// clean.
 ///
 /// The old writers stop with a clear error (``KVStoreError/schemaChanged`` once the migration ended,
 /// ``KVStoreError/migrationInProgress`` once a killed migration left the store half-way), never a crash.
+///
+/// The store records its change history from the seeding commit on (one round in four pruning to a few entries), and
+/// both schemas' writers record theirs: after each round the history must end at the position the acknowledged
+/// commits add up to, each entry kept must be the commit it stands for, and its net effect must agree with the notes
+/// (``MixedHistory``).
 final class MixedVersionRun {
     private let iterations: Int
     private var random: SplitMix64
@@ -170,7 +176,26 @@ final class MixedVersionRun {
         }
         let saved = Set(writers.flatMap(\.acknowledged)).union(seeded.map(\.id))
         acknowledged += saved.count - seeded.count
+        let historyText = prunes ? "history keeps \(retention.maximumCount ?? 0)" : "history keeps all"
         guard let operations = try runNewWriter(iteration, store: store) else { return }
+        let committed = try checkRound(
+            "iteration \(iteration) (\(historyText))", store: store, seeded: seeded.map(\.id),
+            oldSaves: writers.map(\.acknowledged), newOperations: operations)
+        if verbose {
+            print(
+                "iteration \(iteration): \(kills) migrations killed, \(saved.count - seeded.count) saves acknowledged, "
+                    + "writers ended by \(endings.joined(separator: " and ")), \(committed) new-schema commits, "
+                    + historyText)
+        }
+        try? FileManager.default.removeItem(atPath: store)
+    }
+
+    /// Checks the round's store once its writers are gone: the notes, the history, and `kvtool check`; returns how
+    /// many commits the new-schema writer made.
+    private func checkRound(
+        _ context: String, store: String, seeded: [UUID], oldSaves: [[UUID]],
+        newOperations operations: [NewSchemaWriter.Operation]
+    ) throws -> Int {
         let container = try ModelContainer(
             for: MixedV2.self, migrationPlan: MixedPlan.self, configuration: Self.configuration(store))
         let stored = try ModelContext(container).fetch(FetchDescriptor<MixedV2.Note>())
@@ -181,29 +206,20 @@ final class MixedVersionRun {
             committed.append(last)
             newInFlightCommitted += 1
         }
-        checkNotes(iteration, notes: notes, saved: saved, newOperations: committed)
-        let history = MixedHistory(
-            seeded: seeded.map(\.id), oldSaves: writers.map(\.acknowledged), newOperations: committed)
+        checkNotes(context, notes: notes, saved: Set(oldSaves.joined()).union(seeded), newOperations: committed)
+        let history = MixedHistory(seeded: seeded, oldSaves: oldSaves, newOperations: committed)
         if let snapshot = try HistorySnapshot.read(from: container, path: store) {
             historyEntries += snapshot.entries.count
-            problems += history.problems(in: snapshot, stored: Set(notes.keys)).map {
-                "iteration \(iteration) (history \(prunes ? "keeps \(retention.maximumCount ?? 0)" : "keeps all")): \($0)"
-            }
+            problems += history.problems(in: snapshot, stored: Set(notes.keys)).map { "\(context): \($0)" }
         } else {
-            problems.append("iteration \(iteration): the store records no history after the migration")
+            problems.append("\(context): the store records no history after the migration")
         }
         try container.close()
         let checked = try CrashRun.integrityErrors(at: store)
         if !checked.isEmpty {
-            problems.append("iteration \(iteration): kvtool check: \(checked.joined(separator: "; "))")
+            problems.append("\(context): kvtool check: \(checked.joined(separator: "; "))")
         }
-        if verbose {
-            print(
-                "iteration \(iteration): \(kills) migrations killed, \(saved.count - seeded.count) saves acknowledged, "
-                    + "writers ended by \(endings.joined(separator: " and ")), \(committed.count) new-schema commits, "
-                    + "history \(prunes ? "keeps \(retention.maximumCount ?? 0)" : "keeps all")")
-        }
-        try? FileManager.default.removeItem(atPath: store)
+        return committed.count
     }
 
     /// Starts the new-schema writer, lets it write for up to 40 ms once it is ready, kills it, and returns the
@@ -236,7 +252,7 @@ final class MixedVersionRun {
     /// Checks the notes after the round: every save an old-schema writer saw commit is there, migrated, but for
     /// those the new-schema writer deleted, and every commit of that writer shows.
     private func checkNotes(
-        _ iteration: Int, notes: [UUID: MixedV2.Note], saved: Set<UUID>,
+        _ context: String, notes: [UUID: MixedV2.Note], saved: Set<UUID>,
         newOperations: [NewSchemaWriter.Operation]
     ) {
         var present = saved
@@ -256,21 +272,21 @@ final class MixedVersionRun {
         if !missing.isEmpty {
             let example = missing.first.map { "\($0)" } ?? ""
             problems.append(
-                "iteration \(iteration): \(missing.count) acknowledged saves are missing, such as \(example)")
+                "\(context): \(missing.count) acknowledged saves are missing, such as \(example)")
         }
         let undeleted = deleted.filter { notes[$0] != nil }
         if !undeleted.isEmpty {
             problems.append(
-                "iteration \(iteration): \(undeleted.count) notes the new-schema writer saw deleted are there, such as "
+                "\(context): \(undeleted.count) notes the new-schema writer saw deleted are there, such as "
                     + "\(undeleted.first.map { "\($0)" } ?? "")")
         }
         if let (id, title) = titles.first(where: { notes[$0.key]?.title != $0.value }) {
             problems.append(
-                "iteration \(iteration): the note \(id) is titled '\(notes[id]?.title ?? "?")', not '\(title)' as the "
+                "\(context): the note \(id) is titled '\(notes[id]?.title ?? "?")', not '\(title)' as the "
                     + "new-schema writer saw it updated")
         }
         if notes.values.contains(where: { $0.words != 3 }) {
-            problems.append("iteration \(iteration): a migrated note has a wrong word count")
+            problems.append("\(context): a migrated note has a wrong word count")
         }
     }
 
