@@ -72,6 +72,7 @@ final class Writer {
             (tasks > Self.maximumTasks / 2 ? 1 : 0, deleteTasksByPredicate),
             (state.projects.isEmpty ? 0 : 2, mixedWrite),
             (state.projects.isEmpty ? 0 : 1, violateUniqueName),
+            (1, deleteHistoryByHand),
         ]
         var pick = Int.random(in: 0..<choices.reduce(0) { $0 + $1.weight }, using: &random)
         for choice in choices {
@@ -227,6 +228,15 @@ final class Writer {
             context.insert(task)
             try context.save()
         }
+    }
+
+    /// Deletes the history but for its last 1 to 20 entries, with `deleteHistory(before:)`: a commit that changes no
+    /// model, and so is not logged.
+    private func deleteHistoryByHand() throws {
+        let last = try container.lastHistoryToken()
+        let kept = UInt64.random(in: 1...20, using: &random)
+        guard last.position > kept else { return }
+        try container.deleteHistory(before: HistoryToken(storeID: last.storeID, position: last.position - kept + 1))
     }
 
     // MARK: - Logging around transactions
