@@ -37,6 +37,9 @@ final class Child {
     /// Kills the child with SIGKILL and waits for it to end.
     func kill() {
         _ = Foundation.kill(process.processIdentifier, SIGKILL)
+        // `waitUntilExit` looks every 50 ms; `isRunning` turns false as soon as the child is reaped.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while process.isRunning && ContinuousClock.now < deadline { usleep(1_000) }
         process.waitUntilExit()
     }
 

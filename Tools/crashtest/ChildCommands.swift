@@ -34,9 +34,11 @@ struct WriterCommand: CrashTestCommand {
     }
 
     func run() throws -> Int32 {
+        let container = try openCrashStore(store)
+        // Before the first transaction, so that every transaction of the store has its entry.
+        try container.enableHistory(retention: Writer.historyRetention(seed: seed))
         let writer = try Writer(
-            container: try openCrashStore(store), log: try ExpectationLog(appendingTo: log),
-            lastSequence: lastSequence, seed: seed)
+            container: container, log: try ExpectationLog(appendingTo: log), lastSequence: lastSequence, seed: seed)
         Child.signalReady()
         try writer.run(until: .now + .seconds(60))
         return 0
@@ -102,6 +104,31 @@ struct MigrateCommand: StoreChildCommand {
 
     func run() throws -> Int32 {
         try MixedVersionRun.runMigration(store: store)
+    }
+}
+
+/// `crashtest new-writer`: inserts, updates and deletes notes of the new schema, one commit each, until killed.
+struct NewWriterCommand: CrashTestCommand {
+    static let configuration = CommandConfiguration(
+        name: "new-writer", abstract: "Write new-schema notes, one commit each, until killed (a child of 'mixed').",
+        isHidden: true)
+
+    /// The options of `crashtest new-writer`.
+    struct Arguments: ParsableArguments {
+        let store = CommonOptions.store
+        let seed = Option<UInt64>("seed", valueName: "s", help: "The seed of the writer's choices.", default: 0)
+    }
+
+    let store: String
+    let seed: UInt64
+
+    init(_ arguments: ParsedArguments<Arguments>) throws(UsageError) {
+        store = try arguments[\.store]
+        seed = try arguments[\.seed]
+    }
+
+    func run() throws -> Int32 {
+        try NewSchemaWriter.run(store: store, seed: seed)
     }
 }
 

@@ -11,6 +11,10 @@ import TestSupport
 /// iterations the parent keeps the store open while the writers run and die, so that a writer killed inside its
 /// write transaction leaves LMDB's lock file as it was (a dead owner of the writer mutex, its reader slots) for the
 /// next writer to recover from; in the other blocks the parent closes it, and the next opener starts afresh.
+///
+/// Every writer switches the store's change history on before its first transaction, most keeping all of it, some
+/// pruning to a few entries or the last tenth of a second (``Writer/historyRetention(seed:)``); after each kill the
+/// history is checked against the log too (``RunHistory``).
 final class CrashRun {
     /// The configuration every process opens the store with: durable commits, and a small map that has to grow.
     static func configuration(path: String) -> ModelConfiguration {
@@ -28,6 +32,8 @@ final class CrashRun {
 
     /// The state the log says the store holds.
     private var expected = StoreState()
+    /// The change history the log says the store holds.
+    private let history = RunHistory()
     private var logOffset = 0
     private var lastSequence = 0
     /// The parent's container, while it keeps the store open across iterations.
@@ -81,6 +87,8 @@ final class CrashRun {
             the parent held the store open)
             Transactions verified:  \(verified) acknowledged, \(expectedFailures) refused as they must be
             In-flight at the kill:  \(inFlightPresent) wholly present, \(inFlightAbsent) wholly absent
+            History entries:        \(history.entriesChecked) checked against their transactions, \
+            \(history.entriesPrunedUnseen) pruned before a check, at most \(history.mostKept) kept
             Readers killed:         \(readerKills) (\(staleSlotsSeen) stale slots seen, all cleared on reopen)
             Time:                   \(String(format: "%.1f", seconds)) s
             Problems:               \(problems.count)
@@ -116,7 +124,7 @@ final class CrashRun {
             "writer", "--store", storePath, "--log", logPath, "--seed", String(seed), "--last-sequence",
             String(lastSequence),
         ])
-        let context = "iteration \(iteration) (writer seed \(seed))"
+        let context = "iteration \(iteration) (writer seed \(seed), history \(Writer.historyRetentionText(seed: seed)))"
         if beforeReady {
             usleep(UInt32(delay) * 100)
             killsBeforeReady += 1
@@ -158,6 +166,7 @@ final class CrashRun {
         storePath = directory + "/store-\(generation)"
         logPath = directory + "/log-\(generation).jsonl"
         expected = StoreState()
+        history.reset()
         logOffset = 0
         lastSequence = 0
     }
@@ -191,6 +200,7 @@ final class CrashRun {
                     return
                 }
                 if line.kind == .commit, let delta = intent.delta {
+                    history.committed(intent, delta: delta, before: expected)
                     expected.apply(delta)
                     verified += 1
                 } else {
@@ -211,6 +221,12 @@ final class CrashRun {
                 problems.append("\(context): the data file is gone after \(lastSequence) acknowledged transactions")
             }
             return
+        }
+        // A writer killed while it created the store can leave an LMDB environment without the catalog, which
+        // `kvtool check` refuses as no store: nothing was committed, and the next open makes it a store. So when
+        // nothing can have been, the parent opens it first: that open must succeed.
+        if heldContainer == nil && lastSequence == 0 && pending == nil {
+            try ModelContainer(for: crashModelTypes, configuration: Self.configuration(path: storePath)).close()
         }
 
         // A writer killed inside its commit, after it wrote the meta page but before it published the new
@@ -238,7 +254,9 @@ final class CrashRun {
                 problems.append(
                     "\(context): the store differs from the log's \(lastSequence) transactions:\n    "
                         + expected.differences(from: actual))
+                return
             }
+            problems += try history.check(context, container: container, path: storePath, state: actual)
             return
         }
         let after = expected.applying(delta)
@@ -248,6 +266,7 @@ final class CrashRun {
             inFlightAbsent += 1
         } else if actual == after, intent.mustFail != true {
             found = .present
+            history.committed(intent, delta: delta, before: expected)
             expected = after
             inFlightPresent += 1
         } else {
@@ -261,6 +280,7 @@ final class CrashRun {
         lastSequence = intent.sequence
         try ExpectationLog(appendingTo: logPath).append(LogLine(kind: found, sequence: intent.sequence))
         logOffset = try Self.fileSize(logPath)
+        problems += try history.check(context, container: container, path: storePath, state: actual)
     }
 
     /// The errors kvtool's integrity check finds in the store at `path`, run in-process.

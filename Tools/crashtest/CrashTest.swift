@@ -13,7 +13,7 @@ enum CrashTest {
     static var commands: [any CrashTestCommand.Type] {
         [
             RunCommand.self, MixedCommand.self, WriterCommand.self, ReadCommand.self, HoldCommand.self,
-            OldWriterCommand.self, MigrateCommand.self,
+            OldWriterCommand.self, MigrateCommand.self, NewWriterCommand.self,
         ]
     }
 

@@ -57,15 +57,28 @@ final class LineChild {
         return false
     }
 
+    /// Whether the child ends within `timeout`.
+    func ends(within timeout: Duration) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            if ContinuousClock.now >= deadline { return false }
+            usleep(1_000)
+        }
+        return true
+    }
+
     /// Kills the child with SIGKILL and waits for it to end.
     func kill() {
         _ = Foundation.kill(process.processIdentifier, SIGKILL)
+        // `waitUntilExit` looks every 50 ms; `isRunning` turns false as soon as the child is reaped.
+        _ = ends(within: .seconds(60))
         process.waitUntilExit()
     }
 
     /// Waits for the child to end and its output to be read, and tells how it ended: `exit <status>` or
     /// `signal <number>`.
     func waitForExit() -> String {
+        while process.isRunning { usleep(1_000) }
         process.waitUntilExit()
         _ = waitForLine { _ in false }
         switch process.terminationReason {

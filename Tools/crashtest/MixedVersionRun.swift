@@ -47,11 +47,17 @@ enum MixedPlan: SchemaMigrationPlan {
 }
 
 /// `crashtest mixed`: old-schema writers keep saving while a migration to the new schema runs and is killed with
-/// SIGKILL at random points; then the migration finishes, and every save an old writer saw commit must be there,
-/// migrated, with `kvtool check` clean.
+/// SIGKILL at random points; then the migration finishes, a new-schema writer is killed at a random moment, and every
+/// save an old writer saw commit must be there, migrated, with what the new writer committed and `kvtool check`
+/// clean.
 ///
 /// The old writers stop with a clear error (``KVStoreError/schemaChanged`` once the migration ended,
 /// ``KVStoreError/migrationInProgress`` once a killed migration left the store half-way), never a crash.
+///
+/// The store records its change history from the seeding commit on (one round in four pruning to a few entries), and
+/// both schemas' writers record theirs: after each round the history must end at the position the acknowledged
+/// commits add up to, each entry kept must be the commit it stands for, and its net effect must agree with the notes
+/// (``MixedHistory``).
 final class MixedVersionRun {
     private let iterations: Int
     private var random: SplitMix64
@@ -59,7 +65,13 @@ final class MixedVersionRun {
     private let directory: String
     private var problems: [String] = []
     private var acknowledged = 0
+    private var newWrites = 0
+    private var newInFlightCommitted = 0
+    private var historyEntries = 0
+    private var prunedRounds = 0
     private var migratorKills = 0
+    /// Rounds whose killed migrations all died before they marked the store.
+    private var killedBeforeStarting = 0
     private var writerEndings: [String: Int] = [:]
 
     init(iterations: Int, seed: UInt64, verbose: Bool) {
@@ -96,9 +108,11 @@ final class MixedVersionRun {
         print(
             """
             Iterations:            \(iterations)
-            Migrations killed:     \(migratorKills)
+            Migrations killed:     \(migratorKills) (in \(killedBeforeStarting) rounds all before they started, and one more ran)
             Saves acknowledged:    \(acknowledged), all present after the migration
             Old writers ended by:  \(endings.joined(separator: ", "))
+            New-schema commits:    \(newWrites) acknowledged, \(newInFlightCommitted) committed in flight at the kill
+            History:               \(historyEntries) entries checked, \(prunedRounds) rounds pruning to a few
             Time:                  \(String(format: "%.1f", seconds)) s
             Problems:              \(problems.count)
             """)
@@ -110,8 +124,14 @@ final class MixedVersionRun {
     private func iterate(_ iteration: Int) throws {
         let store = directory + "/store-\(iteration)"
         let seeded = (0..<300).map { MixedV1.Note(title: "seed \($0 % 20)", body: "one two three") }
+        // Mostly the whole history; one round in four prunes to a few entries while writers and migrations run.
+        let prunes = random.next() % 4 == 0
+        let retention =
+            prunes ? HistoryRetention(maximumAge: nil, maximumCount: 2 + Int(random.next() % 30)) : .unlimited
+        if prunes { prunedRounds += 1 }
         do {
             let container = try ModelContainer(for: MixedV1.self, configuration: Self.configuration(store))
+            try container.enableHistory(retention: retention)
             try container.write { txn in for note in seeded { try txn.insert(note) } }
             try container.close()
         }
@@ -127,7 +147,14 @@ final class MixedVersionRun {
             migrator.kill()
             migratorKills += 1
         }
-        if kills == 0 {
+        // Migrations killed before any marked the store leave it at the old schema, and the old writers would save
+        // on to their millionth save: when they do not stop within two seconds, one migration runs to its end.
+        var migrates = kills == 0
+        if kills > 0, !writers.allSatisfy({ $0.ends(within: .seconds(2)) }) {
+            killedBeforeStarting += 1
+            migrates = true
+        }
+        if migrates {
             let migrator = try LineChild(["migrate", "--store", store])
             let ending = migrator.waitForExit()
             guard ending == "exit 0", migrator.lines.last == "migrated" else {
@@ -149,29 +176,118 @@ final class MixedVersionRun {
         }
         let saved = Set(writers.flatMap(\.acknowledged)).union(seeded.map(\.id))
         acknowledged += saved.count - seeded.count
-        let container = try ModelContainer(
-            for: MixedV2.self, migrationPlan: MixedPlan.self, configuration: Self.configuration(store))
-        let stored = try ModelContext(container).fetch(FetchDescriptor<MixedV2.Note>())
-        try container.close()
-        let missing = saved.subtracting(stored.map(\.id))
-        if !missing.isEmpty {
-            let example = missing.first.map { "\($0)" } ?? ""
-            problems.append(
-                "iteration \(iteration): \(missing.count) acknowledged saves are missing, such as \(example)")
-        }
-        if stored.contains(where: { $0.words != 3 }) {
-            problems.append("iteration \(iteration): a migrated note has a wrong word count")
-        }
-        let checked = try CrashRun.integrityErrors(at: store)
-        if !checked.isEmpty {
-            problems.append("iteration \(iteration): kvtool check: \(checked.joined(separator: "; "))")
-        }
+        let historyText = prunes ? "history keeps \(retention.maximumCount ?? 0)" : "history keeps all"
+        guard let operations = try runNewWriter(iteration, store: store) else { return }
+        let committed = try checkRound(
+            "iteration \(iteration) (\(historyText))", store: store, seeded: seeded.map(\.id),
+            oldSaves: writers.map(\.acknowledged), newOperations: operations)
         if verbose {
             print(
                 "iteration \(iteration): \(kills) migrations killed, \(saved.count - seeded.count) saves acknowledged, "
-                    + "writers ended by \(endings.joined(separator: " and "))")
+                    + "writers ended by \(endings.joined(separator: " and ")), \(committed) new-schema commits, "
+                    + historyText)
         }
         try? FileManager.default.removeItem(atPath: store)
+    }
+
+    /// Checks the round's store once its writers are gone: the notes, the history, and `kvtool check`; returns how
+    /// many commits the new-schema writer made.
+    private func checkRound(
+        _ context: String, store: String, seeded: [UUID], oldSaves: [[UUID]],
+        newOperations operations: [NewSchemaWriter.Operation]
+    ) throws -> Int {
+        let container = try ModelContainer(
+            for: MixedV2.self, migrationPlan: MixedPlan.self, configuration: Self.configuration(store))
+        let stored = try ModelContext(container).fetch(FetchDescriptor<MixedV2.Note>())
+        let notes = Dictionary(stored.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var committed = operations.filter(\.acknowledged)
+        newWrites += committed.count
+        if let last = operations.last, !last.acknowledged, last.committed(in: notes) {
+            committed.append(last)
+            newInFlightCommitted += 1
+        }
+        checkNotes(context, notes: notes, saved: Set(oldSaves.joined()).union(seeded), newOperations: committed)
+        let history = MixedHistory(seeded: seeded, oldSaves: oldSaves, newOperations: committed)
+        if let snapshot = try HistorySnapshot.read(from: container, path: store) {
+            historyEntries += snapshot.entries.count
+            problems += history.problems(in: snapshot, stored: Set(notes.keys)).map { "\(context): \($0)" }
+        } else {
+            problems.append("\(context): the store records no history after the migration")
+        }
+        try container.close()
+        let checked = try CrashRun.integrityErrors(at: store)
+        if !checked.isEmpty {
+            problems.append("\(context): kvtool check: \(checked.joined(separator: "; "))")
+        }
+        return committed.count
+    }
+
+    /// Starts the new-schema writer, lets it write for up to 40 ms once it is ready, kills it, and returns the
+    /// operations its lines tell; `nil` after a problem.
+    private func runNewWriter(_ iteration: Int, store: String) throws -> [NewSchemaWriter.Operation]? {
+        let writer = try LineChild(["new-writer", "--store", store, "--seed", String(random.next())])
+        guard writer.waitForLine(where: { $0 == "ready" }) else {
+            problems.append(
+                "iteration \(iteration): the new-schema writer ended with \(writer.waitForExit()) before it was "
+                    + "ready: \(writer.lines)")
+            return nil
+        }
+        usleep(UInt32(random.next() % 40_000))
+        writer.kill()
+        let ending = writer.waitForExit()
+        guard ending == "signal \(SIGKILL)" else {
+            problems.append(
+                "iteration \(iteration): the new-schema writer ended with \(ending) before the kill: "
+                    + "\(writer.lines.suffix(3))")
+            return nil
+        }
+        switch NewSchemaWriter.operations(in: writer.lines) {
+        case .success(let operations): return operations
+        case .failure(let error):
+            problems.append("iteration \(iteration): \(error)")
+            return nil
+        }
+    }
+
+    /// Checks the notes after the round: every save an old-schema writer saw commit is there, migrated, but for
+    /// those the new-schema writer deleted, and every commit of that writer shows.
+    private func checkNotes(
+        _ context: String, notes: [UUID: MixedV2.Note], saved: Set<UUID>,
+        newOperations: [NewSchemaWriter.Operation]
+    ) {
+        var present = saved
+        var deleted: Set<UUID> = []
+        var titles: [UUID: String] = [:]
+        for operation in newOperations {
+            switch operation.kind {
+            case .insert: present.insert(operation.id)
+            case .update: titles[operation.id] = operation.title
+            case .delete:
+                present.remove(operation.id)
+                deleted.insert(operation.id)
+                titles[operation.id] = nil
+            }
+        }
+        let missing = present.subtracting(notes.keys)
+        if !missing.isEmpty {
+            let example = missing.first.map { "\($0)" } ?? ""
+            problems.append(
+                "\(context): \(missing.count) acknowledged saves are missing, such as \(example)")
+        }
+        let undeleted = deleted.filter { notes[$0] != nil }
+        if !undeleted.isEmpty {
+            problems.append(
+                "\(context): \(undeleted.count) notes the new-schema writer saw deleted are there, such as "
+                    + "\(undeleted.first.map { "\($0)" } ?? "")")
+        }
+        if let (id, title) = titles.first(where: { notes[$0.key]?.title != $0.value }) {
+            problems.append(
+                "\(context): the note \(id) is titled '\(notes[id]?.title ?? "?")', not '\(title)' as the "
+                    + "new-schema writer saw it updated")
+        }
+        if notes.values.contains(where: { $0.words != 3 }) {
+            problems.append("\(context): a migrated note has a wrong word count")
+        }
     }
 
     /// The old-schema writer child: saves notes one save each, printing each acknowledged ID, until a save fails.

@@ -23,6 +23,25 @@ final class Writer {
     /// The largest number of people.
     static let maximumPeople = 12
 
+    /// The history retention the writer of `seed` switches on, which the parent reads back from the seed: mostly
+    /// everything, but one writer in four prunes to a few entries and one in eight to the last tenth of a second, so
+    /// that writers are killed while they prune.
+    static func historyRetention(seed: UInt64) -> HistoryRetention {
+        switch seed % 8 {
+        case 0, 1: HistoryRetention(maximumAge: nil, maximumCount: 1 + Int(seed / 8 % 20))
+        case 2: HistoryRetention(maximumAge: 0.1, maximumCount: nil)
+        default: .unlimited
+        }
+    }
+
+    /// The retention of ``historyRetention(seed:)`` for reports: `keeps everything`, `keeps 3 entries`.
+    static func historyRetentionText(seed: UInt64) -> String {
+        let retention = historyRetention(seed: seed)
+        let parts =
+            [retention.maximumCount.map { "\($0) entries" }, retention.maximumAge.map { "\($0) s" }].compactMap { $0 }
+        return parts.isEmpty ? "keeps everything" : "keeps " + parts.joined(separator: " and ")
+    }
+
     /// A writer on an open store, whose log has `lastSequence` transactions so far.
     init(container: ModelContainer, log: ExpectationLog, lastSequence: Int, seed: UInt64) throws {
         self.container = container
@@ -53,6 +72,7 @@ final class Writer {
             (tasks > Self.maximumTasks / 2 ? 1 : 0, deleteTasksByPredicate),
             (state.projects.isEmpty ? 0 : 2, mixedWrite),
             (state.projects.isEmpty ? 0 : 1, violateUniqueName),
+            (1, deleteHistoryByHand),
         ]
         var pick = Int.random(in: 0..<choices.reduce(0) { $0 + $1.weight }, using: &random)
         for choice in choices {
@@ -208,6 +228,15 @@ final class Writer {
             context.insert(task)
             try context.save()
         }
+    }
+
+    /// Deletes the history but for its last 1 to 20 entries, with `deleteHistory(before:)`: a commit that changes no
+    /// model, and so is not logged.
+    private func deleteHistoryByHand() throws {
+        let last = try container.lastHistoryToken()
+        let kept = UInt64.random(in: 1...20, using: &random)
+        guard last.position > kept else { return }
+        try container.deleteHistory(before: HistoryToken(storeID: last.storeID, position: last.position - kept + 1))
     }
 
     // MARK: - Logging around transactions
