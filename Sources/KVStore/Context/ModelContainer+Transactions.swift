@@ -169,10 +169,10 @@ extension ModelContainer {
     private func recordHistory(
         _ changes: ChangeCollector, author: String?, history: HistoryState, in txn: borrowing Transaction
     ) throws -> HistoryToken? {
-        let log = changes.changeLog
-        guard !log.isEmpty else { return nil }
+        let log = changes.mergedLog
+        guard !log.entries.isEmpty else { return nil }
         let position = try history.table.append(
-            log, keptValues: changes.keptValues, author: author, date: Date(), origin: historyOrigin,
+            log: log, keptValues: changes.keptValues, author: author, date: Date(), origin: historyOrigin,
             retention: history.catalog.retention, in: txn)
         return HistoryToken(storeID: history.catalog.storeID, position: position)
     }

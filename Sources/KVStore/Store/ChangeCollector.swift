@@ -44,9 +44,14 @@ final class ChangeCollector {
         keptValues[ChangeSet.ModelID(entity: entity, id: id)] = values
     }
 
+    /// The log with each model's changes merged, for the history: what ``changes`` lists.
+    var mergedLog: ChangeLog {
+        state.mayRepeat ? state.log.merged() : state.log
+    }
+
     /// Each changed model's entries, in order: ``ChangeSet/changes``.
     var changeLog: [ChangeSet.Change] {
-        state.mayRepeat ? Self.merged(state.log) : state.log
+        mergedLog.changes
     }
 
     /// What the transaction changed.
@@ -64,7 +69,7 @@ final class ChangeCollector {
     }
 
     /// The number of changes logged so far: a mark for ``moveToEnd(_:)``.
-    var entryCount: Int { state.log.count }
+    var entryCount: Int { state.log.entries.count }
 
     func saved(_ id: UUID, in entity: String, replacing: Bool) {
         state.saved(id, in: entity, replacing: replacing)
@@ -72,32 +77,6 @@ final class ChangeCollector {
 
     func deleted(_ id: UUID, in entity: String) {
         state.deleted(id, in: entity)
-    }
-
-    /// The log with each model's changes merged: a model saved again keeps its first entry; a model deleted after a
-    /// save loses that entry, and one inserted and deleted leaves no trace; a model deleted, then saved, is a new
-    /// model with an entry of its own (`inserted`, since it replaced nothing).
-    private static func merged(_ log: [ChangeSet.Change]) -> [ChangeSet.Change] {
-        var entries: [ChangeSet.Change?] = []
-        entries.reserveCapacity(log.count)
-        // The index in `entries` of each model's latest entry, by entity and ID.
-        var latest: [String: [ModelKey: Int]] = [:]
-        for change in log {
-            let key = ModelKey(change.id)
-            let previous = latest[change.entity]?[key]
-            if change.isSave {
-                if let previous, entries[previous]?.isSave == true { continue }
-            } else if let previous, let entry = entries[previous], entry.isSave {
-                entries[previous] = nil
-                if entry.kind == .inserted {
-                    latest[change.entity]?[key] = nil
-                    continue
-                }
-            }
-            latest[change.entity, default: [:]][key] = entries.count
-            entries.append(change)
-        }
-        return entries.compactMap { $0 }
     }
 
     /// Moves the changes logged in `range` after those that follow it, keeping the order within each part.
@@ -109,61 +88,82 @@ final class ChangeCollector {
 /// A ``ChangeCollector``'s log of saves and deletes.
 private struct LogState {
     /// Every save and delete, in order (as ``moveToEnd(_:)`` left it).
-    var log: [ChangeSet.Change] = []
-    /// The entities of the log, each with the ordered halves of the last ID logged for it: a short list searched by
-    /// name, the last one found first, since changes come entity by entity.
-    var entities: [(name: String, lastID: (UInt64, UInt64))] = []
-    /// The index in `entities` of the entity found last.
+    var log = ChangeLog()
+    /// The ordered halves of the last ID logged for each entity of the log, by its index.
+    var lastIDs: [(UInt64, UInt64)] = []
+    /// The index of the entity logged last: changes come entity by entity.
     var lastEntity = 0
     /// Whether an entity's IDs came out of ascending order, so that a model may have several changes in the log.
     var mayRepeat = false
     /// See ``ChangeCollector/nullifying``.
-    var nullifying: [String: [ModelKey: ChangeSet.ModelID]] = [:]
+    var nullifying: [String: [ModelKey: ChangeSet.ModelID]] = [:] {
+        didSet { causeCache = nil }
+    }
     /// See ``ChangeCollector/cascading``.
-    var cascading: [String: [ModelKey: ChangeSet.ModelID]] = [:]
+    var cascading: [String: [ModelKey: ChangeSet.ModelID]] = [:] {
+        didSet { causeCache = nil }
+    }
+    /// The causes of the entity logged last, from ``nullifying`` or ``cascading``: a rule reaches many models of one
+    /// entity in a row, and each would hash the entity's name again.
+    private var causeCache: (entity: String, isCascade: Bool, causes: [ModelKey: ChangeSet.ModelID]?)?
 
-    /// Notes that `id` of `entity` is logged next, and whether it breaks the ascending order of the entity's IDs.
+    /// The deleted model whose rule reached the model of `entity` with `id`, from ``cascading`` or ``nullifying``.
     @inline(__always)
-    mutating func note(_ id: UUID, of entity: String) {
-        let halves = id.orderedHalves
-        if lastEntity < entities.count, entities[lastEntity].name == entity {
-            // Equal IDs are not ascending: the same model again.
-            if !(entities[lastEntity].lastID < halves) { mayRepeat = true }
-            entities[lastEntity].lastID = halves
-        } else if let found = entities.firstIndex(where: { $0.name == entity }) {
-            lastEntity = found
-            if !(entities[found].lastID < halves) { mayRepeat = true }
-            entities[found].lastID = halves
+    private mutating func cause(of id: UUID, in entity: String, cascade: Bool) -> ChangeSet.ModelID? {
+        let causes: [ModelKey: ChangeSet.ModelID]?
+        if let cached = causeCache, cached.isCascade == cascade, cached.entity == entity {
+            causes = cached.causes
         } else {
-            lastEntity = entities.count
-            entities.append((entity, halves))
+            causes = cascade ? cascading[entity] : nullifying[entity]
+            causeCache = (entity, cascade, causes)
         }
+        return causes?[ModelKey(id)]
+    }
+
+    /// The index of `entity`, noting that `id` of it is logged next, and whether that breaks the ascending order of
+    /// the entity's IDs.
+    @inline(__always)
+    mutating func note(_ id: UUID, of entity: String) -> UInt32 {
+        let index = Int(log.index(of: entity, hint: lastEntity))
+        lastEntity = index
+        let halves = id.orderedHalves
+        if index < lastIDs.count {
+            // Equal IDs are not ascending: the same model again.
+            if !(lastIDs[index] < halves) { mayRepeat = true }
+            lastIDs[index] = halves
+        } else {
+            // Entities named only as causes have no IDs yet.
+            while lastIDs.count < index { lastIDs.append((0, 0)) }
+            lastIDs.append(halves)
+        }
+        return UInt32(index)
     }
 
     mutating func saved(_ id: UUID, in entity: String, replacing: Bool) {
-        note(id, of: entity)
-        let kind: ChangeSet.Change.Kind
+        let index = note(id, of: entity)
         if !replacing {
-            kind = .inserted
-        } else if !nullifying.isEmpty, let deleted = nullifying[entity]?[ModelKey(id)] {
-            kind = .nullified(by: deleted)
+            log.append(.inserted, entity: index, id: id)
+        } else if !nullifying.isEmpty, let deleted = cause(of: id, in: entity, cascade: false) {
+            log.append(.nullified, entity: index, id: id, cause: deleted)
         } else {
-            kind = .updated
+            log.append(.updated, entity: index, id: id)
         }
-        log.append(ChangeSet.Change(kind, entity: entity, id: id))
     }
 
     mutating func deleted(_ id: UUID, in entity: String) {
-        note(id, of: entity)
-        let cause = cascading.isEmpty ? nil : cascading[entity]?[ModelKey(id)]
-        log.append(ChangeSet.Change(cause.map { .cascaded(from: $0) } ?? .deleted, entity: entity, id: id))
+        let index = note(id, of: entity)
+        if !cascading.isEmpty, let cause = cause(of: id, in: entity, cascade: true) {
+            log.append(.cascaded, entity: index, id: id, cause: cause)
+        } else {
+            log.append(.deleted, entity: index, id: id)
+        }
     }
 
     mutating func moveToEnd(_ range: Range<Int>) {
-        guard !range.isEmpty, range.upperBound < log.count else { return }
-        let moved = Array(log[range])
-        log.removeSubrange(range)
-        log.append(contentsOf: moved)
+        guard !range.isEmpty, range.upperBound < log.entries.count else { return }
+        let moved = Array(log.entries[range])
+        log.entries.removeSubrange(range)
+        log.entries.append(contentsOf: moved)
         // The order within an entity changed.
         mayRepeat = true
     }

@@ -57,15 +57,16 @@ struct DeletionEngine {
         while !queue.isEmpty {
             let (store, candidates, causes) = queue.removeFirst()
             var fresh: [UUID] = []
+            // Taken out while it grows, so that each insert changes it in place.
+            var reached = causes.isEmpty ? [:] : cascades.removeValue(forKey: store.name) ?? [:]
             for id in candidates where visited[store.name, default: []].insert(id).inserted {
                 if try store.exists(id, in: txn) {
                     fresh.append(id)
                     deleting[store.name, default: []].insert(id)
-                    if !causes.isEmpty, let cause = causes[ModelKey(id)] {
-                        cascades[store.name, default: [:]][ModelKey(id)] = cause
-                    }
+                    if !causes.isEmpty, let cause = causes[ModelKey(id)] { reached[ModelKey(id)] = cause }
                 }
             }
+            if !reached.isEmpty { cascades[store.name] = reached }
             guard !fresh.isEmpty else { continue }
             order.append((store, fresh))
             for relationship in store.allRelationships {
@@ -163,10 +164,12 @@ struct DeletionEngine {
         _ referrersByParent: [UUID: [UUID]], parentEntity: String
     ) -> [ModelKey: ChangeSet.ModelID] {
         var causes: [ModelKey: ChangeSet.ModelID] = [:]
+        causes.reserveCapacity(referrersByParent.values.reduce(0) { $0 + $1.count })
         for parent in referrersByParent.keys.sorted(by: { $0.isOrdered(before: $1) }) {
             let cause = ChangeSet.ModelID(entity: parentEntity, id: parent)
-            for child in referrersByParent[parent] ?? [] where causes[ModelKey(child)] == nil {
-                causes[ModelKey(child)] = cause
+            for child in referrersByParent[parent] ?? [] {
+                // Most models have one parent: one lookup inserts, and the rare second parent puts the first back.
+                if let first = causes.updateValue(cause, forKey: ModelKey(child)) { causes[ModelKey(child)] = first }
             }
         }
         return causes

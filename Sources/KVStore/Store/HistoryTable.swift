@@ -122,11 +122,24 @@ package struct HistoryTable: Sendable {
         _ changes: [ChangeSet.Change], keptValues: [ChangeSet.ModelID: [(name: String, value: RecordValue)]],
         author: String?, date: Date, origin: UInt64, retention: HistoryRetention, in txn: borrowing Transaction
     ) throws -> UInt64 {
+        try append(
+            log: ChangeLog(changes), keptValues: keptValues, author: author, date: date, origin: origin,
+            retention: retention, in: txn)
+    }
+
+    /// Records a commit's log as the next entry, after pruning what `retention` no longer keeps.
+    ///
+    /// - Returns: The entry's position.
+    /// - Throws: ``KVStoreError/damaged`` for a damaged counter or oldest entry, and what LMDB throws.
+    func append(
+        log: ChangeLog, keptValues: [ChangeSet.ModelID: [(name: String, value: RecordValue)]],
+        author: String?, date: Date, origin: UInt64, retention: HistoryRetention, in txn: borrowing Transaction
+    ) throws -> UInt64 {
         var counter = try counter(in: txn)
         try prune(&counter, retention: retention, now: date, in: txn)
         counter.last += 1
         let entry = try Self.encode(
-            changes, keptValues: keptValues, author: author, date: date, origin: origin, transactionID: txn.id)
+            log: log, keptValues: keptValues, author: author, date: date, origin: origin, transactionID: txn.id)
         try txn.put(entry, forKey: Self.key(counter.last), in: table)
         try write(counter, in: txn)
         return counter.last
@@ -229,12 +242,17 @@ package struct HistoryTable: Sendable {
 
     private static let entryVersion: UInt8 = 1
 
-    private enum KindCode: UInt8 {
-        case inserted, updated, nullified, deleted, cascaded
+    static func encode(
+        _ changes: [ChangeSet.Change], keptValues: [ChangeSet.ModelID: [(name: String, value: RecordValue)]],
+        author: String?, date: Date, origin: UInt64, transactionID: Int
+    ) throws -> [UInt8] {
+        try encode(
+            log: ChangeLog(changes), keptValues: keptValues, author: author, date: date, origin: origin,
+            transactionID: transactionID)
     }
 
     static func encode(
-        _ changes: [ChangeSet.Change], keptValues: [ChangeSet.ModelID: [(name: String, value: RecordValue)]],
+        log: ChangeLog, keptValues: [ChangeSet.ModelID: [(name: String, value: RecordValue)]],
         author: String?, date: Date, origin: UInt64, transactionID: Int
     ) throws -> [UInt8] {
         var bytes: [UInt8] = [entryVersion]
@@ -248,55 +266,28 @@ package struct HistoryTable: Sendable {
         } else {
             bytes.appendVarint(0)
         }
-        // Changes come entity by entity, and a commit touches a few entities: a search from the last one found
-        // costs less than hashing every change's entity name. A first pass lists them, so that the changes are
-        // written once, in place.
-        var entities: [String] = []
-        var lastIndex = 0
-        func index(of entity: String) -> Int {
-            if lastIndex < entities.count, entities[lastIndex] == entity { return lastIndex }
-            if let found = entities.firstIndex(of: entity) {
-                lastIndex = found
-            } else {
-                entities.append(entity)
-                lastIndex = entities.count - 1
-            }
-            return lastIndex
-        }
-        for change in changes {
-            _ = index(of: change.entity)
-            switch change.kind {
-            case .nullified(let cause), .cascaded(let cause): _ = index(of: cause.entity)
-            case .inserted, .updated, .deleted: break
-            }
-        }
-        bytes.appendVarint(UInt64(entities.count))
-        for entity in entities {
+        bytes.appendVarint(UInt64(log.entities.count))
+        for entity in log.entities {
             let utf8 = Array(entity.utf8)
             bytes.appendVarint(UInt64(utf8.count))
             bytes.append(contentsOf: utf8)
         }
-        bytes.reserveCapacity(bytes.count + changes.count * 19 + 8)
-        bytes.appendVarint(UInt64(changes.count))
-        for change in changes {
-            let cause: ChangeSet.ModelID?
-            let code: KindCode
-            switch change.kind {
-            case .inserted: (code, cause) = (.inserted, nil)
-            case .updated: (code, cause) = (.updated, nil)
-            case .nullified(let by): (code, cause) = (.nullified, by)
-            case .deleted: (code, cause) = (.deleted, nil)
-            case .cascaded(let from): (code, cause) = (.cascaded, from)
-            }
-            bytes.append(code.rawValue)
-            bytes.appendVarint(UInt64(index(of: change.entity)))
-            bytes.appendBytes(of: change.id.uuid)
-            if let cause {
-                bytes.appendVarint(UInt64(index(of: cause.entity)))
+        bytes.reserveCapacity(bytes.count + log.entries.count * 19 + 8)
+        bytes.appendVarint(UInt64(log.entries.count))
+        for entry in log.entries {
+            bytes.append(entry.kind.rawValue)
+            bytes.appendVarint(UInt64(entry.entity))
+            bytes.appendBytes(of: entry.id.uuid)
+            if entry.kind.hasCause {
+                let cause = log.causes[Int(entry.cause)]
+                bytes.appendVarint(UInt64(cause.entity))
                 bytes.appendBytes(of: cause.id.uuid)
             }
-            guard code == .deleted || code == .cascaded else { continue }
-            guard !keptValues.isEmpty, let kept = keptValues[change.model], !kept.isEmpty else {
+            guard !entry.kind.isSave else { continue }
+            guard !keptValues.isEmpty,
+                let kept = keptValues[ChangeSet.ModelID(entity: log.entities[Int(entry.entity)], id: entry.id)],
+                !kept.isEmpty
+            else {
                 bytes.appendVarint(0)
                 continue
             }
@@ -348,7 +339,7 @@ package struct HistoryTable: Sendable {
             changes.reserveCapacity(changeCount)
             var tombstones: [HistoryTombstone] = []
             for _ in 0..<changeCount {
-                guard let code = KindCode(rawValue: try reader.readByte(at: &offset)) else {
+                guard let code = ChangeLog.Kind(rawValue: try reader.readByte(at: &offset)) else {
                     throw damaged(token.position, "a change has an unknown kind")
                 }
                 let name = try entity()
