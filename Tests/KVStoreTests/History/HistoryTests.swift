@@ -332,3 +332,60 @@ private struct HNote: Model, Equatable {
         }
     }
 }
+
+/// A reference model whose tombstone keeps its title, with a to-many that cascades.
+private final class Shelf: PersistentModel {
+    var id = UUID.timeOrdered()
+    var label: String
+    @ToMany var items: [ShelfItem]
+
+    init(label: String) { self.label = label }
+
+    static let entity = Entity<Shelf>(
+        relationships: [.toMany("items", \.items, inverse: "shelf", deleteRule: .cascade)],
+        preservedOnDeletion: [\.label])
+}
+
+private final class ShelfItem: PersistentModel {
+    var id = UUID.timeOrdered()
+    var title: String
+    @ToOne var shelf: Shelf?
+
+    init(title: String) { self.title = title }
+
+    static let entity = Entity<ShelfItem>(
+        relationships: [.toOne("shelf", \.shelf, inverse: "items")], preservedOnDeletion: [\.title])
+}
+
+/// Reference models record the same history as structs, tombstones included.
+@Suite struct ReferenceModelHistoryTests {
+    @Test func aContextOfReferenceModelsRecordsItsSavesAndTombstones() throws {
+        let directory = StoreDirectory()
+        let container = try ModelContainer(for: Shelf.self, configuration: ModelConfiguration(path: directory.path))
+        defer { try? container.close() }
+        let start = try container.enableHistory()
+        let context = ModelContext(container)
+        context.author = "shelver"
+        let shelf = Shelf(label: "Fiction")
+        shelf.items.append(ShelfItem(title: "Dune"))
+        context.insert(shelf)
+        try context.save()
+        shelf.label = "Novels"
+        try context.save()
+        context.delete(shelf)
+        try context.save()
+
+        let entries = try container.history(after: start)
+        try #require(entries.count == 3)
+        #expect(entries.allSatisfy { $0.author == "shelver" })
+        #expect(
+            entries[0].inserted == [
+                "Shelf": [shelf.id], "ShelfItem": [try #require(entries[0].inserted["ShelfItem"]?.first)],
+            ])
+        #expect(entries[1].changes == [ChangeSet.Change(.updated, entity: "Shelf", id: shelf.id)])
+        #expect(entries[2].deleted["Shelf"] == [shelf.id] && entries[2].deleted["ShelfItem"]?.count == 1)
+        let tombstones = Dictionary(uniqueKeysWithValues: entries[2].tombstones.map { ($0.entity, $0) })
+        #expect(try tombstones["Shelf"]?.value(\Shelf.label) == "Novels")
+        #expect(try tombstones["ShelfItem"]?.value(\ShelfItem.title) == "Dune")
+    }
+}
