@@ -578,9 +578,12 @@ final class EntityStore<M: StoredModel>: AnyEntityStore {
         try withKey(id) { key in
             let old = try model(for: id, in: txn, reader: reader ?? self.reader)
             guard let old else { return nil }
-            let (derived, fields) = state.withLock { ($0.derived, $0.fields) }
-            if let changes, changes.keepsDeletedValues {
-                try keepPreservedValues(of: id, key: key, fields: fields, in: txn, changes: changes)
+            let keepsValues = changes?.keepsDeletedValues == true
+            let (derived, fields, preserved) = state.withLock { state in
+                (state.derived, state.fields, keepsValues ? state.entry.preservedOnDeletion : [])
+            }
+            if let changes, !preserved.isEmpty {
+                try keepPreservedValues(preserved, of: id, key: key, fields: fields, in: txn, changes: changes)
             }
             if !derived.isEmpty {
                 try derivedChanges(derived, id: id, key: key, record: nil, fields: fields, in: txn).apply(
@@ -596,13 +599,13 @@ final class EntityStore<M: StoredModel>: AnyEntityStore {
         }
     }
 
-    /// Gives `changes` the values of the fields that the entity preserves on deletion of the record under `key`,
-    /// for its history tombstone.
+    /// Gives `changes` the values of the fields `preserved` (those the entity preserves on deletion) of the record
+    /// under `key`, for its history tombstone.
     private func keepPreservedValues(
-        of id: UUID, key: BorrowedBytes, fields: FieldTable, in txn: borrowing Transaction, changes: ChangeCollector
+        _ preserved: [String], of id: UUID, key: BorrowedBytes, fields: FieldTable, in txn: borrowing Transaction,
+        changes: ChangeCollector
     ) throws {
-        let preserved = state.withLock { $0.entry.preservedOnDeletion }
-        guard !preserved.isEmpty,
+        guard
             let record = try txn.withBytes(
                 forKey: key, in: records,
                 { bytes in
