@@ -64,7 +64,8 @@ final class PageChecker {
     /// unwritten, and when they are the highest the snapshot has, the file ends before its last page. Such a file is
     /// whole. A file cut short loses pages that trees reach, which the free list does not list.
     var isTailFree: Bool {
-        lastPage < filePages || freeTail.count == lastPage - filePages + 1
+        // `lastPage` may be as large as `Int.max` (a damaged meta page): the count of the tail is not formed.
+        lastPage < filePages || freeTail.count - 1 == lastPage - filePages
     }
 
     /// Checks `file`, reading the snapshot of the newest usable meta page, as LMDB does.
@@ -133,8 +134,8 @@ final class PageChecker {
             if isTailFree {
                 note(
                     .truncatedFile, page: filePages, owner: .meta,
-                    "The file ends before the snapshot's last page \(lastPage), and the \(lastPage - filePages + 1) "
-                        + "page\(lastPage == filePages ? "" : "s") past its end are free: a transaction allocated and "
+                    "The file ends before the snapshot's last page \(lastPage), and the \(freeTail.count) "
+                        + "page\(freeTail.count == 1 ? "" : "s") past its end are free: a transaction allocated and "
                         + "freed them, and LMDB never wrote them. No reader reads them.")
             } else {
                 problems.add(deferredTruncation)

@@ -437,6 +437,26 @@ import Testing
         #expect(report.problems.first { $0.kind == .truncatedFile }?.message.contains("cut short") == true)
     }
 
+    @Test func aLastPageOfIntMaxInAFileShorterThanAPageIsDamageNotAnOverflow() throws {
+        // Found by FuzzPageCheck: a file shorter than its page size whose meta page names the largest last page
+        // overflowed the count of the pages past the file's end. The input, as its spans of non-zero bytes.
+        let spans: [(offset: Int, bytes: [UInt8])] = [
+            (10, [0x08]), (16, [0xDE, 0xC0, 0xEF, 0xBE, 0x01]), (34, [0x80]), (41, [0x10, 0x00, 0x00, 0x01]),
+            (51, [0x0C, 0x08]), (77, [0xFF, 0xFF, 0xFF, 0xFF]), (92, [UInt8](repeating: 0xFF, count: 8)),
+            (140, [UInt8](repeating: 0xFF, count: 8) + [0x01]), (351, [0x91]), (1457, [0xFF, 0xFA]), (1894, [0x01]),
+            (2079, [0xF6, 0xFF]), (3339, [0x01]), (3346, [0x0C]), (3516, [0x3A]),
+        ]
+        var bytes = [UInt8](repeating: 0, count: 4063)
+        for span in spans { bytes.replaceSubrange(span.offset..<(span.offset + span.bytes.count), with: span.bytes) }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("pagecheck-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        for scope in [PageCheck.Scope.full, .roots] {
+            let report = try PageCheck.checkFile(path: path, options: .init(scope: scope, maxProblems: 20))
+            #expect(report.problems.contains { $0.severity == .damage })
+        }
+    }
+
     @Test func problemsBeyondTheLimitAreCountedNotListed() throws {
         try Stores.withClosedStore(Self.fill) { path, _ in
             var store = try RawStore(path: path)
