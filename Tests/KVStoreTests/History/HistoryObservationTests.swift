@@ -4,22 +4,6 @@ import Testing
 
 @testable import KVStore
 
-/// The next element of an iterator, or `nil` after `seconds`.
-private func next<T: Sendable>(_ iterator: inout AsyncStream<T>.Iterator, within seconds: Double = 10) async -> T? {
-    nonisolated(unsafe) var copy = iterator
-    defer { iterator = copy }
-    return await withTaskGroup(of: T?.self) { group in
-        group.addTask { await copy.next() }
-        group.addTask {
-            try? await _Concurrency.Task.sleep(for: .seconds(seconds))
-            return nil
-        }
-        let first = await group.next() ?? nil
-        group.cancelAll()
-        return first
-    }
-}
-
 /// Change streams built on the persistent history: other processes' commits with their IDs, and subscribers that
 /// fall behind catching up instead of missing change sets.
 @Suite struct HistoryObservationTests {

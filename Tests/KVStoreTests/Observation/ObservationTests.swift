@@ -25,26 +25,6 @@ private final class Titles: Sendable {
     let value = Locked<[[String]]>([])
 }
 
-/// The next element of an iterator, or `nil` after `seconds`.
-private func next<T: Sendable>(
-    _ iterator: inout AsyncStream<T>.Iterator,
-    within seconds: Double = 5
-) async -> T? {
-    // AsyncStream's iterator honours cancellation; racing it against a timer bounds the wait.
-    nonisolated(unsafe) var copy = iterator
-    defer { iterator = copy }
-    return await withTaskGroup(of: T?.self) { group in
-        group.addTask { await copy.next() }
-        group.addTask {
-            try? await _Concurrency.Task.sleep(for: .seconds(seconds))
-            return nil
-        }
-        let first = await group.next() ?? nil
-        group.cancelAll()
-        return first
-    }
-}
-
 @Suite struct ObservationTests {
     private func inMemory(observer: (any ModelContainerObserver)? = nil) throws -> ModelContainer {
         try ModelContainer(
