@@ -305,6 +305,32 @@ private struct HNote: Model, Equatable {
         #expect(try container.history().map(\.token.position) == [3])
     }
 
+    @Test func aDamagedCounterStopsWritesWithAClearErrorUntilHistoryStartsAgain() throws {
+        let directory = StoreDirectory()
+        let container = try container(directory)
+        defer { try? container.close() }
+        try container.enableHistory()
+        try container.write { txn in try txn.insert(HNote(title: "one")) }
+        let table = try #require(container.schema.withLock { $0.history?.table })
+        try container.environment.write { txn in
+            var bytes = try #require(try txn.value(forKey: HistoryTable.counterKey, in: table.table))
+            bytes[3] ^= 0x01
+            try txn.put(bytes, forKey: HistoryTable.counterKey, in: table.table)
+        }
+        let error = try #require(throws: KVStoreError.self) {
+            try container.write { txn in try txn.insert(HNote(title: "refused")) }
+        }
+        #expect(error == .damaged)
+        #expect(error.message.contains("history counter is damaged"))
+        #expect(throws: KVStoreError.damaged) { try container.lastHistoryToken() }
+        // Nothing of the refused write was written, and a new history lets writes go on.
+        #expect(try container.read { txn in try txn.fetchCount(FetchDescriptor<HNote>()) } == 1)
+        try container.disableHistory()
+        let start = try container.enableHistory()
+        try container.write { txn in try txn.insert(HNote(title: "two")) }
+        #expect(try container.history(after: start).count == 1)
+    }
+
     @Test func entriesDecodeWhatTheyEncodeAndRefuseTruncations() throws {
         let id = UUID()
         let cause = ChangeSet.ModelID(entity: "HFolder", id: UUID())
