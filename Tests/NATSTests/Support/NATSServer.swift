@@ -152,14 +152,32 @@ final class NATSServer: @unchecked Sendable {
         }
     }
 
-    /// Freezes the server (SIGSTOP): its sockets stay open but nothing answers.
+    /// Freezes the server (SIGSTOP): its sockets stay open but nothing answers. Returns once the process is stopped.
     func pause() {
         kill(process.processIdentifier, SIGSTOP)
+        waitForState { $0 == "T" }
     }
 
-    /// Thaws a frozen server (SIGCONT).
+    /// Thaws a frozen server (SIGCONT). Returns once the process runs again.
     func resume() {
         kill(process.processIdentifier, SIGCONT)
+        waitForState { $0 != "T" }
+    }
+
+    /// Waits (up to 5 s) until the process's state in `/proc/<pid>/stat` satisfies `matches`: signals arrive
+    /// asynchronously.
+    private func waitForState(_ matches: (Character) -> Bool) {
+        let path = "/proc/\(process.processIdentifier)/stat"
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline {
+            // The state follows the command's closing parenthesis: "1234 (nats-server) T ...".
+            if let stat = try? String(contentsOfFile: path, encoding: .utf8), let close = stat.lastIndex(of: ")"),
+                let state = stat[stat.index(after: close)...].first(where: { $0 != " " }), matches(state)
+            {
+                return
+            }
+            usleep(1_000)
+        }
     }
 
     /// A TCP port nothing listens on now: the kernel's pick for a socket bound to port 0.
@@ -221,8 +239,9 @@ extension Trait where Self == ConditionTrait {
     }
 }
 
-/// Runs `body` on a thread of its own and waits for it without blocking a thread of the cooperative pool: the tests'
-/// blocking calls wait for servers for seconds at a time.
+/// Runs `body` on a thread of its own and waits for it without blocking a thread of the cooperative pool, for
+/// blocking work that returns what the test then checks. Expectations belong outside `body`: on another thread,
+/// Swift Testing cannot tell which test an issue belongs to.
 func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         Thread { continuation.resume(with: Result { try body() }) }.start()
@@ -254,22 +273,17 @@ final class EventLog: Sendable {
     }
 
     /// Waits up to `timeout` for an event that `matches` selects.
-    func wait(timeout: Duration = .seconds(10), for matches: (NATSConnection.Event) -> Bool) -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if all.contains(where: matches) { return true }
-            usleep(5_000)
-        }
-        return false
+    func wait(timeout: Duration = .seconds(10), for matches: (NATSConnection.Event) -> Bool) async -> Bool {
+        await eventually(timeout: timeout) { all.contains(where: matches) }
     }
 }
 
 /// Waits up to `timeout` for `condition` to hold, checking every 5 ms.
-func eventually(timeout: Duration = .seconds(10), _ condition: () throws -> Bool) rethrows -> Bool {
+func eventually(timeout: Duration = .seconds(10), _ condition: () throws -> Bool) async rethrows -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if try condition() { return true }
-        usleep(5_000)
+        try? await Task.sleep(for: .milliseconds(5))
     }
     return try condition()
 }
