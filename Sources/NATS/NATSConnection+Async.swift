@@ -134,6 +134,13 @@ extension PullConsumer {
     {
         try await Blocking.run { try self.fetch(batch: batch, expires: expires, noWait: noWait, heartbeat: heartbeat) }
     }
+
+    /// Reads the consumer's configuration and progress, as ``info()`` does, without blocking a task's thread.
+    ///
+    /// - Throws: What ``info()`` throws.
+    public func info() async throws -> ConsumerInfo {
+        try await Blocking.run { try self.info() }
+    }
 }
 
 extension JetStreamMessage {

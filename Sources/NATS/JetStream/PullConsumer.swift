@@ -46,10 +46,11 @@ public struct PullConsumer: Sendable {
     ///     server that went away is noticed before `expires`; it must be under half of `expires`.
     /// - Returns: The messages, in the order of delivery.
     /// - Throws: ``NATSError/missedHeartbeats(subject:interval:)`` when heartbeats stop and nothing came,
-    ///   ``NATSError/pullRequestEnded(consumer:status:description:)`` for a `409` before any message (the consumer
-    ///   was deleted, too many requests wait), ``NATSError/noResponders(subject:)`` when the consumer's stream is
-    ///   not there, ``NATSError/timedOut(operation:timeout:)`` when the server does not end the request,
-    ///   ``NATSError/invalidArgument(_:)`` for a batch under 1, and the connection's other ``NATSError``s.
+    ///   ``NATSError/timedOut(operation:timeout:)`` when the server does not end the request within `expires` and
+    ///   the context's timeout (a server that went away, or a consumer that does not exist, whose pulls the server
+    ///   drops), ``NATSError/pullRequestEnded(consumer:status:description:)`` for a `409` before any message (the
+    ///   consumer was deleted, too many requests wait), ``NATSError/noResponders(subject:)`` when JetStream does not
+    ///   answer, ``NATSError/invalidArgument(_:)`` for a batch under 1, and the connection's other ``NATSError``s.
     public func fetch(
         batch: Int, expires: Duration = .seconds(1), noWait: Bool = false, heartbeat: Duration? = nil
     )
@@ -71,14 +72,15 @@ public struct PullConsumer: Sendable {
         try core.publish(
             subject: subject, replySubject: inbox, headers: nil, payload: Array(try JetStream.encoder.encode(request)))
         // The server ends the request itself at `expires`; the connection's timeout covers the way back.
-        let deadline = ContinuousClock.now + (noWait ? jetStream.timeout : expires + jetStream.timeout)
+        let allowed = noWait ? jetStream.timeout : expires + jetStream.timeout
+        let deadline = ContinuousClock.now + allowed
         var heard = ContinuousClock.now
         var messages: [JetStreamMessage] = []
         while messages.count < batch {
             let now = ContinuousClock.now
             if now >= deadline {
                 if messages.isEmpty {
-                    throw NATSError.timedOut(operation: "the pull request on '\(subject)'", timeout: deadline - now)
+                    throw NATSError.timedOut(operation: "the pull request on '\(subject)'", timeout: allowed)
                 }
                 return messages
             }
