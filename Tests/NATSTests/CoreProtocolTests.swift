@@ -95,12 +95,18 @@ import Testing
         let server = try NATSServer(jetStream: false)
         let connection = try await NATSConnection.connect(servers: [server.url], options: testOptions())
         defer { connection.close() }
-        let started = ContinuousClock.now
-        await #expect(throws: NATSError.noResponders(subject: "nobody.home")) {
-            try await connection.request(subject: "nobody.home", payload: [], timeout: .seconds(5))
+        let (error, elapsed) = try await onThread { () -> (NATSError?, Duration) in
+            let started = ContinuousClock.now
+            do {
+                _ = try connection.request(subject: "nobody.home", payload: [], timeout: .seconds(5))
+                return (nil, ContinuousClock.now - started)
+            } catch let error as NATSError {
+                return (error, ContinuousClock.now - started)
+            }
         }
+        #expect(error == .noResponders(subject: "nobody.home"))
         // The server answers 503 at once: the request does not wait for its timeout.
-        #expect(ContinuousClock.now - started < .seconds(4))
+        #expect(elapsed < .seconds(4))
     }
 
     @Test func aRequestWhoseResponderIsSilentTimesOut() async throws {
@@ -203,11 +209,15 @@ import Testing
         let ports = try [NATSServer.freePort(), NATSServer.freePort()]
         var options = testOptions()
         options.connectDeadline = .milliseconds(400)
-        let started = ContinuousClock.now
-        let error = await #expect(throws: NATSError.self) {
-            try await NATSConnection.connect(servers: ports.map { "127.0.0.1:\($0)" }, options: options)
+        let (error, elapsed) = try await onThread { [options] () -> (NATSError?, Duration) in
+            let started = ContinuousClock.now
+            do {
+                _ = try NATSConnection(servers: ports.map { "127.0.0.1:\($0)" }, options: options)
+                return (nil, ContinuousClock.now - started)
+            } catch let error as NATSError {
+                return (error, ContinuousClock.now - started)
+            }
         }
-        let elapsed = ContinuousClock.now - started
         guard case .noServerAvailable(let servers, let timeout, let failures) = error else {
             Issue.record("expected noServerAvailable, got \(String(describing: error))")
             return

@@ -65,15 +65,19 @@ import Testing
             _ = try await jetStream.createConsumer(
                 stream: "ENTRIES", configuration: ConsumerConfiguration(durableName: "waiting"))
             let consumer = jetStream.pullConsumer(stream: "ENTRIES", consumer: "waiting")
-            async let fetched = consumer.fetch(batch: 2, expires: .seconds(5))
-            try await Task.sleep(for: .milliseconds(100))
-            _ = try await jetStream.publish(subject: "entries.late", payload: "late 1".bytes)
-            _ = try await jetStream.publish(subject: "entries.late", payload: "late 2".bytes)
-            let started = ContinuousClock.now
-            let messages = try await fetched
+            let (messages, waited) = try await onThread {
+                let started = ContinuousClock.now
+                Thread {
+                    usleep(100_000)
+                    _ = try? jetStream.publish(subject: "entries.late", payload: "late 1".bytes)
+                    _ = try? jetStream.publish(subject: "entries.late", payload: "late 2".bytes)
+                }.start()
+                let messages = try consumer.fetch(batch: 2, expires: .seconds(5))
+                return (messages, ContinuousClock.now - started)
+            }
             #expect(messages.map(\.message.string) == ["late 1", "late 2"])
             // It returned with the full batch, not at expiry.
-            #expect(ContinuousClock.now - started < .seconds(4))
+            #expect(waited < .seconds(4))
         }
     }
 
@@ -82,13 +86,17 @@ import Testing
             _ = try await jetStream.createConsumer(
                 stream: "ENTRIES", configuration: ConsumerConfiguration(durableName: "empty"))
             let consumer = jetStream.pullConsumer(stream: "ENTRIES", consumer: "empty")
-            var started = ContinuousClock.now
-            #expect(try await consumer.fetch(batch: 10, noWait: true).isEmpty)
-            #expect(ContinuousClock.now - started < .seconds(2))
-            started = ContinuousClock.now
-            #expect(try await consumer.fetch(batch: 10, expires: .milliseconds(300)).isEmpty)
-            let waited = ContinuousClock.now - started
-            #expect(waited >= .milliseconds(250) && waited < .seconds(3))
+            let (noWaitCount, noWaitTime, expiryCount, expiryTime) = try await onThread {
+                var started = ContinuousClock.now
+                let noWait = try consumer.fetch(batch: 10, noWait: true)
+                let noWaitTime = ContinuousClock.now - started
+                started = ContinuousClock.now
+                let expiry = try consumer.fetch(batch: 10, expires: .milliseconds(300))
+                return (noWait.count, noWaitTime, expiry.count, ContinuousClock.now - started)
+            }
+            #expect(noWaitCount == 0 && noWaitTime < .seconds(2))
+            #expect(expiryCount == 0)
+            #expect(expiryTime >= .milliseconds(250) && expiryTime < .seconds(3))
             // Idle heartbeats (status 100) arrive every 100 ms and are not messages.
             #expect(
                 try await consumer.fetch(batch: 10, expires: .milliseconds(600), heartbeat: .milliseconds(100)).isEmpty)
@@ -175,11 +183,17 @@ import Testing
             ) {
                 try await missing.fetch(batch: 1, expires: .milliseconds(300))
             }
-            let started = ContinuousClock.now
-            await #expect(throws: NATSError.missedHeartbeats(subject: subject, interval: .milliseconds(100))) {
-                try await missing.fetch(batch: 1, expires: .seconds(5), heartbeat: .milliseconds(100))
+            let (error, elapsed) = try await onThread { () -> (NATSError?, Duration) in
+                let started = ContinuousClock.now
+                do {
+                    _ = try missing.fetch(batch: 1, expires: .seconds(5), heartbeat: .milliseconds(100))
+                    return (nil, ContinuousClock.now - started)
+                } catch let error as NATSError {
+                    return (error, ContinuousClock.now - started)
+                }
             }
-            #expect(ContinuousClock.now - started < .seconds(2))
+            #expect(error == .missedHeartbeats(subject: subject, interval: .milliseconds(100)))
+            #expect(elapsed < .seconds(2))
             _ = try await jetStream.createConsumer(
                 stream: "ENTRIES", configuration: ConsumerConfiguration(durableName: "c"))
             await #expect(throws: NATSError.invalidArgument("a batch must ask for at least 1 message, not 0")) {

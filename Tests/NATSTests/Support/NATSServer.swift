@@ -260,16 +260,23 @@ func testOptions(events: EventLog? = nil) -> NATSConnection.Options {
     return options
 }
 
-/// The events a connection reported, in order.
+/// The events a connection reported, in order, with when each came.
 final class EventLog: Sendable {
-    private let events = Mutex<[NATSConnection.Event]>([])
+    private let events = Mutex<[(event: NATSConnection.Event, time: ContinuousClock.Instant)]>([])
 
     func record(_ event: NATSConnection.Event) {
-        events.withLock { $0.append(event) }
+        let now = ContinuousClock.now
+        events.withLock { $0.append((event, now)) }
     }
 
     var all: [NATSConnection.Event] {
-        events.withLock { $0 }
+        events.withLock { $0.map(\.event) }
+    }
+
+    /// When the first event that `matches` selects came, if one did: measured on the connection's thread, so that a
+    /// test waiting for a busy cooperative pool does not count the wait.
+    func time(of matches: (NATSConnection.Event) -> Bool) -> ContinuousClock.Instant? {
+        events.withLock { $0.first { matches($0.event) }?.time }
     }
 
     /// Waits up to `timeout` for an event that `matches` selects.

@@ -3,7 +3,7 @@ import Testing
 @testable import NATS
 
 /// The protocol parser, the header format, reply-subject metadata and server addresses, on bytes written here.
-@Suite struct ParserTests {
+@Suite struct ProtocolParserTests {
     /// Parses every operation of `bytes`, fed `chunk` bytes at a time.
     static func operations(_ bytes: [UInt8], chunk: Int) throws -> [ServerOperation] {
         var parser = ProtocolParser()
