@@ -1,9 +1,10 @@
 /// A subscription to a subject: the messages the server sends for it wait in a queue until ``next(timeout:)`` takes
 /// them.
 ///
-/// The queue has no bound: a subscriber that falls behind holds its messages in memory. A subscription is renewed
-/// by itself when the connection reconnects; messages published while it was down are not delivered (core NATS is
-/// at most once: JetStream keeps what must not be lost).
+/// The connection keeps a subscription until ``unsubscribe()`` or its own closing: call it when done. The queue has
+/// no bound: a subscriber that falls behind holds its messages in memory. A subscription is renewed by itself when
+/// the connection reconnects; messages published while it was down are not delivered (core NATS is at most once:
+/// JetStream keeps what must not be lost).
 ///
 /// ```swift
 /// let subscription = try connection.subscribe(to: "orders.>")

@@ -165,8 +165,12 @@ extension ConnectionCore {
     private func discover(_ info: ServerInfo, in state: inout ConnectionState) -> [String] {
         guard options.discoversServers else { return [] }
         var added: [String] = []
+        // An announced address has no credentials: it takes those of the address the connection was given first.
+        let credentials = state.servers.first { $0.user != nil }
         for url in info.connectURLs ?? [] {
-            guard let address = try? ServerAddress(parsing: url) else { continue }
+            guard var address = try? ServerAddress(parsing: url) else { continue }
+            address.user = credentials?.user
+            address.password = credentials?.password
             if !state.servers.contains(where: { $0.sameServer(as: address) }) {
                 state.servers.append(address)
                 added.append(address.description)

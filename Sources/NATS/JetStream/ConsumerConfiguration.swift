@@ -104,6 +104,8 @@ public struct ConsumerConfiguration: Sendable, Equatable, Codable {
     }
 
     /// Encodes the configuration as the API's JSON.
+    ///
+    /// - Throws: What the encoder throws.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encodeIfPresent(durableName, forKey: .durableName)

@@ -111,6 +111,8 @@ public struct StreamConfiguration: Sendable, Equatable, Codable {
     }
 
     /// Encodes the configuration as the API's JSON: durations in nanoseconds, no limit as `-1`.
+    ///
+    /// - Throws: What the encoder throws.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(name, forKey: .name)
