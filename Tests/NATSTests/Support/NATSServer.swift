@@ -67,8 +67,8 @@ final class NATSServer: @unchecked Sendable {
     ) throws {
         guard let executable = Self.executable else {
             throw StartError(
-                description: "nats-server is not installed (searched $NATS_SERVER and $PATH): `make deps` installs it"
-                    + " (Debian's nats-server package)")
+                description: "nats-server is not installed (searched $NATS_SERVER, $PATH, /usr/sbin and /sbin):"
+                    + " `make deps` installs it (Debian's nats-server package)")
         }
         self.name = name
         self.port = try port ?? Self.freePort()
