@@ -11,12 +11,18 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 all: build
 
-## deps: install liblmdb-dev (and pkg-config) with apt-get when pkg-config cannot find lmdb
+## deps: install liblmdb-dev (and pkg-config) with apt-get when pkg-config cannot find lmdb, and nats-server (which
+## the NATS module's tests start) when it is missing; Debian installs it in /usr/sbin, outside some users' PATH
 deps:
 	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists lmdb; then \
 		echo "Installing liblmdb-dev and pkg-config with apt-get..."; \
 		$(SUDO) apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq liblmdb-dev pkg-config >/dev/null; \
+	fi
+	@if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; then \
+		echo "Installing nats-server with apt-get..."; \
+		$(SUDO) apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nats-server >/dev/null; \
 	fi
 
 ## build: debug build of every target

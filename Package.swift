@@ -17,6 +17,8 @@ let package = Package(
         // it links Swift Testing through it: only test targets should.
         .library(name: "KVStoreTesting", targets: ["KVStoreTesting"]),
         .executable(name: "kvtool", targets: ["kvtool"]),
+        // The NATS client that replicas use to ship and read the change history through JetStream.
+        .library(name: "NATS", targets: ["NATS"]),
         // For the fuzz targets of Tools/fuzz, a package of its own that depends on this one; not for applications.
         .library(name: "KVToolCore", targets: ["KVToolCore"]),
     ],
@@ -39,6 +41,13 @@ let package = Package(
         // The object store users import.
         .target(
             name: "KVStore", dependencies: ["LMDB", "CCRC32C"],
+            swiftSettings: [
+                .strictMemorySafety()
+            ]),
+        // A NATS client over POSIX sockets: core protocol with headers, heartbeats, reconnection across a cluster, and
+        // JetStream's streams, acknowledged and pipelined publishing and pull consumers. Foundation only (JSON).
+        .target(
+            name: "NATS",
             swiftSettings: [
                 .strictMemorySafety()
             ]),
@@ -73,6 +82,8 @@ let package = Package(
         // of README.md and of the DocC articles are the code the tests run. Foundation only.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"]),
+        // Against real nats-server processes that the tests start on loopback ports (`make deps` installs it).
+        .testTarget(name: "NATSTests", dependencies: ["NATS"]),
         // The kit's parser, help layout and errors, on commands declared in the tests.
         .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),
         // The models of the multi-process tests, shared by the tests and the child processes they start.

@@ -1,0 +1,301 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import NATS
+
+/// A `nats-server` process for one test: started on a free loopback port with a fresh store directory, ready once
+/// it sends `INFO` to a client, and killed by its PID when the test lets go of it (when it fails too) or calls
+/// ``stop()``.
+final class NATSServer: @unchecked Sendable {
+    // @unchecked Sendable: `process` is only started, signalled and waited for, which Process allows from any thread;
+    // `stopped` sits behind a lock.
+    let name: String
+    let port: Int
+    let clusterPort: Int?
+    let directory: URL
+    private let process = Process()
+    private let stopped = NSLock()
+    private var isStopped = false
+
+    /// The client address, `nats://127.0.0.1:<port>`.
+    var url: String {
+        "nats://127.0.0.1:\(port)"
+    }
+
+    /// The server's process ID.
+    var pid: Int32 {
+        process.processIdentifier
+    }
+
+    /// Where the server writes its log.
+    var logFile: URL {
+        directory.appendingPathComponent("server.log")
+    }
+
+    /// The `nats-server` executable: `$NATS_SERVER`, or the first in `$PATH`.
+    static let executable: String? = {
+        let environment = ProcessInfo.processInfo.environment
+        if let path = environment["NATS_SERVER"], FileManager.default.isExecutableFile(atPath: path) { return path }
+        let directories = (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin") + ":/usr/sbin:/sbin"
+        for directory in directories.split(separator: ":") {
+            let candidate = "\(directory)/nats-server"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return nil
+    }()
+
+    /// Whether a missing server fails the tests rather than skipping them: under CI (`CI` set and not empty).
+    static let isRequired = !(ProcessInfo.processInfo.environment["CI"] ?? "").isEmpty
+
+    /// Why starting a server failed.
+    struct StartError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// Starts a server.
+    ///
+    /// - Parameters:
+    ///   - name: The server's name (`server_name`), which a JetStream cluster needs to be unique.
+    ///   - jetStream: Whether JetStream is on.
+    ///   - configuration: A configuration file's text, for what has no flag (users, permissions, max_payload).
+    ///   - port: The client port, or `nil` for a free one.
+    ///   - cluster: The cluster's name, this server's route port and the other members' route ports.
+    init(
+        name: String = "test", jetStream: Bool = true, configuration: String? = nil, port: Int? = nil,
+        cluster: (name: String, port: Int, routes: [Int])? = nil
+    ) throws {
+        guard let executable = Self.executable else {
+            throw StartError(
+                description: "nats-server is not installed (searched $NATS_SERVER, $PATH, /usr/sbin and /sbin):"
+                    + " `make deps` installs it (Debian's nats-server package)")
+        }
+        self.name = name
+        self.port = try port ?? Self.freePort()
+        self.clusterPort = cluster?.port
+        directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
+            "nats-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var arguments = ["-a", "127.0.0.1", "-p", String(self.port), "-n", name]
+        if jetStream { arguments += ["-js", "-sd", directory.appendingPathComponent("store").path] }
+        if let configuration {
+            let file = directory.appendingPathComponent("server.conf")
+            try configuration.write(to: file, atomically: true, encoding: .utf8)
+            arguments += ["-c", file.path]
+        }
+        if let cluster {
+            arguments += ["--cluster_name", cluster.name, "--cluster", "nats://127.0.0.1:\(cluster.port)"]
+            if !cluster.routes.isEmpty {
+                arguments += ["--routes", cluster.routes.map { "nats://127.0.0.1:\($0)" }.joined(separator: ",")]
+            }
+        }
+        guard FileManager.default.createFile(atPath: logFile.path, contents: nil) else {
+            throw StartError(description: "cannot create \(logFile.path)")
+        }
+        let log = try FileHandle(forWritingTo: logFile)
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        try log.close()
+        do {
+            try waitUntilReady(timeout: .seconds(10))
+        } catch {
+            stop()
+            throw error
+        }
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Waits until the server sends `INFO` to a new TCP connection.
+    private func waitUntilReady(timeout: Duration) throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if !process.isRunning {
+                throw StartError(description: "nats-server exited at start-up:\n\(logTail())")
+            }
+            if let socket = try? Socket.connect(host: "127.0.0.1", port: port, timeout: .seconds(1), server: url) {
+                defer { socket.close() }
+                var buffer: [UInt8] = []
+                let end = ContinuousClock.now + .seconds(2)
+                while ContinuousClock.now < end,
+                    (try? socket.read(into: &buffer, timeout: .milliseconds(100), server: url)) != .closed
+                {
+                    if buffer.starts(with: Array("INFO ".utf8)) && buffer.contains(10) { return }
+                }
+            }
+            usleep(10_000)
+        }
+        throw StartError(description: "nats-server did not accept connections within \(timeout):\n\(logTail())")
+    }
+
+    /// The last lines of the server's log, for failure messages.
+    func logTail(lines: Int = 20) -> String {
+        let text = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").suffix(lines).joined(separator: "\n")
+    }
+
+    /// Kills the server with SIGKILL and waits for it to end; again does nothing.
+    func stop() {
+        stopped.lock()
+        defer { stopped.unlock() }
+        guard !isStopped else { return }
+        isStopped = true
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    /// Freezes the server (SIGSTOP): its sockets stay open but nothing answers. Returns once the process is stopped.
+    func pause() {
+        kill(process.processIdentifier, SIGSTOP)
+        waitForState { $0 == "T" }
+    }
+
+    /// Thaws a frozen server (SIGCONT). Returns once the process runs again.
+    func resume() {
+        kill(process.processIdentifier, SIGCONT)
+        waitForState { $0 != "T" }
+    }
+
+    /// Waits (up to 5 s) until the process's state in `/proc/<pid>/stat` satisfies `matches`: signals arrive
+    /// asynchronously.
+    private func waitForState(_ matches: (Character) -> Bool) {
+        let path = "/proc/\(process.processIdentifier)/stat"
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline {
+            // The state follows the command's closing parenthesis: "1234 (nats-server) T ...".
+            if let stat = try? String(contentsOfFile: path, encoding: .utf8), let close = stat.lastIndex(of: ")"),
+                let state = stat[stat.index(after: close)...].first(where: { $0 != " " }), matches(state)
+            {
+                return
+            }
+            usleep(1_000)
+        }
+    }
+
+    /// A TCP port nothing listens on now: the kernel's pick for a socket bound to port 0.
+    static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw StartError(description: "socket: \(String(cString: strerror(errno)))") }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+        }
+        guard bound == 0 else { throw StartError(description: "bind: \(String(cString: strerror(errno)))") }
+        let named = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        guard named == 0 else { throw StartError(description: "getsockname: \(String(cString: strerror(errno)))") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// Three `nats-server`s routed into one JetStream cluster, each with its own store.
+final class NATSCluster: Sendable {
+    let servers: [NATSServer]
+
+    /// Starts the three servers, `node-0` to `node-2`.
+    init(name: String = "test-cluster", size: Int = 3) throws {
+        let clusterPorts = try (0..<size).map { _ in try NATSServer.freePort() }
+        var servers: [NATSServer] = []
+        for index in 0..<size {
+            let routes = clusterPorts.enumerated().filter { $0.offset != index }.map(\.element)
+            servers.append(
+                try NATSServer(name: "node-\(index)", cluster: (name: name, port: clusterPorts[index], routes: routes)))
+        }
+        self.servers = servers
+    }
+
+    /// The client addresses of every server.
+    var urls: [String] {
+        servers.map(\.url)
+    }
+
+    /// The server named `name`.
+    func server(named name: String) -> NATSServer? {
+        servers.first { $0.name == name }
+    }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// Runs the tests when `nats-server` is installed; skips them with a message otherwise, except under CI, where
+    /// they run and fail, saying it is missing.
+    static var requiresNATSServer: Self {
+        .enabled(
+            if: NATSServer.executable != nil || NATSServer.isRequired,
+            "nats-server is not installed: `make deps` installs it (set CI=1 to fail rather than skip)")
+    }
+}
+
+/// Runs `body` on a thread of its own and waits for it without blocking a thread of the cooperative pool, for
+/// blocking work that returns what the test then checks. Expectations belong outside `body`: on another thread,
+/// Swift Testing cannot tell which test an issue belongs to.
+func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
+
+/// Options for tests: short timeouts, fast reconnection, and the events recorded.
+func testOptions(events: EventLog? = nil) -> NATSConnection.Options {
+    var options = NATSConnection.Options()
+    options.connectTimeout = .seconds(2)
+    options.connectDeadline = .seconds(5)
+    options.reconnectWait = .milliseconds(50)
+    options.maximumReconnectWait = .milliseconds(500)
+    options.requestTimeout = .seconds(5)
+    if let events { options.eventHandler = { events.record($0) } }
+    return options
+}
+
+/// The events a connection reported, in order, with when each came.
+final class EventLog: Sendable {
+    private let events = Mutex<[(event: NATSConnection.Event, time: ContinuousClock.Instant)]>([])
+
+    func record(_ event: NATSConnection.Event) {
+        let now = ContinuousClock.now
+        events.withLock { $0.append((event, now)) }
+    }
+
+    var all: [NATSConnection.Event] {
+        events.withLock { $0.map(\.event) }
+    }
+
+    /// When the first event that `matches` selects came, if one did: measured on the connection's thread, so that a
+    /// test waiting for a busy cooperative pool does not count the wait.
+    func time(of matches: (NATSConnection.Event) -> Bool) -> ContinuousClock.Instant? {
+        events.withLock { $0.first { matches($0.event) }?.time }
+    }
+
+    /// Waits up to `timeout` for an event that `matches` selects.
+    func wait(timeout: Duration = .seconds(10), for matches: (NATSConnection.Event) -> Bool) async -> Bool {
+        await eventually(timeout: timeout) { all.contains(where: matches) }
+    }
+}
+
+/// Waits up to `timeout` for `condition` to hold, checking every 5 ms.
+func eventually(timeout: Duration = .seconds(10), _ condition: () throws -> Bool) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return try condition()
+}
+
+extension String {
+    /// The string's UTF-8 bytes.
+    var bytes: [UInt8] { Array(utf8) }
+}
