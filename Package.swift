@@ -19,6 +19,9 @@ let package = Package(
         .executable(name: "kvtool", targets: ["kvtool"]),
         // The NATS client that replicas use to ship and read the change history through JetStream.
         .library(name: "NATS", targets: ["NATS"]),
+        // Read replicas of a store on other machines: a publisher of the store's history to a JetStream stream, and
+        // replicas that apply it.
+        .library(name: "KVStoreReplication", targets: ["KVStoreReplication"]),
         // For the fuzz targets of Tools/fuzz, a package of its own that depends on this one; not for applications.
         .library(name: "KVToolCore", targets: ["KVToolCore"]),
     ],
@@ -48,6 +51,13 @@ let package = Package(
         // JetStream's streams, acknowledged and pipelined publishing and pull consumers. Foundation only (JSON).
         .target(
             name: "NATS",
+            swiftSettings: [
+                .strictMemorySafety()
+            ]),
+        // The publisher of a store's history to a JetStream stream and the replica that applies it, through the
+        // package-level parts of KVStore (the catalog, the history table, the derived indexes).
+        .target(
+            name: "KVStoreReplication", dependencies: ["KVStore", "LMDB", "NATS"],
             swiftSettings: [
                 .strictMemorySafety()
             ]),
@@ -83,7 +93,20 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"]),
         // Against real nats-server processes that the tests start on loopback ports (`make deps` installs it).
-        .testTarget(name: "NATSTests", dependencies: ["NATS"]),
+        .testTarget(name: "NATSTests", dependencies: ["NATS", "NATSTestSupport"]),
+        // Starting and stopping nats-server processes and clusters for the tests, on Swift Testing.
+        .target(name: "NATSTestSupport", dependencies: ["NATS"], path: "Tests/NATSTestSupport"),
+        // Publisher and replicas against real nats-server processes, with child processes as primaries and replicas.
+        .testTarget(
+            name: "KVStoreReplicationTests",
+            dependencies: [
+                "KVStoreReplication", "KVStore", "KVStoreInspection", "NATS", "NATSTestSupport", "SharingModels",
+                "ReplicationHelper",
+            ]),
+        // The child process of the replication tests: a primary that commits and publishes, or a replica that applies.
+        .executableTarget(
+            name: "ReplicationHelper", dependencies: ["KVStoreReplication", "KVStore", "NATS", "SharingModels"],
+            path: "Tests/ReplicationHelper"),
         // The kit's parser, help layout and errors, on commands declared in the tests.
         .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),
         // The models of the multi-process tests, shared by the tests and the child processes they start.

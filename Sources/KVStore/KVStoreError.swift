@@ -61,7 +61,7 @@ public struct KVStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// after them.
     public var committedCount: Int?
 
-    init(
+    package init(
         _ pattern: KVStoreError,
         entity: String? = nil,
         id: UUID? = nil,

@@ -1,4 +1,5 @@
 import Foundation
+import NATSTestSupport
 import Testing
 
 @testable import NATS

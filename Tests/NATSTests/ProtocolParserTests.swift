@@ -1,3 +1,4 @@
+import NATSTestSupport
 import Testing
 
 @testable import NATS

@@ -2,6 +2,17 @@ import Foundation
 import LMDB
 
 extension ModelContainer {
+    /// Throws ``KVStoreError/readOnly`` when the container was opened read-only or its store is a replica.
+    ///
+    /// - Parameter action: What the caller was about to do, for the message.
+    func refuseWritesIfReadOnly(to action: String) throws {
+        if let replica { throw replica.refusal(path: path, action: "a request to \(action)") }
+        if configuration.isReadOnly {
+            throw KVStoreError(
+                .readOnly, message: "The container of \(path) was opened read-only; open it writable to \(action)")
+        }
+    }
+
     /// Turns binding errors into store errors that say what happened and what to do, keeping the binding's error as
     /// the cause.
     ///

@@ -20,11 +20,7 @@ extension ModelContainer {
     ///   store cannot be written.
     @discardableResult
     public func enableHistory(retention: HistoryRetention = .default) throws -> HistoryToken {
-        if configuration.isReadOnly {
-            throw KVStoreError(
-                .readOnly,
-                message: "The container of \(path) was opened read-only; open it writable to switch its history on")
-        }
+        try refuseWritesIfReadOnly(to: "switch its history on")
         if let count = retention.maximumCount, count < 1 {
             throw KVStoreError(
                 .invalidModel, message: "A history retention must keep at least one entry, not \(count)")
@@ -54,11 +50,7 @@ extension ModelContainer {
     /// - Throws: ``KVStoreError/readOnly`` for a read-only container, ``KVStoreError/closed``,
     ///   ``KVStoreError/damaged`` or ``KVStoreError/storage`` when the store cannot be written.
     public func disableHistory() throws {
-        if configuration.isReadOnly {
-            throw KVStoreError(
-                .readOnly,
-                message: "The container of \(path) was opened read-only; open it writable to switch its history off")
-        }
+        try refuseWritesIfReadOnly(to: "switch its history off")
         do {
             try changingHistory { txn, table in
                 try Catalog.delete(key: Catalog.historyKey, in: txn, table: catalogTable)
@@ -142,10 +134,7 @@ extension ModelContainer {
     ///   container, ``KVStoreError/closed``, ``KVStoreError/damaged`` or ``KVStoreError/storage``.
     @discardableResult
     public func deleteHistory(before token: HistoryToken) throws -> Int {
-        if configuration.isReadOnly {
-            throw KVStoreError(
-                .readOnly, message: "The container of \(path) was opened read-only; open it writable to delete history")
-        }
+        try refuseWritesIfReadOnly(to: "delete history")
         guard let table = try? historyTable() else { throw Self.historyNotEnabled(path) }
         do {
             return try writeOrder.withLock { _ in

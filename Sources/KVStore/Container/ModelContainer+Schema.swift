@@ -150,6 +150,12 @@ extension ModelContainer {
     ///   `deadline`, ``KVStoreError/damaged`` for a table the catalog names and the file lacks.
     func reloadSchema(waitingUntil deadline: ContinuousClock.Instant) throws -> Bool {
         let (generation, transaction, state, entries, history) = try environment.read { txn in
+            // A store made a replica after this container opened: its writes are refused from now on.
+            if replica == nil, let replica = try ReplicaCatalog.read(in: txn, table: catalogTable) {
+                let refusal = replica.refusal(path: path, action: "a write through a container of the replica")
+                updateSchema { $0.stale = refusal }
+                throw refusal
+            }
             let (entries, damaged) = try Catalog.entities(in: txn, table: catalogTable)
             if let entry = damaged.first {
                 throw KVStoreError(

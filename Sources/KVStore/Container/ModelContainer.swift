@@ -27,8 +27,8 @@ public final class ModelContainer: Sendable {
     /// The directory of the store: the configured path, or the private temporary directory of an in-memory store.
     public let path: String
 
-    let environment: Environment
-    let catalogTable: Table
+    package let environment: Environment
+    package let catalogTable: Table
     private let stores: [ObjectIdentifier: any DeclaredEntityStore]
     /// The keys of `stores` and their stores, in the same order: a container has a few entities, and finding a
     /// type's identifier among them costs less than hashing it for every insert and fetch.
@@ -44,9 +44,12 @@ public final class ModelContainer: Sendable {
     /// A descriptor of the data file, to test the store's locks (a migration under way in another process).
     let lockProbe: StoreLockProbe
     /// How the store completes index keys that LMDB's key limit cuts, from its catalog's format entry.
-    let longKeyHash: LongKeyHash
+    package let longKeyHash: LongKeyHash
     /// Whether every external chunk has a checksum: false only for a store of the previous format opened read-only.
     let hasChecksums: Bool
+    /// The catalog's `replica` entry when the store is a replica: only its replication writes it, and this container
+    /// reads it as if opened read-only.
+    let replica: ReplicaCatalog?
 
     /// The hooks for logging and metrics, if any.
     public let observer: (any ModelContainerObserver)?
@@ -148,27 +151,32 @@ public final class ModelContainer: Sendable {
             try Self.checkPages(environment)
             catalogTable = try Self.openCatalog(environment)
             lockProbe = try StoreLockProbe(directory: path)
+            let catalog = catalogTable
+            let replica = try environment.read { txn in try ReplicaCatalog.read(in: txn, table: catalog) }
+            self.replica = replica
+            // A replica opens as if read-only: its replication alone writes it.
+            let isReadOnly = configuration.isReadOnly || replica != nil
             // Schema work (a migration, index builds) runs under the store's migration lock, so that two processes
             // opening at once never build one index twice, and writers elsewhere wait for a migration to end. A
             // read-only open does no such work.
             let schemaLock =
-                configuration.isReadOnly
+                isReadOnly
                 ? nil : try Self.takeSchemaLock(in: environment, configuration: configuration, catalog: catalogTable)
             let format = try Self.checkFormat(
-                environment: environment, catalog: catalogTable, configuration: configuration)
+                environment: environment, catalog: catalogTable, configuration: configuration, isReadOnly: isReadOnly)
             let longKeyHash = format.longKeyHash ?? .standard
             self.longKeyHash = longKeyHash
             let hasChecksums = format.formatVersion >= 2
             self.hasChecksums = hasChecksums
             let migrated = try preparation.prepare(
-                environment: environment, catalog: catalogTable, isReadOnly: configuration.isReadOnly)
+                environment: environment, catalog: catalogTable, isReadOnly: isReadOnly)
             var stores: [ObjectIdentifier: any DeclaredEntityStore] = [:]
             var names: Set<String> = []
             for type in types {
                 var loader = SchemaLoader(environment: environment, catalog: catalogTable, longKeyHash: longKeyHash)
                 loader.usesFieldCodable = configuration.usesFieldCodable
                 loader.appliesSchemaChanges = migrated
-                loader.isReadOnly = configuration.isReadOnly
+                loader.isReadOnly = isReadOnly
                 loader.hasChecksums = hasChecksums
                 let store = try loader.open(declared: type)
                 guard names.insert(store.name).inserted else {
@@ -184,7 +192,6 @@ public final class ModelContainer: Sendable {
             let storesByName = Dictionary(
                 uniqueKeysWithValues: stores.values.map { ($0.name, $0 as any AnyEntityStore) })
             self.storesByName = storesByName
-            let catalog = catalogTable
             let (generation, transaction, state, entries, history) = try environment.read { txn in
                 (
                     try Catalog.generation(in: txn, table: catalog), txn.id,
@@ -214,7 +221,9 @@ public final class ModelContainer: Sendable {
                 SchemaFollowing(
                     writeGeneration: generation, writeVerified: transaction, readGeneration: generation,
                     readVerified: transaction, openedHistory: state.history.count, openedVersion: state.version,
+                    stale: replica?.refusal(path: path, action: "a write through a container of the replica"),
                     catalogStores: catalogStores, history: historyState))
+            if replica != nil { schemaClock.staleness.store(1, ordering: .relaxed) }
             withExtendedLifetime(schemaLock) {}
         } catch {
             if configuration.isStoredInMemoryOnly { try? FileManager.default.removeItem(atPath: path) }
@@ -411,7 +420,7 @@ public final class ModelContainer: Sendable {
     /// - Returns: The store's format entry as it is now.
     /// - Throws: ``KVStoreError/newerFormat`` for a store of a newer format.
     private static func checkFormat(
-        environment: Environment, catalog: Table, configuration: ModelConfiguration
+        environment: Environment, catalog: Table, configuration: ModelConfiguration, isReadOnly: Bool
     ) throws -> StoreFormat {
         let stored = try environment.read { txn in
             try Catalog.read(StoreFormat.self, key: Catalog.formatKey, in: txn, table: catalog)
@@ -424,10 +433,10 @@ public final class ModelContainer: Sendable {
                         + "this version reads format \(Catalog.formatVersion) and older. Upgrade KVStore to open it")
             }
             // A read-only open reads a store of the previous format as it is: its records read without checksums.
-            if configuration.isReadOnly { return stored }
+            if isReadOnly { return stored }
             return try FormatUpgrade(environment: environment, catalog: catalog).run(from: stored)
         }
-        if configuration.isReadOnly {
+        if isReadOnly {
             throw KVStoreError(
                 .readOnly,
                 message: "The store at \(environment.path) has no format entry yet, and a read-only open "

@@ -152,6 +152,13 @@ package enum Catalog {
                 + "changed; run 'kvtool check', and restore the store from a backup", cause: cause)
     }
 
+    /// Decodes a catalog value's stored bytes (another store's, as a replica receives them).
+    ///
+    /// - Throws: ``KVStoreError/damaged`` naming the entry when it does not check out or decode.
+    package static func decodeStored<T: Decodable>(_ type: T.Type, bytes: [UInt8], key: [UInt8]) throws -> T {
+        try bytes.withBorrowedBytes { try decodeValue(T.self, from: $0, key: key) }
+    }
+
     /// Reads a catalog value.
     ///
     /// - Throws: ``KVStoreError/damaged`` naming the entry when it does not check out or decode.
@@ -199,6 +206,16 @@ package enum Catalog {
         try advanceGeneration(in: txn, table: table)
     }
 
+    /// Puts a catalog value's bytes as another store's catalog holds them (a replica's copy of its primary's), after
+    /// checking them, without advancing the generation: the caller advances it once for all its entries with
+    /// ``advanceGeneration(in:table:)``.
+    ///
+    /// - Throws: ``KVStoreError/damaged`` for a value that does not check out, and what LMDB throws.
+    package static func putCopy(_ bytes: [UInt8], key: [UInt8], in txn: borrowing Transaction, table: Table) throws {
+        if key != generationKey { _ = try bytes.withBorrowedBytes { try json(of: $0, key: key) } }
+        try txn.put(bytes, forKey: key, in: table)
+    }
+
     /// Deletes a catalog entry, and advances the store's generation.
     package static func delete(key: [UInt8], in txn: borrowing Transaction, table: Table) throws {
         if try txn.delete(forKey: key, in: table) { try advanceGeneration(in: txn, table: table) }
@@ -221,7 +238,10 @@ package enum Catalog {
         }
     }
 
-    private static func advanceGeneration(in txn: borrowing Transaction, table: Table) throws {
+    /// Advances the store's generation, which tells every container that the catalog changed.
+    ///
+    /// - Throws: ``KVStoreError/damaged`` for a generation entry that is not 8 bytes, and what LMDB throws.
+    package static func advanceGeneration(in txn: borrowing Transaction, table: Table) throws {
         let next = try generation(in: txn, table: table) &+ 1
         try withBorrowedBytes(of: next.bigEndian) { try txn.put($0, forKey: generationKey, in: table) }
     }

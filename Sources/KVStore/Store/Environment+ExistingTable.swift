@@ -8,7 +8,7 @@ extension Environment {
     /// closed environment) reaches the caller instead of reading as a missing table.
     ///
     /// - Throws: What `openTable(named:options:create:)` throws, but ``LMDBError/notFound``.
-    func tableIfPresent(named name: String, options: Table.Options = []) throws -> Table? {
+    package func tableIfPresent(named name: String, options: Table.Options = []) throws -> Table? {
         do {
             return try openTable(named: name, options: options)
         } catch LMDBError.notFound {

@@ -145,6 +145,44 @@ package struct HistoryTable: Sendable {
         return counter.last
     }
 
+    /// Records an entry another store's history recorded, under the position it has there: a replica keeps the
+    /// primary's history as the primary recorded it, so that its tokens are the primary's. Prunes what `retention`
+    /// no longer keeps first, as ``append(log:keptValues:author:date:origin:retention:in:)`` does.
+    ///
+    /// - Parameters:
+    ///   - bytes: The entry as the other history stores it (its checksum is checked).
+    ///   - position: Its position, the one after this history's last.
+    /// - Throws: ``KVStoreError/damaged`` for an entry that does not check out or a position that does not follow the
+    ///   last one, and what LMDB throws.
+    package func appendCopy(
+        _ bytes: [UInt8], at position: UInt64, retention: HistoryRetention, now: Date, in txn: borrowing Transaction
+    ) throws {
+        var counter = try counter(in: txn)
+        guard position == counter.last + 1 else {
+            throw Self.damaged(position, "it does not follow the history's last position, \(counter.last)")
+        }
+        let token = HistoryToken(storeID: UUID(), position: position)
+        _ = try bytes.withBorrowedBytes { try Self.decode($0, token: token) }
+        try prune(&counter, retention: retention, now: now, in: txn)
+        counter.last = position
+        try txn.put(bytes, forKey: Self.key(position), in: table)
+        try write(counter, in: txn)
+    }
+
+    /// The bytes of the entry at `position`, as stored, or `nil` when there is none.
+    ///
+    /// - Throws: What LMDB throws.
+    package func storedBytes(at position: UInt64, in txn: borrowing Transaction) throws -> [UInt8]? {
+        try txn.withBytes(forKey: Self.key(position), in: table) { $0.map { Array($0) } }
+    }
+
+    /// Decodes an entry's stored bytes.
+    ///
+    /// - Throws: ``KVStoreError/damaged`` for bytes that do not check out or decode.
+    package static func decodeStored(_ bytes: [UInt8], token: HistoryToken) throws -> HistoryEntry {
+        try bytes.withBorrowedBytes { try decode($0, token: token) }
+    }
+
     /// Deletes the entries at and before `position` (at most ``pruneBatch`` when `bounded`).
     ///
     /// - Returns: How many entries were deleted.

@@ -1,40 +1,43 @@
 import Foundation
+import NATS
 import Synchronization
 import Testing
-
-@testable import NATS
 
 /// A `nats-server` process for one test: started on a free loopback port with a fresh store directory, ready once
 /// it sends `INFO` to a client, and killed by its PID when the test lets go of it (when it fails too) or calls
 /// ``stop()``.
-final class NATSServer: @unchecked Sendable {
+public final class NATSServer: @unchecked Sendable {
     // @unchecked Sendable: `process` is only started, signalled and waited for, which Process allows from any thread;
     // `stopped` sits behind a lock.
-    let name: String
-    let port: Int
-    let clusterPort: Int?
-    let directory: URL
+    /// The server's name.
+    public let name: String
+    /// Its client port.
+    public let port: Int
+    /// Its route port, in a cluster.
+    public let clusterPort: Int?
+    /// Its directory: the JetStream store and the log.
+    public let directory: URL
     private let process = Process()
     private let stopped = NSLock()
     private var isStopped = false
 
     /// The client address, `nats://127.0.0.1:<port>`.
-    var url: String {
+    public var url: String {
         "nats://127.0.0.1:\(port)"
     }
 
     /// The server's process ID.
-    var pid: Int32 {
+    public var pid: Int32 {
         process.processIdentifier
     }
 
     /// Where the server writes its log.
-    var logFile: URL {
+    public var logFile: URL {
         directory.appendingPathComponent("server.log")
     }
 
     /// The `nats-server` executable: `$NATS_SERVER`, or the first in `$PATH`.
-    static let executable: String? = {
+    public static let executable: String? = {
         let environment = ProcessInfo.processInfo.environment
         if let path = environment["NATS_SERVER"], FileManager.default.isExecutableFile(atPath: path) { return path }
         let directories = (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin") + ":/usr/sbin:/sbin"
@@ -46,11 +49,12 @@ final class NATSServer: @unchecked Sendable {
     }()
 
     /// Whether a missing server fails the tests rather than skipping them: under CI (`CI` set and not empty).
-    static let isRequired = !(ProcessInfo.processInfo.environment["CI"] ?? "").isEmpty
+    public static let isRequired = !(ProcessInfo.processInfo.environment["CI"] ?? "").isEmpty
 
     /// Why starting a server failed.
-    struct StartError: Error, CustomStringConvertible {
-        let description: String
+    public struct StartError: Error, CustomStringConvertible {
+        /// What failed.
+        public let description: String
     }
 
     /// Starts a server.
@@ -61,7 +65,7 @@ final class NATSServer: @unchecked Sendable {
     ///   - configuration: A configuration file's text, for what has no flag (users, permissions, max_payload).
     ///   - port: The client port, or `nil` for a free one.
     ///   - cluster: The cluster's name, this server's route port and the other members' route ports.
-    init(
+    public init(
         name: String = "test", jetStream: Bool = true, configuration: String? = nil, port: Int? = nil,
         cluster: (name: String, port: Int, routes: [Int])? = nil
     ) throws {
@@ -112,36 +116,28 @@ final class NATSServer: @unchecked Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// Waits until the server sends `INFO` to a new TCP connection.
+    /// Waits until the server says in its log that it is ready for clients.
     private func waitUntilReady(timeout: Duration) throws {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if !process.isRunning {
                 throw StartError(description: "nats-server exited at start-up:\n\(logTail())")
             }
-            if let socket = try? Socket.connect(host: "127.0.0.1", port: port, timeout: .seconds(1), server: url) {
-                defer { socket.close() }
-                var buffer: [UInt8] = []
-                let end = ContinuousClock.now + .seconds(2)
-                while ContinuousClock.now < end,
-                    (try? socket.read(into: &buffer, timeout: .milliseconds(100), server: url)) != .closed
-                {
-                    if buffer.starts(with: Array("INFO ".utf8)) && buffer.contains(10) { return }
-                }
-            }
+            // The server logs this once it listens for clients (and, in a cluster, once its routes are set up).
+            if let log = try? String(contentsOf: logFile, encoding: .utf8), log.contains("Server is ready") { return }
             usleep(10_000)
         }
         throw StartError(description: "nats-server did not accept connections within \(timeout):\n\(logTail())")
     }
 
     /// The last lines of the server's log, for failure messages.
-    func logTail(lines: Int = 20) -> String {
+    public func logTail(lines: Int = 20) -> String {
         let text = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
         return text.split(separator: "\n").suffix(lines).joined(separator: "\n")
     }
 
     /// Kills the server with SIGKILL and waits for it to end; again does nothing.
-    func stop() {
+    public func stop() {
         stopped.lock()
         defer { stopped.unlock() }
         guard !isStopped else { return }
@@ -153,13 +149,13 @@ final class NATSServer: @unchecked Sendable {
     }
 
     /// Freezes the server (SIGSTOP): its sockets stay open but nothing answers. Returns once the process is stopped.
-    func pause() {
+    public func pause() {
         kill(process.processIdentifier, SIGSTOP)
         waitForState { $0 == "T" }
     }
 
     /// Thaws a frozen server (SIGCONT). Returns once the process runs again.
-    func resume() {
+    public func resume() {
         kill(process.processIdentifier, SIGCONT)
         waitForState { $0 != "T" }
     }
@@ -181,7 +177,7 @@ final class NATSServer: @unchecked Sendable {
     }
 
     /// A TCP port nothing listens on now: the kernel's pick for a socket bound to port 0.
-    static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw StartError(description: "socket: \(String(cString: strerror(errno)))") }
         defer { close(descriptor) }
@@ -203,11 +199,12 @@ final class NATSServer: @unchecked Sendable {
 }
 
 /// Three `nats-server`s routed into one JetStream cluster, each with its own store.
-final class NATSCluster: Sendable {
-    let servers: [NATSServer]
+public final class NATSCluster: Sendable {
+    /// The servers, `node-0` first.
+    public let servers: [NATSServer]
 
     /// Starts the three servers, `node-0` to `node-2`.
-    init(name: String = "test-cluster", size: Int = 3) throws {
+    public init(name: String = "test-cluster", size: Int = 3) throws {
         let clusterPorts = try (0..<size).map { _ in try NATSServer.freePort() }
         var servers: [NATSServer] = []
         for index in 0..<size {
@@ -219,12 +216,12 @@ final class NATSCluster: Sendable {
     }
 
     /// The client addresses of every server.
-    var urls: [String] {
+    public var urls: [String] {
         servers.map(\.url)
     }
 
     /// The server named `name`.
-    func server(named name: String) -> NATSServer? {
+    public func server(named name: String) -> NATSServer? {
         servers.first { $0.name == name }
     }
 }
@@ -232,7 +229,7 @@ final class NATSCluster: Sendable {
 extension Trait where Self == ConditionTrait {
     /// Runs the tests when `nats-server` is installed; skips them with a message otherwise, except under CI, where
     /// they run and fail, saying it is missing.
-    static var requiresNATSServer: Self {
+    public static var requiresNATSServer: Self {
         .enabled(
             if: NATSServer.executable != nil || NATSServer.isRequired,
             "nats-server is not installed: `make deps` installs it (set CI=1 to fail rather than skip)")
@@ -242,14 +239,14 @@ extension Trait where Self == ConditionTrait {
 /// Runs `body` on a thread of its own and waits for it without blocking a thread of the cooperative pool, for
 /// blocking work that returns what the test then checks. Expectations belong outside `body`: on another thread,
 /// Swift Testing cannot tell which test an issue belongs to.
-func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+public func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         Thread { continuation.resume(with: Result { try body() }) }.start()
     }
 }
 
 /// Options for tests: short timeouts, fast reconnection, and the events recorded.
-func testOptions(events: EventLog? = nil) -> NATSConnection.Options {
+public func testOptions(events: EventLog? = nil) -> NATSConnection.Options {
     var options = NATSConnection.Options()
     options.connectTimeout = .seconds(2)
     options.connectDeadline = .seconds(5)
@@ -261,32 +258,37 @@ func testOptions(events: EventLog? = nil) -> NATSConnection.Options {
 }
 
 /// The events a connection reported, in order, with when each came.
-final class EventLog: Sendable {
+public final class EventLog: Sendable {
+    /// An empty log.
+    public init() {}
+
     private let events = Mutex<[(event: NATSConnection.Event, time: ContinuousClock.Instant)]>([])
 
-    func record(_ event: NATSConnection.Event) {
+    /// Records an event.
+    public func record(_ event: NATSConnection.Event) {
         let now = ContinuousClock.now
         events.withLock { $0.append((event, now)) }
     }
 
-    var all: [NATSConnection.Event] {
+    /// Every event recorded, in order.
+    public var all: [NATSConnection.Event] {
         events.withLock { $0.map(\.event) }
     }
 
     /// When the first event that `matches` selects came, if one did: measured on the connection's thread, so that a
     /// test waiting for a busy cooperative pool does not count the wait.
-    func time(of matches: (NATSConnection.Event) -> Bool) -> ContinuousClock.Instant? {
+    public func time(of matches: (NATSConnection.Event) -> Bool) -> ContinuousClock.Instant? {
         events.withLock { $0.first { matches($0.event) }?.time }
     }
 
     /// Waits up to `timeout` for an event that `matches` selects.
-    func wait(timeout: Duration = .seconds(10), for matches: (NATSConnection.Event) -> Bool) async -> Bool {
+    public func wait(timeout: Duration = .seconds(10), for matches: (NATSConnection.Event) -> Bool) async -> Bool {
         await eventually(timeout: timeout) { all.contains(where: matches) }
     }
 }
 
 /// Waits up to `timeout` for `condition` to hold, checking every 5 ms.
-func eventually(timeout: Duration = .seconds(10), _ condition: () throws -> Bool) async rethrows -> Bool {
+public func eventually(timeout: Duration = .seconds(10), _ condition: () throws -> Bool) async rethrows -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if try condition() { return true }
@@ -297,5 +299,5 @@ func eventually(timeout: Duration = .seconds(10), _ condition: () throws -> Bool
 
 extension String {
     /// The string's UTF-8 bytes.
-    var bytes: [UInt8] { Array(utf8) }
+    public var bytes: [UInt8] { Array(utf8) }
 }

@@ -1,0 +1,539 @@
+import Foundation
+import KVStore
+import LMDB
+import NATS
+import Synchronization
+
+/// Keeps a store a read replica of a primary: applies the groups of commits the primary's publisher sends to a
+/// stream, in stream order, each exactly once.
+///
+/// A replica starts as a copy of the primary with its history (`kvtool copy`, or any copy of the store's directory
+/// made while no one writes it): the copy's last history position says where in the stream it goes on. The first
+/// ``Replica`` on the store marks it a replica of the stream; from then on containers of the store read it (fetches,
+/// relationships, observation: the replica records the primary's history entries under the primary's tokens) but
+/// every write through them throws ``KVStore/KVStoreError/readOnly``.
+///
+/// Each group is applied in one transaction, with the replica's progress (the stream sequence and the commit), so a
+/// reader only sees states the primary had, and a replica killed at any moment goes on where its last transaction
+/// left it.
+///
+/// ```swift
+/// let container = try ModelContainer(for: Order.self, configuration: ModelConfiguration(path: copyPath))
+/// let replica = try Replica(container: container, stream: stream, jetStream: jetStream)
+/// replica.start()
+/// let status = try replica.status()   // commits and seconds behind the primary
+/// ```
+public final class Replica: Sendable {
+    /// How the replica paces itself.
+    public struct Options: Sendable {
+        /// The most messages one fetch asks for.
+        public var batch = 256
+        /// How long the thread's fetches wait for new messages.
+        public var wait: Duration = .milliseconds(500)
+        /// How long the thread waits after a failure before it tries again.
+        public var retryDelay: Duration = .milliseconds(200)
+
+        /// The default options.
+        public init() {}
+    }
+
+    /// Where the replica stands against the primary.
+    public struct Status: Sendable {
+        /// The last commit applied.
+        public var appliedToken: HistoryToken
+        /// When the primary made it.
+        public var appliedCommitDate: Date?
+        /// The last commit the stream holds.
+        public var primaryToken: HistoryToken?
+        /// When the primary made it.
+        public var primaryCommitDate: Date?
+        /// Commits the stream holds that the replica has not applied.
+        public var commitsBehind: UInt64
+        /// How much older the last commit applied is than the stream's last one, in seconds; 0 when caught up.
+        public var secondsBehind: TimeInterval
+        /// The last failure of the replica's thread, if any.
+        public var lastError: (any Error)?
+        /// Whether the thread runs.
+        public var isRunning: Bool
+    }
+
+    /// A group whose parts are arriving.
+    private struct Pending {
+        var header: GroupHeader
+        var items: [GroupItem]
+        var sequence: UInt64
+    }
+
+    private struct State {
+        var nextSequence: UInt64?
+        var consumer: String?
+        var pending: Pending?
+        var lastError: (any Error)?
+        var hasThread = false
+        var stopRequested = false
+    }
+
+    /// The stream.
+    public let stream: ReplicationStream
+    /// The JetStream context it reads through.
+    public let jetStream: JetStream
+    /// The options.
+    public let options: Options
+    private let store: ReplicatedStore
+    private let primaryStoreID: UUID
+    private let longKeyHash: LongKeyHash
+    private let progressTable: Table
+    private let state = Mutex(State())
+    private let passLock = Mutex(())
+
+    /// Makes `container`'s store a replica of `stream`, or opens it as one.
+    ///
+    /// - Parameters:
+    ///   - container: A container of the replica's store: a copy of the primary with its history.
+    ///   - stream: The stream the primary publishes to.
+    ///   - jetStream: The JetStream context of a connection.
+    ///   - options: Pacing.
+    /// - Throws: ``ReplicationError/Kind/historyNotEnabled`` for a store without history (not a copy of a primary
+    ///   that records one), ``ReplicationError/Kind/wrongStore`` for a replica of another stream,
+    ///   ``KVStore/KVStoreError`` when the store cannot be written.
+    public init(
+        container: ModelContainer, stream: ReplicationStream, jetStream: JetStream, options: Options = Options()
+    ) throws {
+        let store = ReplicatedStore(container)
+        self.store = store
+        self.stream = stream
+        self.jetStream = jetStream
+        self.options = options
+        longKeyHash = container.longKeyHash
+        progressTable = try store.environment.openTable(named: ReplicaProgress.tableName, create: true)
+        _ = try store.environment.openTable(named: Catalog.historyTableName, create: true)
+        primaryStoreID = try store.environment.write { txn in
+            let history = try store.requireHistory(in: txn)
+            if let replica = try ReplicaCatalog.read(in: txn, table: store.catalog) {
+                guard replica.stream == stream.name, replica.primaryStoreID == history.storeID else {
+                    throw ReplicationError(
+                        .wrongStore,
+                        "The store at \(store.path) is a replica of the stream '\(replica.stream)', not of "
+                            + "'\(stream.name)'. Bootstrap a replica of '\(stream.name)' from a copy of its primary")
+                }
+                return history.storeID
+            }
+            try Catalog.write(
+                ReplicaCatalog(stream: stream.name, primaryStoreID: history.storeID, since: Date()),
+                key: ReplicaCatalog.key, in: txn, table: store.catalog)
+            return history.storeID
+        }
+    }
+
+    deinit {
+        stop()
+    }
+
+    // MARK: - Applying
+
+    /// Fetches what the stream holds after the replica's place (waiting up to `wait` for a first message) and applies
+    /// every group it completes.
+    ///
+    /// - Parameter wait: How long to wait for a message when the stream has none; zero returns at once.
+    /// - Returns: How many commits were applied.
+    /// - Throws: ``ReplicationError/Kind/historyGap`` when the stream no longer holds the commits after the replica's
+    ///   (bootstrap again), ``ReplicationError/Kind/diverged`` for a stream of another store,
+    ///   ``ReplicationError/Kind/invalidMessage``; ``NATS/NATSError`` and ``NATS/JetStreamError`` from the stream
+    ///   (call again: the replica goes on from its place); ``KVStore/KVStoreError`` when the store cannot be written.
+    @discardableResult
+    public func applyAvailable(wait: Duration = .zero) throws -> Int {
+        try passLock.withLock { _ in
+            let start = try state.withLock({ $0.nextSequence }) ?? locate()
+            state.withLock { $0.nextSequence = start }
+            let consumer = try state.withLock({ $0.consumer }) ?? makeConsumer(startingAt: start)
+            let messages: [JetStreamMessage]
+            do {
+                messages =
+                    wait > .zero
+                    ? try jetStream.pullConsumer(stream: stream.name, consumer: consumer)
+                        .fetch(batch: options.batch, expires: wait)
+                    : try jetStream.pullConsumer(stream: stream.name, consumer: consumer)
+                        .fetch(batch: options.batch, noWait: true)
+            } catch {
+                // The consumer may be gone (the server restarted, or it idled out): a new one starts at the place.
+                state.withLock { $0.consumer = nil }
+                throw error
+            }
+            return try receive(messages)
+        }
+    }
+
+    /// Sorts fetched messages into groups and applies the complete ones in one transaction.
+    private func receive(_ messages: [JetStreamMessage]) throws -> Int {
+        var complete: [Pending] = []
+        var pending = state.withLock { $0.pending }
+        var next = state.withLock { $0.nextSequence } ?? 1
+        for message in messages {
+            let sequence = message.metadata.streamSequence
+            guard sequence >= next else { continue }
+            next = sequence + 1
+            let header = try GroupHeader(headers: message.headers, sequence: sequence, stream: stream.name)
+            guard header.storeID == primaryStoreID else {
+                throw ReplicationError(
+                    .diverged,
+                    "Message \(sequence) of the stream '\(stream.name)' carries the history of store "
+                        + "\(header.storeID), and this replica follows \(primaryStoreID): another primary publishes "
+                        + "to the stream. Nothing of it was applied")
+            }
+            let items = try GroupItem.decodeAll(message.payload, sequence: sequence, stream: stream.name)
+            if header.part == 1 {
+                // A group whose parts stopped coming was abandoned by its publisher, which sent it again.
+                pending = Pending(header: header, items: items, sequence: sequence)
+            } else if var group = pending, group.header.first == header.first, group.header.last == header.last,
+                group.header.count == header.count, group.header.part + 1 == header.part
+            {
+                group.header.part = header.part
+                group.items += items
+                group.sequence = sequence
+                pending = group
+            } else {
+                pending = nil
+                continue
+            }
+            if let group = pending, group.header.isLastPart {
+                complete.append(group)
+                pending = nil
+            }
+        }
+        let applied = try apply(complete)
+        state.withLock { state in
+            state.pending = pending
+            state.nextSequence = next
+        }
+        return applied
+    }
+
+    /// Applies complete groups in one write transaction, with the progress.
+    private func apply(_ groups: [Pending]) throws -> Int {
+        guard !groups.isEmpty else { return 0 }
+        let store = self.store
+        let tables = try openTables(for: groups)
+        let progressTable = self.progressTable
+        return try store.environment.write { txn in
+            let history = try store.requireHistory(in: txn)
+            guard let historyTable = try store.historyTable() else { return 0 }
+            var progress = try currentProgress(in: txn, history: historyTable)
+            var applied = 0
+            for group in groups {
+                defer { progress.sequence = max(progress.sequence, group.sequence) }
+                let header = group.header
+                if header.last <= progress.position { continue }
+                guard header.first <= progress.position + 1 else {
+                    throw ReplicationError(
+                        .historyGap,
+                        "The replica at \(store.path) applied the primary's commits through \(progress.position), "
+                            + "and the stream '\(stream.name)' goes on with commits \(header.first)-\(header.last): "
+                            + "it no longer holds those between (its limits dropped them). Bootstrap the replica "
+                            + "again from a copy of the primary")
+                }
+                try applyGroup(
+                    group, after: progress.position, tables: tables, history: history, table: historyTable, in: txn)
+                applied += Int(header.last - progress.position)
+                progress.position = header.last
+                progress.committedMicros = header.committedMicros
+            }
+            try progress.write(in: txn, table: progressTable)
+            return applied
+        }
+    }
+
+    /// The progress as the transaction sees it; before the first group, the copy's last history position.
+    private func currentProgress(in txn: borrowing Transaction, history: HistoryTable) throws -> ReplicaProgress {
+        let counter = try history.counter(in: txn)
+        guard let progress = try ReplicaProgress.read(in: txn, table: progressTable, path: store.path) else {
+            return ReplicaProgress(sequence: 0, position: counter.last, committedMicros: 0)
+        }
+        guard progress.position == counter.last else {
+            throw KVStoreError(
+                .damaged,
+                message: "The replica at \(store.path) recorded commit \(progress.position) as applied, and its "
+                    + "history ends at \(counter.last): something other than its replication wrote it. Bootstrap "
+                    + "it again from a copy of the primary")
+        }
+        return progress
+    }
+
+    /// The tables a group writes, by name, opened (and created) before the transaction.
+    private func openTables(for groups: [Pending]) throws -> [String: Table] {
+        let store = self.store
+        var entities = try store.environment.read { txn in
+            try Catalog.entities(in: txn, table: store.catalog).entities
+        }
+        for group in groups {
+            for case .catalogEntry(let key, let value) in group.items
+            where key.starts(with: Catalog.entityKeyPrefix) {
+                entities.append(try Catalog.decodeStored(EntityCatalog.self, bytes: value, key: key))
+            }
+        }
+        var tables: [String: Table] = [:]
+        for entity in entities {
+            let records = Catalog.recordTableName(entity.name)
+            tables[records] = try store.environment.openTable(named: records, create: true)
+            for index in entity.indexes {
+                let name = Catalog.indexTableName(entity.name, index.name)
+                tables[name] = try store.environment.openTable(
+                    named: name, options: Catalog.indexTableOptions(unique: index.isUnique), create: true)
+            }
+        }
+        return tables
+    }
+
+    private func applyGroup(
+        _ group: Pending, after position: UInt64, tables: [String: Table], history: HistoryCatalog,
+        table historyTable: HistoryTable, in txn: borrowing Transaction
+    ) throws {
+        let catalogItems = group.items.compactMap { item -> (key: [UInt8], value: [UInt8])? in
+            if case .catalogEntry(let key, let value) = item { return (key, value) }
+            return nil
+        }
+        let before = try Catalog.entities(in: txn, table: store.catalog).entities
+        if !catalogItems.isEmpty { try replaceCatalog(with: catalogItems, in: txn) }
+        let entities = Dictionary(
+            try Catalog.entities(in: txn, table: store.catalog).entities.map { ($0.name, $0) },
+            uniquingKeysWith: { a, _ in a })
+        if !catalogItems.isEmpty { try followIndexChanges(from: before, to: entities, tables: tables, in: txn) }
+        // The models' final records: every old index entry goes first, so that a unique value that moved from one
+        // model to another within the group never meets its old holder.
+        var finals: [(entity: EntityCatalog, id: UUID, bytes: [UInt8]?)] = []
+        for item in group.items {
+            switch item {
+            case .record(let name, let id, let bytes): finals.append((try entity(name, entities), id, bytes))
+            case .deletion(let name, let id): finals.append((try entity(name, entities), id, nil))
+            case .catalogEntry, .historyEntry: continue
+            }
+        }
+        for final in finals {
+            let records = try table(Catalog.recordTableName(final.entity.name), tables)
+            let key = final.id.keyBytes
+            guard let old = try txn.value(forKey: key, in: records) else { continue }
+            try changeIndexes(of: final.entity, id: final.id, old: old, new: nil, tables: tables, in: txn)
+            if final.bytes == nil { _ = try txn.delete(forKey: key, in: records) }
+        }
+        for final in finals {
+            guard let bytes = final.bytes else { continue }
+            let records = try table(Catalog.recordTableName(final.entity.name), tables)
+            try changeIndexes(of: final.entity, id: final.id, old: nil, new: bytes, tables: tables, in: txn)
+            try txn.put(bytes, forKey: final.id.keyBytes, in: records)
+        }
+        let now = Date()
+        for case .historyEntry(let at, let bytes) in group.items where at > position {
+            try historyTable.appendCopy(bytes, at: at, retention: history.retention, now: now, in: txn)
+        }
+    }
+
+    /// Replaces the replica's catalog entries with the primary's, keeping its own.
+    private func replaceCatalog(with entries: [(key: [UInt8], value: [UInt8])], in txn: borrowing Transaction) throws {
+        let keep = Set(entries.map(\.key))
+        for entry in try txn.entries(in: store.catalog)
+        where !ReplicatedStore.localCatalogKeys.contains(entry.key) && !keep.contains(entry.key) {
+            _ = try txn.delete(forKey: entry.key, in: store.catalog)
+        }
+        for entry in entries where !ReplicatedStore.localCatalogKeys.contains(entry.key) {
+            try Catalog.putCopy(entry.value, key: entry.key, in: txn, table: store.catalog)
+        }
+        try Catalog.advanceGeneration(in: txn, table: store.catalog)
+    }
+
+    /// Builds the indexes the primary added to entities the replica has records of, and empties those it removed.
+    private func followIndexChanges(
+        from before: [EntityCatalog], to after: [String: EntityCatalog], tables: [String: Table],
+        in txn: borrowing Transaction
+    ) throws {
+        for old in before {
+            let new = after[old.name]
+            for index in old.indexes where new?.indexes.contains(where: { $0.name == index.name }) != true {
+                if let table = tables[Catalog.indexTableName(old.name, index.name)] { try txn.empty(table) }
+            }
+            guard let new else {
+                if let records = tables[Catalog.recordTableName(old.name)] { try txn.empty(records) }
+                continue
+            }
+            let added = new.indexes.filter { index in !old.indexes.contains { $0.name == index.name } }
+            guard !added.isEmpty else { continue }
+            let derived = try added.map { index in
+                DerivedIndex(catalog: index, table: try table(Catalog.indexTableName(new.name, index.name), tables))
+            }
+            let records = try table(Catalog.recordTableName(new.name), tables)
+            for entry in try txn.entries(in: records) {
+                guard let id = UUID(keyBytes: entry.key) else { continue }
+                let record = try decode(entry.value, entity: new, id: id)
+                try entry.key.withBorrowedBytes { key in
+                    try DerivedIndexChanges(
+                        derived, entity: new.name, id: id, old: nil, new: record, key: key, records: records,
+                        fields: new.fields, hash: longKeyHash, in: txn
+                    ).apply(key: key, in: txn)
+                }
+            }
+        }
+    }
+
+    /// Removes the index entries of `old` and adds those of `new` (either may be `nil`).
+    private func changeIndexes(
+        of entity: EntityCatalog, id: UUID, old: [UInt8]?, new: [UInt8]?, tables: [String: Table],
+        in txn: borrowing Transaction
+    ) throws {
+        guard !entity.indexes.isEmpty else { return }
+        let indexes = try entity.indexes.map { index in
+            DerivedIndex(catalog: index, table: try table(Catalog.indexTableName(entity.name, index.name), tables))
+        }
+        let records = try table(Catalog.recordTableName(entity.name), tables)
+        let oldRecord = try old.map { try decode($0, entity: entity, id: id) }
+        let newRecord = try new.map { try decode($0, entity: entity, id: id) }
+        try id.keyBytes.withBorrowedBytes { key in
+            try DerivedIndexChanges(
+                indexes, entity: entity.name, id: id, old: oldRecord, new: newRecord, key: key, records: records,
+                fields: entity.fields, hash: longKeyHash, in: txn
+            ).apply(key: key, in: txn)
+        }
+    }
+
+    private func decode(_ bytes: [UInt8], entity: EntityCatalog, id: UUID) throws -> RecordValue {
+        do {
+            return try bytes.withBorrowedBytes { try RecordValue.decode(from: $0, fields: entity.fields) }
+        } catch {
+            throw ReplicationError(
+                .invalidMessage,
+                "The record of \(entity.name) \(id) from the stream '\(stream.name)' does not decode with the "
+                    + "replica's catalog (\(error)); nothing of its group was applied. Bootstrap the replica again "
+                    + "from a copy of the primary")
+        }
+    }
+
+    private func entity(_ name: String, _ entities: [String: EntityCatalog]) throws -> EntityCatalog {
+        guard let entity = entities[name] else {
+            throw ReplicationError(
+                .invalidMessage,
+                "A group of the stream '\(stream.name)' changes the entity \(name), which the replica's catalog does "
+                    + "not have; nothing of it was applied. Bootstrap the replica again from a copy of the primary")
+        }
+        return entity
+    }
+
+    private func table(_ name: String, _ tables: [String: Table]) throws -> Table {
+        guard let table = tables[name] else {
+            throw KVStoreError(.damaged, message: "The table '\(name)' of the replica at \(store.path) is missing")
+        }
+        return table
+    }
+
+    // MARK: - Finding the place
+
+    /// The stream sequence to read from: after the last applied group, or for a new replica the first message of the
+    /// group after the copy's last commit.
+    private func locate() throws -> UInt64 {
+        let store = self.store
+        let progressTable = self.progressTable
+        let (progress, position) = try store.environment.read { txn -> (ReplicaProgress?, UInt64) in
+            let counter = try store.historyTable()?.counter(in: txn).last ?? 0
+            return (try ReplicaProgress.read(in: txn, table: progressTable, path: store.path), counter)
+        }
+        if let progress, progress.sequence > 0 { return progress.sequence + 1 }
+        let info = try jetStream.streamInfo(stream.name)
+        guard info.state.messages > 0 else { return info.state.lastSequence + 1 }
+        // The first message whose group ends after the copy's last commit, by bisection on the headers.
+        var low = info.state.firstSequence
+        var high = info.state.lastSequence + 1
+        while low < high {
+            let middle = low + (high - low) / 2
+            if try header(at: middle).last > position { high = middle } else { low = middle + 1 }
+        }
+        guard low <= info.state.lastSequence else { return low }
+        var found = try header(at: low)
+        let start = low - UInt64(found.part - 1)
+        if found.part > 1 { found = try header(at: start) }
+        guard found.first <= position + 1 else {
+            throw ReplicationError(
+                .historyGap,
+                "The replica at \(store.path) is a copy of the primary through commit \(position), and the stream "
+                    + "'\(stream.name)' begins at commit \(found.first): it no longer holds the commits between (its "
+                    + "limits dropped them). Bootstrap the replica again from a newer copy of the primary")
+        }
+        return start
+    }
+
+    private func header(at sequence: UInt64) throws -> GroupHeader {
+        let message = try jetStream.message(stream: stream.name, sequence: sequence)
+        return try GroupHeader(headers: message.headers, sequence: sequence, stream: stream.name)
+    }
+
+    private func makeConsumer(startingAt sequence: UInt64) throws -> String {
+        let info = try jetStream.createConsumer(
+            stream: stream.name,
+            configuration: ConsumerConfiguration(
+                deliverPolicy: .byStartSequence(sequence), ackPolicy: .none, inactiveThreshold: .seconds(60)))
+        state.withLock { $0.consumer = info.name }
+        return info.name
+    }
+
+    // MARK: - Status and the thread
+
+    /// Where the replica stands: the last commit applied, and how far the stream's last commit is ahead.
+    ///
+    /// - Throws: ``KVStore/KVStoreError`` when the store cannot be read; ``NATS/NATSError`` and
+    ///   ``NATS/JetStreamError`` when the stream cannot.
+    public func status() throws -> Status {
+        let store = self.store
+        let progressTable = self.progressTable
+        let progress = try store.environment.read { txn -> ReplicaProgress in
+            let counter = try store.historyTable()?.counter(in: txn).last ?? 0
+            return try ReplicaProgress.read(in: txn, table: progressTable, path: store.path)
+                ?? ReplicaProgress(sequence: 0, position: counter, committedMicros: 0)
+        }
+        let info = try jetStream.streamInfo(stream.name)
+        let last = info.state.messages > 0 ? try header(at: info.state.lastSequence) : nil
+        let applied =
+            progress.committedMicros > 0 ? Date(timeIntervalSince1970: Double(progress.committedMicros) / 1e6) : nil
+        let primaryLast = last.map { $0.isLastPart ? $0.last : $0.first - 1 }
+        let behind = primaryLast.map { $0 > progress.position ? $0 - progress.position : 0 } ?? 0
+        let primaryDate = last?.committed
+        var seconds: TimeInterval = 0
+        if behind > 0, let primaryDate { seconds = max(0, primaryDate.timeIntervalSince(applied ?? .distantPast)) }
+        let (error, running) = state.withLock { ($0.lastError, $0.hasThread) }
+        return Status(
+            appliedToken: HistoryToken(storeID: primaryStoreID, position: progress.position),
+            appliedCommitDate: applied,
+            primaryToken: primaryLast.map { HistoryToken(storeID: primaryStoreID, position: $0) },
+            primaryCommitDate: primaryDate, commitsBehind: behind, secondsBehind: seconds, lastError: error,
+            isRunning: running)
+    }
+
+    /// Starts the replica's thread, which applies the stream as it grows until ``stop()``; failures of the stream
+    /// are retried, and a gap, a divergence or a store that cannot be written stops it (see ``status()``).
+    public func start() {
+        let thread = Thread { [weak self] in self?.run() }
+        let started = state.withLock { state -> Bool in
+            guard !state.hasThread else { return false }
+            state.hasThread = true
+            state.stopRequested = false
+            return true
+        }
+        if started {
+            thread.name = "KVStore replica \(stream.name)"
+            thread.start()
+        }
+    }
+
+    /// Stops the thread, and waits until it stopped (a fetch under way ends first).
+    public func stop() {
+        state.withLock { $0.stopRequested = true }
+        while state.withLock({ $0.hasThread }) { Thread.sleep(forTimeInterval: 0.002) }
+    }
+
+    private func run() {
+        while !state.withLock({ $0.stopRequested }) {
+            do {
+                try applyAvailable(wait: options.wait)
+            } catch {
+                state.withLock { $0.lastError = error }
+                if error is ReplicationError || error is KVStoreError { break }
+                Thread.sleep(forTimeInterval: options.retryDelay.seconds)
+            }
+        }
+        state.withLock { $0.hasThread = false }
+    }
+}
