@@ -1,4 +1,5 @@
 import Foundation
+import KVStore
 import NATS
 
 /// Where a message stands in the primary's history: the group of commits it carries part of.
@@ -32,6 +33,13 @@ struct GroupHeader: Equatable, Sendable {
         static let part = "KV-Part"
         static let check = "KV-Check"
         static let committed = "KV-Committed"
+    }
+
+    /// The check of a history entry's stored bytes: their CRC-32C after a marker byte. (The CRC-32C of the bytes
+    /// alone would be the same for every entry: an entry ends with the CRC-32C of what comes before, and a CRC over
+    /// data followed by its own CRC is a constant.)
+    static func check(of entry: [UInt8]) -> UInt32 {
+        Checksum.crc32c([0x4B] + entry)
     }
 
     /// The message's `Nats-Msg-Id`: the token of the group's last commit, and the part.

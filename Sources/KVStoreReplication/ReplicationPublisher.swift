@@ -284,7 +284,7 @@ public final class ReplicationPublisher: Sendable {
         }
         if header.last > prunedThrough, let history {
             let stored = try store.environment.read { txn in try history.storedBytes(at: header.last, in: txn) }
-            guard let stored, Checksum.crc32c(stored) == header.check else {
+            guard let stored, GroupHeader.check(of: stored) == header.check else {
                 throw ReplicationError(
                     .diverged,
                     "Commit \(header.last) on the stream '\(stream.name)' is not the commit \(header.last) of the "
@@ -395,7 +395,7 @@ public final class ReplicationPublisher: Sendable {
                     for (index, payload) in payloads.enumerated() {
                         let header = GroupHeader(
                             storeID: historyCatalog.storeID, first: first.position, last: last.position,
-                            part: index + 1, count: payloads.count, check: Checksum.crc32c(last.bytes),
+                            part: index + 1, count: payloads.count, check: GroupHeader.check(of: last.bytes),
                             committedMicros: Int64((last.date.timeIntervalSince1970 * 1_000_000).rounded()))
                         // The first parts of a group the stream already holds, made again from the same commits
                         // and records (see `GroupHeader`), are not sent twice.

@@ -5,7 +5,7 @@ import NATS
 
 // The child process of the replication tests, killed at random moments by them:
 //
-//   ReplicationHelper primary <store> <nats-url> <stream> <rounds>
+//   ReplicationHelper primary <store> <nats-url> <stream> <rounds> [big]
 //       commits `rounds` saves of new orders on the primary while its publisher runs on its own thread, printing
 //       "committed <position>" after each save, then "published" once the stream holds them all.
 //   ReplicationHelper replica <store> <nats-url> <stream>
@@ -56,7 +56,12 @@ case "primary":
     context.insert(account)
     try context.save()
     for round in 0..<rounds {
-        for index in 0..<3 { context.insert(Order(accountID: account.id, total: round * 3 + index)) }
+        // With "big", every fifth save is larger than a message of a small server, and goes in parts.
+        let count = arguments.count > 6 && arguments[6] == "big" && round % 5 == 4 ? 120 : 3
+        for index in 0..<count {
+            context.insert(
+                Order(accountID: account.id, total: round * 1_000 + index, note: String(repeating: "x", count: 200)))
+        }
         try context.save()
         say("committed \(try container.lastHistoryToken().position)")
     }

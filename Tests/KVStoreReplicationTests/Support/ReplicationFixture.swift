@@ -71,6 +71,16 @@ final class ReplicationFixture: Sendable {
         try ReplicationPublisher(container: primary, stream: stream, jetStream: jetStream, options: options)
     }
 
+    /// Commits `count` saves of one new account each: commits that change no model twice, so that each goes out as
+    /// a group of its own.
+    func insertAccounts(_ count: Int, prefix: String) throws {
+        let context = ModelContext(primary)
+        for index in 0..<count {
+            context.insert(Account(email: "\(prefix)\(index)@example.com", name: prefix))
+            try context.save()
+        }
+    }
+
     /// Commits a random workload of `rounds` saves on the primary: new accounts and orders, updated totals, deleted
     /// orders, an email moved from one account to another.
     func randomWork(rounds: Int, seed: UInt64) throws {

@@ -69,12 +69,12 @@ final class ChildProcess: @unchecked Sendable {
         waitForLine(timeout: timeout) { $0 == line }
     }
 
-    /// Kills the child with SIGKILL and waits for it to end.
     /// Whether the process has not exited yet.
     var isRunning: Bool {
         process.isRunning
     }
 
+    /// Kills the child with SIGKILL and waits for it to end.
     func kill() {
         _ = Foundation.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
