@@ -222,6 +222,11 @@ public final class Replica: Sendable {
             for group in groups {
                 defer { progress.sequence = max(progress.sequence, group.sequence) }
                 let header = group.header
+                let catalog = try newerCatalog(of: group, than: progress)
+                if let catalog {
+                    try adoptCatalog(catalog, tables: tables, in: txn)
+                    progress.catalogPosition = header.snapshot
+                }
                 if header.last <= progress.position { continue }
                 guard header.first <= progress.position + 1 else {
                     throw ReplicationError(
@@ -246,7 +251,7 @@ public final class Replica: Sendable {
     private func currentProgress(in txn: borrowing Transaction, history: HistoryTable) throws -> ReplicaProgress {
         let counter = try history.counter(in: txn)
         guard let progress = try ReplicaProgress.read(in: txn, table: progressTable, path: store.path) else {
-            return ReplicaProgress(sequence: 0, position: counter.last, committedMicros: 0)
+            return ReplicaProgress(sequence: 0, position: counter.last, committedMicros: 0, catalogPosition: counter.last)
         }
         guard progress.position == counter.last else {
             throw KVStoreError(
@@ -287,16 +292,9 @@ public final class Replica: Sendable {
         _ group: Pending, after position: UInt64, tables: [String: Table], history: HistoryCatalog,
         table historyTable: HistoryTable, in txn: borrowing Transaction
     ) throws {
-        let catalogItems = group.items.compactMap { item -> (key: [UInt8], value: [UInt8])? in
-            if case .catalogEntry(let key, let value) = item { return (key, value) }
-            return nil
-        }
-        let before = try Catalog.entities(in: txn, table: store.catalog).entities
-        if !catalogItems.isEmpty { try replaceCatalog(with: catalogItems, in: txn) }
         let entities = Dictionary(
             try Catalog.entities(in: txn, table: store.catalog).entities.map { ($0.name, $0) },
             uniquingKeysWith: { a, _ in a })
-        if !catalogItems.isEmpty { try followIndexChanges(from: before, to: entities, tables: tables, in: txn) }
         // The models' final records: every old index entry goes first, so that a unique value that moved from one
         // model to another within the group never meets its old holder.
         var finals: [(entity: EntityCatalog, id: UUID, bytes: [UInt8]?)] = []
@@ -324,6 +322,31 @@ public final class Replica: Sendable {
         for case .historyEntry(let at, let bytes) in group.items where at > position {
             try historyTable.appendCopy(bytes, at: at, retention: history.retention, now: now, in: txn)
         }
+    }
+
+    /// The catalog entries a group carries, when they come from a snapshot newer than the replica's catalog.
+    private func newerCatalog(
+        of group: Pending, than progress: ReplicaProgress
+    ) throws -> [(key: [UInt8], value: [UInt8])]? {
+        guard group.header.snapshot > progress.catalogPosition else { return nil }
+        let entries = group.items.compactMap { item -> (key: [UInt8], value: [UInt8])? in
+            if case .catalogEntry(let key, let value) = item { return (key, value) }
+            return nil
+        }
+        return entries.isEmpty ? nil : entries
+    }
+
+    /// Takes the primary's catalog: its entries in place of the replica's, the indexes it added built from the
+    /// replica's records, those it removed emptied.
+    private func adoptCatalog(
+        _ entries: [(key: [UInt8], value: [UInt8])], tables: [String: Table], in txn: borrowing Transaction
+    ) throws {
+        let before = try Catalog.entities(in: txn, table: store.catalog).entities
+        try replaceCatalog(with: entries, in: txn)
+        let after = Dictionary(
+            try Catalog.entities(in: txn, table: store.catalog).entities.map { ($0.name, $0) },
+            uniquingKeysWith: { a, _ in a })
+        try followIndexChanges(from: before, to: after, tables: tables, in: txn)
     }
 
     /// Replaces the replica's catalog entries with the primary's, keeping its own.
@@ -435,12 +458,13 @@ public final class Replica: Sendable {
         if let progress, progress.sequence > 0 { return progress.sequence + 1 }
         let info = try jetStream.streamInfo(stream.name)
         guard info.state.messages > 0 else { return info.state.lastSequence + 1 }
-        // The first message whose group ends after the copy's last commit, by bisection on the headers.
+        // The first message of a snapshot after the copy's last commit, by bisection on the headers: its group, or a
+        // later one of the same pass, holds the next commit, and it carries the catalog if the pass sent one.
         var low = info.state.firstSequence
         var high = info.state.lastSequence + 1
         while low < high {
             let middle = low + (high - low) / 2
-            if try header(at: middle).last > position { high = middle } else { low = middle + 1 }
+            if try header(at: middle).snapshot > position { high = middle } else { low = middle + 1 }
         }
         guard low <= info.state.lastSequence else { return low }
         var found = try header(at: low)
@@ -482,10 +506,11 @@ public final class Replica: Sendable {
         let progress = try store.environment.read { txn -> ReplicaProgress in
             let counter = try store.historyTable()?.counter(in: txn).last ?? 0
             return try ReplicaProgress.read(in: txn, table: progressTable, path: store.path)
-                ?? ReplicaProgress(sequence: 0, position: counter, committedMicros: 0)
+                ?? ReplicaProgress(sequence: 0, position: counter, committedMicros: 0, catalogPosition: counter)
         }
-        let info = try jetStream.streamInfo(stream.name)
-        let last = info.state.messages > 0 ? try header(at: info.state.lastSequence) : nil
+        let last = try jetStream.lastMessage(stream: stream.name, subject: stream.subject).map { message in
+            try GroupHeader(headers: message.headers, sequence: message.sequence, stream: stream.name)
+        }
         let applied =
             progress.committedMicros > 0 ? Date(timeIntervalSince1970: Double(progress.committedMicros) / 1e6) : nil
         let primaryLast = last.map { $0.isLastPart ? $0.last : $0.first - 1 }

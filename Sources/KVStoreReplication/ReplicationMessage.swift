@@ -26,6 +26,12 @@ struct GroupHeader: Equatable, Sendable {
     var check: UInt32
     /// When the primary committed `last`, in microseconds since 1970.
     var committedMicros: Int64
+    /// The last commit of the snapshot of the primary the group was read in (the records are as they were then,
+    /// which is as `last` left them). It grows from one publisher pass to the next, so a replica finds its place by
+    /// it: the catalog changes outside the history (a program adds an entity or an index when it opens the store), a
+    /// pass sends the catalog with its first group when it changed, and a replica takes a catalog of a snapshot newer
+    /// than its own even from a group whose commits it has (a publisher behind the copy the replica started from).
+    var snapshot: UInt64
 
     enum Name {
         static let store = "KV-Store"
@@ -33,6 +39,7 @@ struct GroupHeader: Equatable, Sendable {
         static let part = "KV-Part"
         static let check = "KV-Check"
         static let committed = "KV-Committed"
+        static let snapshot = "KV-Snapshot"
     }
 
     /// The check of a history entry's stored bytes: their CRC-32C after a marker byte. (The CRC-32C of the bytes
@@ -42,8 +49,15 @@ struct GroupHeader: Equatable, Sendable {
         Checksum.crc32c([0x4B] + entry)
     }
 
-    /// The message's `Nats-Msg-Id`: the token of the group's last commit, and the part.
-    var messageID: String { "\(storeID.uuidString):\(last)#\(part)/\(count)" }
+    /// The message's `Nats-Msg-Id`: the token of the group's last commit, the part, and the stream sequence the
+    /// group's first part follows.
+    ///
+    /// A group whose publisher was stopped part-way is sent again whole, after the parts that made it: from another
+    /// snapshot its parts may differ (a catalog changed meanwhile), so the new parts must not share IDs with the old
+    /// ones, which the stream would drop as repeats. A publish repeated unchanged keeps its ID.
+    func messageID(after base: UInt64) -> String {
+        "\(storeID.uuidString):\(last)#\(part)/\(count)@\(base)"
+    }
 
     /// When the primary committed `last`.
     var committed: Date { Date(timeIntervalSince1970: Double(committedMicros) / 1_000_000) }
@@ -51,14 +65,17 @@ struct GroupHeader: Equatable, Sendable {
     var isLastPart: Bool { part == count }
 
     var headers: NATSHeaders {
-        [
+        let headers: NATSHeaders = [
             Name.store: storeID.uuidString, Name.commits: "\(first)-\(last)", Name.part: "\(part)/\(count)",
             Name.check: String(check, radix: 16), Name.committed: String(committedMicros),
+            Name.snapshot: String(snapshot),
         ]
+        return headers
     }
 
     init(
-        storeID: UUID, first: UInt64, last: UInt64, part: Int, count: Int, check: UInt32, committedMicros: Int64
+        storeID: UUID, first: UInt64, last: UInt64, part: Int, count: Int, check: UInt32, committedMicros: Int64,
+        snapshot: UInt64
     ) {
         self.storeID = storeID
         self.first = first
@@ -67,6 +84,7 @@ struct GroupHeader: Equatable, Sendable {
         self.count = count
         self.check = check
         self.committedMicros = committedMicros
+        self.snapshot = snapshot
     }
 
     /// Reads the headers of a message of the stream.
@@ -96,9 +114,12 @@ struct GroupHeader: Equatable, Sendable {
         guard let committed = headers[Name.committed].flatMap({ Int64($0) }) else {
             throw invalid("no valid \(Name.committed) header")
         }
+        guard let snapshot = headers[Name.snapshot].flatMap({ UInt64($0) }), snapshot >= commits[1] else {
+            throw invalid("no valid \(Name.snapshot) header")
+        }
         self.init(
             storeID: storeID, first: commits[0], last: commits[1], part: part[0], count: part[1], check: check,
-            committedMicros: committed)
+            committedMicros: committed, snapshot: snapshot)
     }
 }
 

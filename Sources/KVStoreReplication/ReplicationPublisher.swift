@@ -12,13 +12,15 @@ import Synchronization
 /// with the records of the models they changed, the history entries themselves, and the store's catalog when it
 /// changed. A group larger than a message goes out in parts; every message expects the previous one as the stream's
 /// last (`Nats-Expected-Last-Sequence` for the first after the publisher found its place, then
-/// `Nats-Expected-Last-Msg-Id`), and its ID is the token of the group's last commit with the part, so a repeat is
-/// dropped by the stream.
+/// `Nats-Expected-Last-Msg-Id`), so nothing else slips in between, and its ID is the token of the group's last
+/// commit with the part (a repeat is dropped by the stream).
 ///
 /// When it starts, and after any failure, the publisher reads the stream's last message and goes on after it, from
 /// the store's history: after a restart, an outage of the NATS servers, or a crash between a commit and its
-/// publication. When the stream holds a commit the store's history does not have (a primary restored from an older
-/// copy, two primaries on one stream), it stops with ``ReplicationError/Kind/diverged`` and publishes nothing.
+/// publication, nothing the stream holds is sent again. A group the stream holds only some parts of is sent again
+/// whole (replicas drop the incomplete one). When the stream holds a commit the store's history does not have (a
+/// primary restored from an older copy, two primaries on one stream), it stops with
+/// ``ReplicationError/Kind/diverged`` and publishes nothing.
 ///
 /// ```swift
 /// let publisher = try ReplicationPublisher(container: container, stream: stream, jetStream: jetStream)
@@ -69,8 +71,6 @@ public final class ReplicationPublisher: Sendable {
         var lastSequence: UInt64
         /// The ID of the stream's last message, once this publisher published it.
         var lastMessageID: String?
-        /// The group the stream holds only the first parts of.
-        var partial: GroupHeader?
         /// The catalog entries last sent.
         var sentCatalog: [[UInt8]: [UInt8]]?
     }
@@ -222,20 +222,24 @@ public final class ReplicationPublisher: Sendable {
         let pipeline = try jetStream.makePipeline(maximumInFlight: options.maximumInFlight)
         var lastID = tail.lastMessageID
         let firstExpected = tail.lastSequence
-        for message in messages {
+        // With each message expecting the one before, the stream gives them the sequences after its last one, in
+        // order, or refuses them.
+        var groupBase = firstExpected
+        for (index, message) in messages.enumerated() {
+            if message.header.part == 1 { groupBase = firstExpected + UInt64(index) }
+            let id = message.header.messageID(after: groupBase)
             let options =
-                lastID.map { PublishOptions(messageID: message.header.messageID, expectedLastMessageID: $0) }
-                ?? PublishOptions(messageID: message.header.messageID, expectedLastSequence: firstExpected)
+                lastID.map { PublishOptions(messageID: id, expectedLastMessageID: $0) }
+                ?? PublishOptions(messageID: id, expectedLastSequence: firstExpected)
             try pipeline.publish(
                 subject: stream.subject, payload: message.payload, headers: message.header.headers, options: options)
-            lastID = message.header.messageID
+            lastID = id
         }
         let acks = try pipeline.finish()
         guard let last = messages.last, let lastAck = acks.last else { return }
         tail.lastSequence = lastAck.sequence
-        tail.lastMessageID = last.header.messageID
+        tail.lastMessageID = lastID
         tail.publishedThrough = last.header.isLastPart ? last.header.last : last.header.first - 1
-        tail.partial = last.header.isLastPart ? nil : last.header
         let published = tail
         state.withLock { state in
             state.tail = published
@@ -257,14 +261,13 @@ public final class ReplicationPublisher: Sendable {
             let counter = try history?.counter(in: txn)
             return (try store.requireHistory(in: txn), counter?.last ?? 0, counter?.prunedThrough ?? 0)
         }
-        guard info.state.messages > 0 else {
+        guard let last = try jetStream.lastMessage(stream: stream.name, subject: stream.subject) else {
             // An empty stream (new, or emptied by its limits): everything the history keeps goes out.
             state.withLock {
                 $0.status.publishedToken = HistoryToken(storeID: catalog.storeID, position: prunedThrough)
             }
             return Tail(publishedThrough: prunedThrough, lastSequence: info.state.lastSequence)
         }
-        let last = try jetStream.message(stream: stream.name, sequence: info.state.lastSequence)
         let header = try GroupHeader(headers: last.headers, sequence: last.sequence, stream: stream.name)
         guard header.storeID == catalog.storeID else {
             throw ReplicationError(
@@ -304,9 +307,7 @@ public final class ReplicationPublisher: Sendable {
                     + "the publisher able to catch up after an outage")
         }
         state.withLock { $0.status.publishedToken = HistoryToken(storeID: catalog.storeID, position: through) }
-        return Tail(
-            publishedThrough: through, lastSequence: info.state.lastSequence, lastMessageID: nil,
-            partial: header.isLastPart ? nil : header)
+        return Tail(publishedThrough: through, lastSequence: info.state.lastSequence, lastMessageID: nil)
     }
 
     // MARK: - Reading the groups
@@ -343,7 +344,6 @@ public final class ReplicationPublisher: Sendable {
             }
             let through = tail.publishedThrough
             let sentCatalog = tail.sentCatalog
-            let partial = tail.partial
             let result = try store.environment.read { txn -> (messages: [Outgoing], catalog: [[UInt8]: [UInt8]])? in
                 let historyCatalog = try store.requireHistory(in: txn)
                 let counter = try history.counter(in: txn)
@@ -396,14 +396,8 @@ public final class ReplicationPublisher: Sendable {
                         let header = GroupHeader(
                             storeID: historyCatalog.storeID, first: first.position, last: last.position,
                             part: index + 1, count: payloads.count, check: GroupHeader.check(of: last.bytes),
-                            committedMicros: Int64((last.date.timeIntervalSince1970 * 1_000_000).rounded()))
-                        // The first parts of a group the stream already holds, made again from the same commits
-                        // and records (see `GroupHeader`), are not sent twice.
-                        if let partial, partial.first == header.first, partial.last == header.last,
-                            partial.count == header.count, header.part <= partial.part
-                        {
-                            continue
-                        }
+                            committedMicros: Int64((last.date.timeIntervalSince1970 * 1_000_000).rounded()),
+                            snapshot: counter.last)
                         messages.append(Outgoing(header: header, payload: payload))
                     }
                 }

@@ -121,4 +121,37 @@ struct ReplicaTests {
         #expect(try Contents(replica) == Contents(fixture.primary))
         #expect(UInt64(applied) == (try fixture.primary.lastHistoryToken().position) - copied)
     }
+
+    @Test func aGroupTheStreamHoldsOnlyPartsOfIsSentAgainWholeAndAppliedOnce() throws {
+        let fixture = try ReplicationFixture(serverConfiguration: "max_payload: 65536\n")
+        let copy = try fixture.copyOfPrimary(named: "replica")
+        let laterCopy = try fixture.copyOfPrimary(named: "later")
+        let context = ModelContext(fixture.primary)
+        let account = Account(email: "parts@example.com", name: "Parts")
+        context.insert(account)
+        for index in 0..<1_000 {
+            context.insert(Order(accountID: account.id, total: index, note: String(repeating: "p", count: 200)))
+        }
+        try context.save()
+        let messages = try fixture.publisher().publishPending()
+        #expect(messages >= 3)
+        // The last part is lost, as if the publisher had been killed before it: the stream holds the others.
+        let last = try fixture.jetStream.streamInfo(fixture.stream.name).state.lastSequence
+        let reply = try fixture.connection.request(
+            subject: "$JS.API.STREAM.MSG.DELETE.\(fixture.stream.name)", payload: Array("{\"seq\":\(last)}".utf8))
+        #expect(String(decoding: reply.payload, as: UTF8.self).contains("\"success\":true"))
+        // A replica reads the incomplete group and applies nothing of it.
+        let (replica, follower) = try fixture.replica(at: copy)
+        #expect(try follower.applyAvailable(wait: .milliseconds(200)) == 0)
+        #expect(try ModelContext(replica).fetchCount(FetchDescriptor<Order>()) == 0)
+        // The program restarts: the group goes out again, whole, after the parts the stream holds.
+        #expect(try fixture.publisher().publishPending() == messages)
+        #expect(try fixture.jetStream.streamInfo(fixture.stream.name).state.messages == UInt64(2 * messages - 1))
+        #expect(try follower.applyAvailable(wait: .milliseconds(200)) == 1)
+        #expect(try Contents(replica) == Contents(fixture.primary))
+        // A replica that starts now skips the incomplete group too.
+        let (later, laterFollower) = try fixture.replica(at: laterCopy)
+        #expect(try laterFollower.applyAvailable(wait: .milliseconds(200)) == 1)
+        #expect(try Contents(later) == Contents(fixture.primary))
+    }
 }
