@@ -80,7 +80,11 @@ let package = Package(
         .executableTarget(name: "kvtool", dependencies: ["KVToolCore"], path: "Tools/kvtool/Main"),
         // The benchmark harness. It imports CLMDB directly: its baselines are the raw LMDB C API.
         .executableTarget(
-            name: "kvbench", dependencies: ["CLMDB", "LMDB", "KVStore", "CommandLineKit", "TestSupport"],
+            name: "kvbench",
+            dependencies: [
+                "CLMDB", "LMDB", "KVStore", "KVStoreReplication", "NATS", "NATSServerProcess", "CommandLineKit",
+                "TestSupport",
+            ],
             path: "Benchmarks/kvbench"),
         // The crash test: kills writer processes at random moments and checks the store (`make crashtest`) with the
         // integrity check of KVStoreInspection, in-process; it runs `kvtool readers` through KVToolCore.
@@ -94,8 +98,10 @@ let package = Package(
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"]),
         // Against real nats-server processes that the tests start on loopback ports (`make deps` installs it).
         .testTarget(name: "NATSTests", dependencies: ["NATS", "NATSTestSupport"]),
-        // Starting and stopping nats-server processes and clusters for the tests, on Swift Testing.
-        .target(name: "NATSTestSupport", dependencies: ["NATS"], path: "Tests/NATSTestSupport"),
+        // Starting and stopping nats-server processes and clusters, for the tests and kvbench's replication rows.
+        .target(name: "NATSServerProcess", dependencies: ["NATS"], path: "Tests/NATSServerProcess"),
+        // What the NATS and replication tests share on Swift Testing: the trait that needs nats-server, waiting.
+        .target(name: "NATSTestSupport", dependencies: ["NATS", "NATSServerProcess"], path: "Tests/NATSTestSupport"),
         // Publisher and replicas against real nats-server processes, with child processes as primaries and replicas.
         .testTarget(
             name: "KVStoreReplicationTests",

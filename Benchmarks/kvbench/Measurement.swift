@@ -144,6 +144,11 @@ final class RunRecorder {
         return try body()
     }
 
+    /// Records the latency of an operation timed elsewhere (a commit's lag until a replica applied it).
+    func record(latency nanoseconds: UInt64) {
+        latencies.append(nanoseconds)
+    }
+
     /// Runs `body` as a timed region made of one operation.
     @inline(__always)
     func timedOperation<R>(_ body: () throws -> R) rethrows -> R {

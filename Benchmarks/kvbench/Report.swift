@@ -61,8 +61,9 @@ struct Report: Encodable {
         let rawRows = results.filter { $0.baselineKind == .rawC }
         let modelKindRows = results.filter { $0.baselineKind == .structModels }
         let historyRows = results.filter { $0.baselineKind == .historyOff }
+        let replicationRows = results.filter { $0.baselineKind == .unreplicated }
         var text = ""
-        if !rawRows.isEmpty || modelKindRows.isEmpty {
+        if !rawRows.isEmpty || (modelKindRows.isEmpty && historyRows.isEmpty && replicationRows.isEmpty) {
             text += Self.table(
                 rawRows, subject: "subject", baseline: "baseline", ratio: "ratio", baselineShort: "base")
             text += """
@@ -106,6 +107,25 @@ struct Report: Encodable {
 
                 on/off: throughput with history / without (1.0: history costs nothing; 0.9: it adds about 11% to the \
                 time). The other columns read as above, for history on; off columns are history off's.
+                """
+        }
+        if !replicationRows.isEmpty {
+            if !text.isEmpty { text += "\n\n" }
+            text += """
+                Replication on loopback: commits of \(ReplicationScenario.commitSize) tasks on a primary with history \
+                on, its publisher sending them to a JetStream stream (1 node, or 3 with 3 stream replicas) and a \
+                replica store applying them, all on this machine; against the same commits with nothing replicated.
+
+
+                """
+            text += Self.table(
+                replicationRows, subject: "replicated", baseline: "local", ratio: "repl/local",
+                baselineShort: "local")
+            text += """
+
+                replicated obj/s: tasks per second from the first commit until the replica applied the last. \
+                repl/local: that throughput / the primary's alone. Latencies are each commit's lag, from its commit \
+                to the moment the replica showed it.
                 """
         }
         return text

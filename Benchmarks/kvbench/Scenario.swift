@@ -37,6 +37,9 @@ enum ScenarioKind: String, CaseIterable, Codable, Sendable {
     case cascadeDelete = "cascade-delete"
     /// Insert throughput and peak memory from 10k to 1M records, time-ordered and random IDs.
     case scale
+    /// The insert and update workloads on a primary whose history a publisher sends to a JetStream stream on
+    /// loopback (one node, then a cluster of three) while a replica follows it.
+    case replication
 
     /// The scenario's implementation.
     var scenario: any Scenario {
@@ -50,6 +53,7 @@ enum ScenarioKind: String, CaseIterable, Codable, Sendable {
         case .update: UpdateScenario()
         case .cascadeDelete: CascadeDeleteScenario()
         case .scale: ScaleScenario()
+        case .replication: ReplicationScenario()
         }
     }
 }
@@ -142,6 +146,8 @@ enum BaselineKind: String, Codable, Sendable {
     case structModels = "struct models"
     /// The same work with the store's change history off, the subject's having it on.
     case historyOff = "history off"
+    /// The same work with history on and nothing replicated, the subject's measured until a replica applied it.
+    case unreplicated = "not replicated"
 }
 
 /// One row of the report: a subject's measurement beside the baseline's.

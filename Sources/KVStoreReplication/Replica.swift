@@ -146,14 +146,18 @@ public final class Replica: Sendable {
             let start = try state.withLock({ $0.nextSequence }) ?? locate()
             state.withLock { $0.nextSequence = start }
             let consumer = try state.withLock({ $0.consumer }) ?? makeConsumer(startingAt: start)
-            let messages: [JetStreamMessage]
+            var messages: [JetStreamMessage]
             do {
-                messages =
-                    wait > .zero
-                    ? try jetStream.pullConsumer(stream: stream.name, consumer: consumer)
-                        .fetch(batch: options.batch, expires: wait)
-                    : try jetStream.pullConsumer(stream: stream.name, consumer: consumer)
-                        .fetch(batch: options.batch, noWait: true)
+                // What the stream holds now; when it holds nothing, a wait for the next message, then what came
+                // with it (a pull for a whole batch would wait until the batch filled or the wait ended).
+                let pull = jetStream.pullConsumer(stream: stream.name, consumer: consumer)
+                messages = try pull.fetch(batch: options.batch, noWait: true)
+                if messages.isEmpty, wait > .zero {
+                    messages = try pull.fetch(batch: 1, expires: wait)
+                    if !messages.isEmpty, options.batch > 1 {
+                        messages += try pull.fetch(batch: options.batch - 1, noWait: true)
+                    }
+                }
             } catch {
                 // The consumer may be gone (the server restarted, or it idled out): a new one starts at the place.
                 state.withLock { $0.consumer = nil }
@@ -251,7 +255,8 @@ public final class Replica: Sendable {
     private func currentProgress(in txn: borrowing Transaction, history: HistoryTable) throws -> ReplicaProgress {
         let counter = try history.counter(in: txn)
         guard let progress = try ReplicaProgress.read(in: txn, table: progressTable, path: store.path) else {
-            return ReplicaProgress(sequence: 0, position: counter.last, committedMicros: 0, catalogPosition: counter.last)
+            return ReplicaProgress(
+                sequence: 0, position: counter.last, committedMicros: 0, catalogPosition: counter.last)
         }
         guard progress.position == counter.last else {
             throw KVStoreError(

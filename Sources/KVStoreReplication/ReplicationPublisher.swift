@@ -35,7 +35,7 @@ public final class ReplicationPublisher: Sendable {
     /// How the publisher paces itself.
     public struct Options: Sendable {
         /// How often the publisher looks for new commits while it keeps up.
-        public var pollInterval: Duration = .milliseconds(5)
+        public var pollInterval: Duration = .milliseconds(2)
         /// How many messages may wait for the stream's acknowledgement at once.
         public var maximumInFlight = 256
         /// The most commits one pass reads: a publisher far behind catches up in passes of this many.
