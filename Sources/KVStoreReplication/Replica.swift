@@ -223,6 +223,7 @@ public final class Replica: Sendable {
             guard let historyTable = try store.historyTable() else { return 0 }
             var progress = try currentProgress(in: txn, history: historyTable)
             var applied = 0
+            var writers: [String: EntityWriter]?
             for group in groups {
                 defer { progress.sequence = max(progress.sequence, group.sequence) }
                 let header = group.header
@@ -230,6 +231,7 @@ public final class Replica: Sendable {
                 if let catalog {
                     try adoptCatalog(catalog, tables: tables, in: txn)
                     progress.catalogPosition = header.snapshot
+                    writers = nil
                 }
                 if header.last <= progress.position { continue }
                 guard header.first <= progress.position + 1 else {
@@ -240,8 +242,10 @@ public final class Replica: Sendable {
                             + "it no longer holds those between (its limits dropped them). Bootstrap the replica "
                             + "again from a copy of the primary")
                 }
+                let prepared = try writers ?? entityWriters(tables: tables, in: txn)
+                writers = prepared
                 try applyGroup(
-                    group, after: progress.position, tables: tables, history: history, table: historyTable, in: txn)
+                    group, after: progress.position, writers: prepared, history: history, table: historyTable, in: txn)
                 applied += Int(header.last - progress.position)
                 progress.position = header.last
                 progress.committedMicros = header.committedMicros
@@ -293,35 +297,81 @@ public final class Replica: Sendable {
         return tables
     }
 
+    /// What writing an entity's records needs, made once per transaction (and again after a catalog change).
+    private final class EntityWriter {
+        let catalog: EntityCatalog
+        let records: Table
+        let indexes: [DerivedIndex]
+        /// Whether a value of an index may move from one model to another within a group, so that every old entry
+        /// must go before any new one is added.
+        let hasUniqueIndex: Bool
+
+        init(catalog: EntityCatalog, records: Table, indexes: [DerivedIndex]) {
+            self.catalog = catalog
+            self.records = records
+            self.indexes = indexes
+            hasUniqueIndex = indexes.contains { $0.catalog.isUnique }
+        }
+    }
+
+    /// The writers of the entities of the catalog `txn` sees.
+    private func entityWriters(tables: [String: Table], in txn: borrowing Transaction) throws -> [String: EntityWriter]
+    {
+        var writers: [String: EntityWriter] = [:]
+        for entity in try Catalog.entities(in: txn, table: store.catalog).entities {
+            let indexes = try entity.indexes.map { index in
+                DerivedIndex(catalog: index, table: try table(Catalog.indexTableName(entity.name, index.name), tables))
+            }
+            writers[entity.name] = EntityWriter(
+                catalog: entity, records: try table(Catalog.recordTableName(entity.name), tables), indexes: indexes)
+        }
+        return writers
+    }
+
     private func applyGroup(
-        _ group: Pending, after position: UInt64, tables: [String: Table], history: HistoryCatalog,
+        _ group: Pending, after position: UInt64, writers: [String: EntityWriter], history: HistoryCatalog,
         table historyTable: HistoryTable, in txn: borrowing Transaction
     ) throws {
-        let entities = Dictionary(
-            try Catalog.entities(in: txn, table: store.catalog).entities.map { ($0.name, $0) },
-            uniquingKeysWith: { a, _ in a })
         // The models' final records: every old index entry goes first, so that a unique value that moved from one
         // model to another within the group never meets its old holder.
-        var finals: [(entity: EntityCatalog, id: UUID, bytes: [UInt8]?)] = []
+        var finals: [(writer: EntityWriter, id: UUID, bytes: [UInt8]?)] = []
+        finals.reserveCapacity(group.items.count)
+        var last: (name: String, writer: EntityWriter)?
+        func writer(_ name: String) throws -> EntityWriter {
+            if let last, last.name == name { return last.writer }
+            guard let writer = writers[name] else {
+                throw ReplicationError(
+                    .invalidMessage,
+                    "A group of the stream '\(stream.name)' changes the entity \(name), which the replica's catalog "
+                        + "does not have; nothing of it was applied. Bootstrap the replica again from a copy of the "
+                        + "primary")
+            }
+            last = (name, writer)
+            return writer
+        }
         for item in group.items {
             switch item {
-            case .record(let name, let id, let bytes): finals.append((try entity(name, entities), id, bytes))
-            case .deletion(let name, let id): finals.append((try entity(name, entities), id, nil))
+            case .record(let name, let id, let bytes): finals.append((try writer(name), id, bytes))
+            case .deletion(let name, let id): finals.append((try writer(name), id, nil))
             case .catalogEntry, .historyEntry: continue
             }
         }
-        for final in finals {
-            let records = try table(Catalog.recordTableName(final.entity.name), tables)
+        // (An entity without unique indexes goes from old to new in one step, which leaves the entries of unchanged
+        // values alone.)
+        for final in finals where final.bytes == nil || final.writer.hasUniqueIndex {
             let key = final.id.keyBytes
-            guard let old = try txn.value(forKey: key, in: records) else { continue }
-            try changeIndexes(of: final.entity, id: final.id, old: old, new: nil, tables: tables, in: txn)
-            if final.bytes == nil { _ = try txn.delete(forKey: key, in: records) }
+            guard let old = try txn.value(forKey: key, in: final.writer.records) else { continue }
+            try changeIndexes(of: final.writer, id: final.id, key: key, old: old, new: nil, in: txn)
+            if final.bytes == nil { _ = try txn.delete(forKey: key, in: final.writer.records) }
         }
         for final in finals {
             guard let bytes = final.bytes else { continue }
-            let records = try table(Catalog.recordTableName(final.entity.name), tables)
-            try changeIndexes(of: final.entity, id: final.id, old: nil, new: bytes, tables: tables, in: txn)
-            try txn.put(bytes, forKey: final.id.keyBytes, in: records)
+            let key = final.id.keyBytes
+            let old =
+                final.writer.hasUniqueIndex || final.writer.indexes.isEmpty
+                ? nil : try txn.value(forKey: key, in: final.writer.records)
+            try changeIndexes(of: final.writer, id: final.id, key: key, old: old, new: bytes, in: txn)
+            try txn.put(bytes, forKey: key, in: final.writer.records)
         }
         let now = Date()
         for case .historyEntry(let at, let bytes) in group.items where at > position {
@@ -402,20 +452,16 @@ public final class Replica: Sendable {
 
     /// Removes the index entries of `old` and adds those of `new` (either may be `nil`).
     private func changeIndexes(
-        of entity: EntityCatalog, id: UUID, old: [UInt8]?, new: [UInt8]?, tables: [String: Table],
-        in txn: borrowing Transaction
+        of writer: EntityWriter, id: UUID, key: [UInt8], old: [UInt8]?, new: [UInt8]?, in txn: borrowing Transaction
     ) throws {
-        guard !entity.indexes.isEmpty else { return }
-        let indexes = try entity.indexes.map { index in
-            DerivedIndex(catalog: index, table: try table(Catalog.indexTableName(entity.name, index.name), tables))
-        }
-        let records = try table(Catalog.recordTableName(entity.name), tables)
+        guard !writer.indexes.isEmpty else { return }
+        let entity = writer.catalog
         let oldRecord = try old.map { try decode($0, entity: entity, id: id) }
         let newRecord = try new.map { try decode($0, entity: entity, id: id) }
-        try id.keyBytes.withBorrowedBytes { key in
+        try key.withBorrowedBytes { key in
             try DerivedIndexChanges(
-                indexes, entity: entity.name, id: id, old: oldRecord, new: newRecord, key: key, records: records,
-                fields: entity.fields, hash: longKeyHash, in: txn
+                writer.indexes, entity: entity.name, id: id, old: oldRecord, new: newRecord, key: key,
+                records: writer.records, fields: entity.fields, hash: longKeyHash, in: txn
             ).apply(key: key, in: txn)
         }
     }
@@ -430,16 +476,6 @@ public final class Replica: Sendable {
                     + "replica's catalog (\(error)); nothing of its group was applied. Bootstrap the replica again "
                     + "from a copy of the primary")
         }
-    }
-
-    private func entity(_ name: String, _ entities: [String: EntityCatalog]) throws -> EntityCatalog {
-        guard let entity = entities[name] else {
-            throw ReplicationError(
-                .invalidMessage,
-                "A group of the stream '\(stream.name)' changes the entity \(name), which the replica's catalog does "
-                    + "not have; nothing of it was applied. Bootstrap the replica again from a copy of the primary")
-        }
-        return entity
     }
 
     private func table(_ name: String, _ tables: [String: Table]) throws -> Table {

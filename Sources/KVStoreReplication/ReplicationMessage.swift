@@ -202,6 +202,12 @@ enum GroupItem: Equatable, Sendable {
             throw invalid("its version is not \(payloadVersion)")
         }
         var items: [GroupItem] = []
+        // The entity of the previous record: records of one entity follow each other.
+        var lastEntity: (bytes: [UInt8], name: String) = ([], "")
+        func name(_ bytes: [UInt8]) -> String {
+            if bytes != lastEntity.bytes { lastEntity = (bytes, String(decoding: bytes, as: UTF8.self)) }
+            return lastEntity.name
+        }
         while !reader.isAtEnd {
             guard let raw = reader.byte(), let tag = Tag(rawValue: raw) else { throw invalid("an unknown item") }
             switch tag {
@@ -217,10 +223,10 @@ enum GroupItem: Equatable, Sendable {
                 guard let entity = reader.blob(), let id = reader.uuid(), let record = reader.blob() else {
                     throw invalid("a short record")
                 }
-                items.append(.record(entity: String(decoding: entity, as: UTF8.self), id: id, bytes: record))
+                items.append(.record(entity: name(entity), id: id, bytes: record))
             case .deletion:
                 guard let entity = reader.blob(), let id = reader.uuid() else { throw invalid("a short deletion") }
-                items.append(.deletion(entity: String(decoding: entity, as: UTF8.self), id: id))
+                items.append(.deletion(entity: name(entity), id: id))
             }
         }
         return items
