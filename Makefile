@@ -99,16 +99,19 @@ crashtest: deps
 	.build/debug/crashtest run --iterations $(CRASHTEST_ITERATIONS) $(CRASHTESTFLAGS)
 	.build/debug/crashtest mixed --iterations $(CRASHTEST_MIXED_ITERATIONS) $(CRASHTESTFLAGS)
 
-## docs: the DocC archives of KVStore, KVStoreTesting and LMDB (.build/docs/<module>.doccarchive), from the catalogs in
-## Sources/<module>/<module>.docc and the modules' symbol graphs, without a package plugin: a build that emits the
-## symbol graphs of public symbols, then `docc convert` per module. Warnings (a broken link, a link to a symbol that is
-## not public) are errors. Building KVStoreTesting builds KVStore and LMDB, whose graphs the same flags emit.
+## docs: the DocC archives of KVStore, KVStoreTesting, LMDB and KVStoreReplication (.build/docs/<module>.doccarchive),
+## from the catalogs in Sources/<module>/<module>.docc and the modules' symbol graphs, without a package plugin: builds
+## that emit the symbol graphs of public symbols, then `docc convert` per module. Warnings (a broken link, a link to a
+## symbol that is not public) are errors. Building KVStoreTesting builds KVStore and LMDB, whose graphs the same flags
+## emit; KVStoreReplication is built beside it.
 DOCS_BUILD := $(CURDIR)/.build/docs
-DOCS_MODULES := KVStore KVStoreTesting LMDB
+DOCS_MODULES := KVStore KVStoreTesting LMDB KVStoreReplication
 docs: deps
-	$(SWIFT) build $(SWIFTFLAGS) --scratch-path $(DOCS_BUILD)/build --target KVStoreTesting \
-		-Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc $(DOCS_BUILD)/symbol-graphs \
-		-Xswiftc -emit-extension-block-symbols
+	@for target in KVStoreTesting KVStoreReplication; do \
+		$(SWIFT) build $(SWIFTFLAGS) --scratch-path $(DOCS_BUILD)/build --target $$target \
+			-Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc $(DOCS_BUILD)/symbol-graphs \
+			-Xswiftc -emit-extension-block-symbols || exit 1; \
+	done
 	@for module in $(DOCS_MODULES); do \
 		rm -rf $(DOCS_BUILD)/$$module-symbols && mkdir -p $(DOCS_BUILD)/$$module-symbols && \
 		cp $(DOCS_BUILD)/symbol-graphs/$$module.symbols.json $(DOCS_BUILD)/symbol-graphs/$$module@*.symbols.json \

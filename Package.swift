@@ -107,7 +107,7 @@ let package = Package(
             name: "KVStoreReplicationTests",
             dependencies: [
                 "KVStoreReplication", "KVStore", "KVStoreInspection", "NATS", "NATSTestSupport", "SharingModels",
-                "ReplicationHelper",
+                "ReplicationHelper", "TestSupport",
             ]),
         // The child process of the replication tests: a primary that commits and publishes, or a replica that applies.
         .executableTarget(

@@ -11,7 +11,7 @@ import Synchronization
 /// made while no one writes it): the copy's last history position says where in the stream it goes on. The first
 /// ``Replica`` on the store marks it a replica of the stream; from then on containers of the store read it (fetches,
 /// relationships, observation: the replica records the primary's history entries under the primary's tokens) but
-/// every write through them throws ``KVStore/KVStoreError/readOnly``.
+/// every write through them throws `KVStoreError.readOnly`.
 ///
 /// Each group is applied in one transaction, with the replica's progress (the stream sequence and the commit), so a
 /// reader only sees states the primary had, and a replica killed at any moment goes on where its last transaction
@@ -95,7 +95,7 @@ public final class Replica: Sendable {
     ///   - options: Pacing.
     /// - Throws: ``ReplicationError/Kind/historyNotEnabled`` for a store without history (not a copy of a primary
     ///   that records one), ``ReplicationError/Kind/wrongStore`` for a replica of another stream,
-    ///   ``KVStore/KVStoreError`` when the store cannot be written.
+    ///   `KVStoreError` when the store cannot be written.
     public init(
         container: ModelContainer, stream: ReplicationStream, jetStream: JetStream, options: Options = Options()
     ) throws {
@@ -138,8 +138,8 @@ public final class Replica: Sendable {
     /// - Returns: How many commits were applied.
     /// - Throws: ``ReplicationError/Kind/historyGap`` when the stream no longer holds the commits after the replica's
     ///   (bootstrap again), ``ReplicationError/Kind/diverged`` for a stream of another store,
-    ///   ``ReplicationError/Kind/invalidMessage``; ``NATS/NATSError`` and ``NATS/JetStreamError`` from the stream
-    ///   (call again: the replica goes on from its place); ``KVStore/KVStoreError`` when the store cannot be written.
+    ///   ``ReplicationError/Kind/invalidMessage``; `NATSError` and `JetStreamError` from the stream
+    ///   (call again: the replica goes on from its place); `KVStoreError` when the store cannot be written.
     @discardableResult
     public func applyAvailable(wait: Duration = .zero) throws -> Int {
         try passLock.withLock { _ in
@@ -539,8 +539,8 @@ public final class Replica: Sendable {
 
     /// Where the replica stands: the last commit applied, and how far the stream's last commit is ahead.
     ///
-    /// - Throws: ``KVStore/KVStoreError`` when the store cannot be read; ``NATS/NATSError`` and
-    ///   ``NATS/JetStreamError`` when the stream cannot.
+    /// - Throws: `KVStoreError` when the store cannot be read; `NATSError` and
+    ///   `JetStreamError` when the stream cannot.
     public func status() throws -> Status {
         let store = self.store
         let progressTable = self.progressTable

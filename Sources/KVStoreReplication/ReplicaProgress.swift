@@ -17,7 +17,7 @@ struct ReplicaProgress: Equatable, Sendable {
 
     /// The progress `txn` sees, or `nil` before the replica applied anything.
     ///
-    /// - Throws: ``KVStore/KVStoreError/damaged`` for a row that does not check out.
+    /// - Throws: `KVStoreError.damaged` for a row that does not check out.
     static func read(in txn: borrowing Transaction, table: Table, path: String) throws -> ReplicaProgress? {
         guard let bytes = try txn.value(forKey: key, in: table) else { return nil }
         guard bytes.count == 36, Checksum.crc32c(Array(bytes[0..<32])) == UInt32(littleEndian: bytes, at: 32) else {

@@ -1,7 +1,7 @@
 /// What went wrong while publishing a store's history to its stream or applying a stream to a replica.
 ///
-/// Errors of the connection (``NATS/NATSError``, ``NATS/JetStreamError``) and of the store
-/// (``KVStore/KVStoreError``) are thrown as they are; this type says what replication itself found. Each message says
+/// Errors of the connection (`NATSError`, `JetStreamError`) and of the store
+/// (`KVStoreError`) are thrown as they are; this type says what replication itself found. Each message says
 /// what happened and what to do.
 public struct ReplicationError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kind of failure.
@@ -15,7 +15,7 @@ public struct ReplicationError: Error, Sendable, Hashable, CustomStringConvertib
         /// limits): the replica must be bootstrapped again from a copy of the primary.
         case historyGap
         /// The store records no change history, which replication needs; switch it on with
-        /// ``KVStore/ModelContainer/enableHistory(retention:)``.
+        /// `ModelContainer.enableHistory(retention:)`.
         case historyNotEnabled
         /// The store is not what this operation needs: a replica of another stream, or a store used as both primary
         /// and replica.

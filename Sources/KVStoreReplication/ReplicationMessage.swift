@@ -13,7 +13,7 @@ import NATS
 /// The headers name all of it, so that a publisher that resumes and a replica that looks for its place read the
 /// stream's messages without their payloads.
 struct GroupHeader: Equatable, Sendable {
-    /// The primary's history (``KVStore/HistoryToken/storeID``).
+    /// The primary's history (`HistoryToken.storeID`).
     var storeID: UUID
     /// The group's first and last commit.
     var first: UInt64

@@ -7,7 +7,7 @@ import Synchronization
 /// Sends a store's change history to a JetStream stream, for replicas to follow.
 ///
 /// The publisher reads the history the store's commits record (the store needs it on:
-/// ``KVStore/ModelContainer/enableHistory(retention:)``) and never takes part in a commit: programs commit at their
+/// `ModelContainer.enableHistory(retention:)`) and never takes part in a commit: programs commit at their
 /// own pace, and the publisher follows, pipelining its messages. Each message carries a group of consecutive commits
 /// with the records of the models they changed, the history entries themselves, and the store's catalog when it
 /// changed. A group larger than a message goes out in parts; every message expects the previous one as the stream's
@@ -131,8 +131,8 @@ public final class ReplicationPublisher: Sendable {
     /// - Returns: How many messages were published.
     /// - Throws: ``ReplicationError`` for a divergence (``ReplicationError/Kind/diverged``), commits pruned before
     ///   they were published (``ReplicationError/Kind/historyGap``), a store without history or a replica, something
-    ///   that cannot be replicated; ``NATS/NATSError`` and ``NATS/JetStreamError`` from the stream (the publisher
-    ///   finds its place again on the next call); ``KVStore/KVStoreError`` from the store.
+    ///   that cannot be replicated; `NATSError` and `JetStreamError` from the stream (the publisher
+    ///   finds its place again on the next call); `KVStoreError` from the store.
     @discardableResult
     public func publishPending() throws -> Int {
         try passLock.withLock { _ in

@@ -202,12 +202,13 @@ enum ThrowingDeclarationScanner {
     }
 }
 
-/// Every public throwing API of KVStore, KVStoreTesting and the binding says what it throws, in a `- Throws:` line.
+/// Every public throwing API of KVStore, KVStoreTesting, the binding, replication and the NATS client says what it
+/// throws, in a `- Throws:` line.
 @Suite struct ThrowsDocumentationTests {
     @Test func everyPublicThrowingAPISaysWhatItThrows() throws {
         let root = packageRoot(of: #filePath)
         var declarations: [ThrowingDeclaration] = []
-        for module in ["KVStore", "KVStoreTesting", "LMDB"] {
+        for module in ["KVStore", "KVStoreTesting", "LMDB", "KVStoreReplication", "NATS"] {
             let directory = root.appendingPathComponent("Sources/\(module)")
             let files = try #require(FileManager.default.enumerator(atPath: directory.path))
             for case let file as String in files where file.hasSuffix(".swift") {
