@@ -55,9 +55,10 @@ let package = Package(
                 .strictMemorySafety()
             ]),
         // The publisher of a store's history to a JetStream stream and the replica that applies it, through the
-        // package-level parts of KVStore (the catalog, the history table, the derived indexes).
+        // package-level parts of KVStore (the catalog, the history table, the derived indexes, external values) and
+        // KVStoreInspection's reading of external-value descriptors.
         .target(
-            name: "KVStoreReplication", dependencies: ["KVStore", "LMDB", "NATS"],
+            name: "KVStoreReplication", dependencies: ["KVStore", "KVStoreInspection", "LMDB", "NATS"],
             swiftSettings: [
                 .strictMemorySafety()
             ]),

@@ -1,5 +1,6 @@
 import Foundation
 import KVStore
+import KVStoreInspection
 import LMDB
 import NATS
 import Synchronization
@@ -293,6 +294,11 @@ public final class Replica: Sendable {
                 tables[name] = try store.environment.openTable(
                     named: name, options: Catalog.indexTableOptions(unique: index.isUnique), create: true)
             }
+            if !entity.external.isEmpty {
+                for name in CatalogExternalValues.tableNames(entity: entity.name) {
+                    tables[name] = try store.environment.openTable(named: name, create: true)
+                }
+            }
         }
         return tables
     }
@@ -302,14 +308,17 @@ public final class Replica: Sendable {
         let catalog: EntityCatalog
         let records: Table
         let indexes: [DerivedIndex]
+        /// The entity's external values, when it has external fields.
+        let values: CatalogExternalValues?
         /// Whether a value of an index may move from one model to another within a group, so that every old entry
         /// must go before any new one is added.
         let hasUniqueIndex: Bool
 
-        init(catalog: EntityCatalog, records: Table, indexes: [DerivedIndex]) {
+        init(catalog: EntityCatalog, records: Table, indexes: [DerivedIndex], values: CatalogExternalValues?) {
             self.catalog = catalog
             self.records = records
             self.indexes = indexes
+            self.values = values
             hasUniqueIndex = indexes.contains { $0.catalog.isUnique }
         }
     }
@@ -318,12 +327,23 @@ public final class Replica: Sendable {
     private func entityWriters(tables: [String: Table], in txn: borrowing Transaction) throws -> [String: EntityWriter]
     {
         var writers: [String: EntityWriter] = [:]
+        let isChecked =
+            (try Catalog.read(StoreFormat.self, key: Catalog.formatKey, in: txn, table: store.catalog)?.formatVersion
+                ?? Catalog.newStoreFormatVersion) >= 2
         for entity in try Catalog.entities(in: txn, table: store.catalog).entities {
             let indexes = try entity.indexes.map { index in
                 DerivedIndex(catalog: index, table: try table(Catalog.indexTableName(entity.name, index.name), tables))
             }
+            let values =
+                entity.external.isEmpty
+                ? nil
+                : CatalogExternalValues(
+                    entity: entity.name, chunks: try table(Catalog.externalTableName(entity.name), tables),
+                    staging: try table(Catalog.stagingTableName(entity.name), tables),
+                    checksums: isChecked ? try table(Catalog.checksumTableName(entity.name), tables) : nil)
             writers[entity.name] = EntityWriter(
-                catalog: entity, records: try table(Catalog.recordTableName(entity.name), tables), indexes: indexes)
+                catalog: entity, records: try table(Catalog.recordTableName(entity.name), tables), indexes: indexes,
+                values: values)
         }
         return writers
     }
@@ -349,13 +369,17 @@ public final class Replica: Sendable {
             last = (name, writer)
             return writer
         }
+        var chunks: [(writer: EntityWriter, key: [UInt8], offset: Int, total: Int, bytes: [UInt8])] = []
         for item in group.items {
             switch item {
             case .record(let name, let id, let bytes): finals.append((try writer(name), id, bytes))
             case .deletion(let name, let id): finals.append((try writer(name), id, nil))
+            case .externalChunk(let name, let key, let offset, let total, let bytes):
+                chunks.append((try writer(name), key, offset, total, bytes))
             case .catalogEntry, .historyEntry: continue
             }
         }
+        try replaceExternalValues(of: finals, with: chunks, in: txn)
         // (An entity without unique indexes goes from old to new in one step, which leaves the entries of unchanged
         // values alone.)
         for final in finals where final.bytes == nil || final.writer.hasUniqueIndex {
@@ -376,6 +400,85 @@ public final class Replica: Sendable {
         let now = Date()
         for case .historyEntry(let at, let bytes) in group.items where at > position {
             try historyTable.appendCopy(bytes, at: at, retention: history.retention, now: now, in: txn)
+        }
+    }
+
+    /// Deletes the external values the group's models no longer hold, writes those the group sends, and checks that
+    /// every value the new records hold is there.
+    private func replaceExternalValues(
+        of finals: [(writer: EntityWriter, id: UUID, bytes: [UInt8]?)],
+        with chunks: [(writer: EntityWriter, key: [UInt8], offset: Int, total: Int, bytes: [UInt8])],
+        in txn: borrowing Transaction
+    ) throws {
+        var held: [(values: CatalogExternalValues, id: UUID, field: UInt32, descriptor: ExternalDescriptor)] = []
+        for final in finals {
+            guard let values = final.writer.values else { continue }
+            let entity = final.writer.catalog
+            guard let bytes = final.bytes else {
+                try values.deleteAll(owner: final.id, in: txn)
+                continue
+            }
+            let new = try decode(bytes, entity: entity, id: final.id)
+            let old = try txn.value(forKey: final.id.keyBytes, in: final.writer.records).map {
+                try decode($0, entity: entity, id: final.id)
+            }
+            for field in entity.external {
+                let now = ExternalDescriptor(RecordIndexKeys.value(of: field.name, in: new))
+                if let now { held.append((values, final.id, field.fieldID, now)) }
+                guard let old, let was = ExternalDescriptor(RecordIndexKeys.value(of: field.name, in: old)),
+                    was.valueID != now?.valueID
+                else { continue }
+                try values.deleteValue(owner: final.id, field: field.fieldID, value: was.valueID, in: txn)
+            }
+        }
+        var assembling: [[UInt8]: [UInt8]] = [:]
+        for chunk in chunks {
+            guard let values = chunk.writer.values, chunk.key.count == 40 else {
+                throw ReplicationError(
+                    .invalidMessage,
+                    "A group of the stream '\(stream.name)' holds an external chunk of \(chunk.writer.catalog.name) "
+                        + "that the replica's catalog has no external fields for, or a malformed chunk key; nothing "
+                        + "of it was applied")
+            }
+            var bytes = assembling[chunk.key] ?? []
+            guard bytes.count == chunk.offset else {
+                throw ReplicationError(
+                    .invalidMessage,
+                    "A group of the stream '\(stream.name)' holds the pieces of an external chunk out of order; "
+                        + "nothing of it was applied")
+            }
+            bytes += chunk.bytes
+            guard bytes.count == chunk.total else {
+                assembling[chunk.key] = bytes
+                continue
+            }
+            assembling[chunk.key] = nil
+            let key = chunk.key
+            try bytes.withBorrowedBytes { bytes in
+                try values.writeChunk(
+                    bytes, owner: UUID(keyBytes: key[0..<16]) ?? UUID(), field: UInt32(bigEndian: key, at: 16),
+                    value: UUID(keyBytes: key[20..<36]) ?? UUID(), index: Int(UInt32(bigEndian: key, at: 36)),
+                    in: txn)
+            }
+        }
+        guard assembling.isEmpty else {
+            throw ReplicationError(
+                .invalidMessage,
+                "A group of the stream '\(stream.name)' holds an external chunk without all its pieces; nothing of "
+                    + "it was applied")
+        }
+        for value in held where value.descriptor.chunkCount > 0 {
+            let last = CatalogExternalValues.chunkKey(
+                owner: value.id, field: value.field, value: value.descriptor.valueID,
+                chunk: value.descriptor.chunkCount - 1)
+            guard try txn.containsKey(last, in: value.values.chunks) else {
+                throw ReplicationError(
+                    .historyGap,
+                    "A model \(value.id) of the stream '\(stream.name)' holds an external value the replica at "
+                        + "\(store.path) does not have, and the stream did not send it again: the replica did not "
+                        + "start from a copy of the primary. Nothing of the group was applied; bootstrap the replica "
+                        + "again from a copy of the primary")
+            }
         }
     }
 

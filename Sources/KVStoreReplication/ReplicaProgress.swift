@@ -55,3 +55,10 @@ extension FixedWidthInteger {
         self = value
     }
 }
+
+extension UInt32 {
+    /// The big-endian integer at `offset` of `bytes`.
+    init(bigEndian bytes: [UInt8], at offset: Int) {
+        self = bytes[offset..<offset + 4].reduce(0) { $0 << 8 | UInt32($1) }
+    }
+}

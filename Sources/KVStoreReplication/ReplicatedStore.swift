@@ -30,6 +30,17 @@ struct ReplicatedStore: Sendable {
         }
     }
 
+    /// Whether the store's external chunks have checksums: its format is 2 or later.
+    ///
+    /// - Throws: ``KVStore/KVStoreError`` for a format entry that does not decode.
+    func hasChecksums() throws -> Bool {
+        let catalog = self.catalog
+        let format = try environment.read { txn in
+            try Catalog.read(StoreFormat.self, key: Catalog.formatKey, in: txn, table: catalog)
+        }
+        return (format?.formatVersion ?? Catalog.newStoreFormatVersion) >= 2
+    }
+
     /// The history table, when the store has one.
     ///
     /// - Throws: What LMDB throws.

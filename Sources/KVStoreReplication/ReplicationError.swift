@@ -22,8 +22,7 @@ public struct ReplicationError: Error, Sendable, Hashable, CustomStringConvertib
         case wrongStore
         /// A message of the stream does not decode: it was not written by a KVStore publisher, or it is damaged.
         case invalidMessage
-        /// Something the store holds cannot be replicated: a record larger than the stream's largest message, or an
-        /// entity whose values live in external storage.
+        /// Something the store holds cannot be replicated: a record larger than the stream's largest message.
         case unsupported
     }
 

@@ -133,12 +133,16 @@ enum GroupItem: Equatable, Sendable {
     case record(entity: String, id: UUID, bytes: [UInt8])
     /// A model the group deleted (or inserted and deleted).
     case deletion(entity: String, id: UUID)
+    /// Bytes `offset..<offset + bytes.count` of an external value's chunk of `total` bytes, under its key in the
+    /// entity's `external/<Entity>` table: a chunk larger than a message goes in pieces.
+    case externalChunk(entity: String, key: [UInt8], offset: Int, total: Int, bytes: [UInt8])
 
     private enum Tag: UInt8 {
         case catalogEntry = 1
         case historyEntry = 2
         case record = 3
         case deletion = 4
+        case externalChunk = 5
     }
 
     /// The version byte that starts every payload.
@@ -151,6 +155,8 @@ enum GroupItem: Equatable, Sendable {
         case .historyEntry(_, let bytes): 1 + 8 + 10 + bytes.count
         case .record(let entity, _, let bytes): 1 + 10 + entity.utf8.count + 16 + 10 + bytes.count
         case .deletion(let entity, _): 1 + 10 + entity.utf8.count + 16
+        case .externalChunk(let entity, let key, _, _, let bytes):
+            1 + 10 + entity.utf8.count + 10 + key.count + 10 + 10 + 10 + bytes.count
         }
     }
 
@@ -173,16 +179,27 @@ enum GroupItem: Equatable, Sendable {
             bytes.append(Tag.deletion.rawValue)
             Self.appendBlob(Array(entity.utf8), to: &bytes)
             bytes.append(contentsOf: id.keyBytes)
+        case .externalChunk(let entity, let key, let offset, let total, let chunk):
+            bytes.append(Tag.externalChunk.rawValue)
+            Self.appendBlob(Array(entity.utf8), to: &bytes)
+            Self.appendBlob(key, to: &bytes)
+            Self.appendVarint(UInt64(offset), to: &bytes)
+            Self.appendVarint(UInt64(total), to: &bytes)
+            Self.appendBlob(chunk, to: &bytes)
         }
     }
 
-    private static func appendBlob(_ blob: [UInt8], to bytes: inout [UInt8]) {
-        var length = UInt64(blob.count)
-        while length >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: length) | 0x80)
-            length >>= 7
+    private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
+        var value = value
+        while value >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
         }
-        bytes.append(UInt8(length))
+        bytes.append(UInt8(value))
+    }
+
+    private static func appendBlob(_ blob: [UInt8], to bytes: inout [UInt8]) {
+        appendVarint(UInt64(blob.count), to: &bytes)
         bytes.append(contentsOf: blob)
     }
 
@@ -227,6 +244,14 @@ enum GroupItem: Equatable, Sendable {
             case .deletion:
                 guard let entity = reader.blob(), let id = reader.uuid() else { throw invalid("a short deletion") }
                 items.append(.deletion(entity: name(entity), id: id))
+            case .externalChunk:
+                guard let entity = reader.blob(), let key = reader.blob(), let offset = reader.varint(),
+                    let total = reader.varint(), let chunk = reader.blob(),
+                    offset <= total, UInt64(chunk.count) <= total - offset, total <= UInt64(Int.max)
+                else { throw invalid("a short external chunk") }
+                items.append(
+                    .externalChunk(
+                        entity: name(entity), key: key, offset: Int(offset), total: Int(total), bytes: chunk))
             }
         }
         return items
@@ -263,6 +288,7 @@ enum GroupItem: Equatable, Sendable {
         case .historyEntry(let position, _): "The history entry \(position)"
         case .record(let entity, let id, _): "The record of \(entity) \(id)"
         case .deletion(let entity, let id): "The deletion of \(entity) \(id)"
+        case .externalChunk(let entity, _, _, _, _): "A piece of an external value of \(entity)"
         }
     }
 }
@@ -294,16 +320,19 @@ private struct PayloadReader {
         return UUID(keyBytes: bytes[offset..<offset + 16])
     }
 
-    mutating func blob() -> [UInt8]? {
-        var length: UInt64 = 0
+    mutating func varint() -> UInt64? {
+        var value: UInt64 = 0
         var shift: UInt64 = 0
         while true {
             guard let byte = byte(), shift < 64 else { return nil }
-            length |= UInt64(byte & 0x7F) << shift
-            if byte < 0x80 { break }
+            value |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { return value }
             shift += 7
         }
-        guard length <= UInt64(bytes.count - offset) else { return nil }
+    }
+
+    mutating func blob() -> [UInt8]? {
+        guard let length = varint(), length <= UInt64(bytes.count - offset) else { return nil }
         let blob = Array(bytes[offset..<offset + Int(length)])
         offset += Int(length)
         return blob

@@ -1,5 +1,6 @@
 import Foundation
 import KVStore
+import KVStoreInspection
 import LMDB
 import NATS
 import Synchronization
@@ -29,8 +30,8 @@ import Synchronization
 /// publisher.stop()
 /// ```
 ///
-/// A store with external storage is not replicated yet: its first group that changes such an entity stops the
-/// publisher with ``ReplicationError/Kind/unsupported``.
+/// External values go with the first group since the tail was found that holds their model: a replica has every
+/// older one from its copy or from that group. Their chunks go in pieces that fit a message.
 public final class ReplicationPublisher: Sendable {
     /// How the publisher paces itself.
     public struct Options: Sendable {
@@ -73,7 +74,20 @@ public final class ReplicationPublisher: Sendable {
         var lastMessageID: String?
         /// The catalog entries last sent.
         var sentCatalog: [[UInt8]: [UInt8]]?
+        /// The external values sent since the tail was found: a group sends a value's chunks only when it is not
+        /// among them (a replica has it from its copy, or from the group that sent it).
+        var sentValues: Set<ExternalValueKey> = []
     }
+
+    /// An external value: its model, its field and its ID.
+    struct ExternalValueKey: Hashable {
+        let owner: UUID
+        let field: UInt32
+        let value: UUID
+    }
+
+    /// How many sent values the publisher remembers; past it, it forgets them all and sends values again.
+    static let sentValuesLimit = 1 << 20
 
     private struct State {
         var tail: Tail?
@@ -338,16 +352,24 @@ public final class ReplicationPublisher: Sendable {
                 try Catalog.entities(in: txn, table: store.catalog).entities
             }
             var tables: [String: Table] = [:]
+            var values: [String: CatalogExternalValues] = [:]
+            let isChecked = try store.hasChecksums()
             for entity in entities {
                 tables[entity.name] = try store.environment.tableIfPresent(
                     named: Catalog.recordTableName(entity.name))
+                if !entity.external.isEmpty {
+                    values[entity.name] = try CatalogExternalValues.open(
+                        entity: entity.name, environment: store.environment, isChecked: isChecked)
+                }
             }
             let through = tail.publishedThrough
             let sentCatalog = tail.sentCatalog
-            let result = try store.environment.read { txn -> (messages: [Outgoing], catalog: [[UInt8]: [UInt8]])? in
+            var sentValues = tail.sentValues.count > Self.sentValuesLimit ? [] : tail.sentValues
+            let result = try store.environment.read {
+                txn -> (messages: [Outgoing], catalog: [[UInt8]: [UInt8]], sentValues: Set<ExternalValueKey>)? in
                 let historyCatalog = try store.requireHistory(in: txn)
                 let counter = try history.counter(in: txn)
-                guard counter.last > through else { return ([], sentCatalog ?? [:]) }
+                guard counter.last > through else { return ([], sentCatalog ?? [:], sentValues) }
                 guard through >= counter.prunedThrough else {
                     throw ReplicationError(
                         .historyGap,
@@ -376,14 +398,12 @@ public final class ReplicationPublisher: Sendable {
                             guard let entity = byName[model.entity], let table = tables[model.entity] else {
                                 return nil
                             }
-                            if let field = entity.external.first {
-                                throw ReplicationError(
-                                    .unsupported,
-                                    "The entity \(model.entity) keeps \(field.name) in external storage, which "
-                                        + "replication does not ship yet; nothing of commit \(commit.position) on was "
-                                        + "published")
-                            }
                             if let record = try txn.value(forKey: model.id.keyBytes, in: table) {
+                                if let external = values[model.entity] {
+                                    items += try externalItems(
+                                        of: model.id, record: record, entity: entity, values: external,
+                                        sent: &sentValues, in: txn)
+                                }
                                 items.append(.record(entity: model.entity, id: model.id, bytes: record))
                             } else {
                                 items.append(.deletion(entity: model.entity, id: model.id))
@@ -401,13 +421,56 @@ public final class ReplicationPublisher: Sendable {
                         messages.append(Outgoing(header: header, payload: payload))
                     }
                 }
-                return (messages, catalog)
+                return (messages, catalog, sentValues)
             }
             guard let result else { continue }
             tail.sentCatalog = result.catalog
-            state.withLock { $0.tail?.sentCatalog = result.catalog }
+            tail.sentValues = result.sentValues
+            let updated = tail
+            state.withLock { $0.tail = updated }
             return result.messages
         }
+    }
+
+    /// The chunks of the external values of a model's record that were not sent yet, in pieces that fit a message.
+    private func externalItems(
+        of id: UUID, record: [UInt8], entity: EntityCatalog, values: CatalogExternalValues,
+        sent: inout Set<ExternalValueKey>, in txn: borrowing Transaction
+    ) throws -> [GroupItem] {
+        let decoded: RecordValue
+        do {
+            decoded = try record.withBorrowedBytes { try RecordValue.decode(from: $0, fields: entity.fields) }
+        } catch {
+            throw KVStoreError(
+                .damaged,
+                message: "The record of \(entity.name) \(id) in the store at \(store.path) does not decode "
+                    + "(\(error)); nothing of its commit was published. Run 'kvtool check \(store.path)'")
+        }
+        let pieceSize = max(payloadLimit - 512, 1_024)
+        var items: [GroupItem] = []
+        for field in entity.external {
+            guard let descriptor = ExternalDescriptor(RecordIndexKeys.value(of: field.name, in: decoded)),
+                sent.insert(ExternalValueKey(owner: id, field: field.fieldID, value: descriptor.valueID)).inserted
+            else { continue }
+            for index in 0..<descriptor.chunkCount {
+                let chunk = try values.withChunk(
+                    index, owner: id, field: (field.fieldID, field.name), value: descriptor.valueID,
+                    size: descriptor.byteCount, chunkSize: descriptor.chunkSize, in: txn
+                ) { Array($0) }
+                let key = CatalogExternalValues.chunkKey(
+                    owner: id, field: field.fieldID, value: descriptor.valueID, chunk: index)
+                var offset = 0
+                repeat {
+                    let end = min(offset + pieceSize, chunk.count)
+                    items.append(
+                        .externalChunk(
+                            entity: entity.name, key: key, offset: offset, total: chunk.count,
+                            bytes: Array(chunk[offset..<end])))
+                    offset = end
+                } while offset < chunk.count
+            }
+        }
+        return items
     }
 
     /// The largest payload a message carries: the server's maximum, less room for the headers.

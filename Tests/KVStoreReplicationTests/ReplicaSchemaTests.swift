@@ -78,3 +78,110 @@ struct ReplicaSchemaTests {
         #expect(heard.last == (try fixture.primary.lastHistoryToken()))
     }
 }
+
+@Suite(.requiresNATSServer, .serialized)
+struct ReplicaExternalValueTests {
+    /// A photo with its image in external storage.
+    struct Photo: Model, Equatable {
+        var id = UUID.timeOrdered()
+        var title: String
+        var image = ExternalData()
+        static let entity = Entity<Photo>(externalStorage: [.attribute(\.image)])
+    }
+
+    private func open(_ path: String) throws -> ModelContainer {
+        try ModelContainer(for: Photo.self, configuration: ModelConfiguration(path: path))
+    }
+
+    /// Every photo's title and image bytes.
+    private func contents(_ container: ModelContainer) throws -> [String: Data] {
+        let photos = try container.read { txn in try txn.fetch(FetchDescriptor<Photo>()) }
+        var contents: [String: Data] = [:]
+        for photo in photos { contents[photo.title] = try container.data(for: \.image, of: photo) }
+        return contents
+    }
+
+    /// The entries of every external table of the store.
+    private func externalEntries(_ container: ModelContainer) throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for name in ["external/Photo", "checksums/Photo", "staging/Photo"] {
+            let table = try container.environment.openTable(named: name)
+            counts[name] = try container.environment.read { txn in try txn.count(of: table) }
+        }
+        return counts
+    }
+
+    @Test func externalValuesGoWithTheirModelsInPiecesAndTheReplacedOnesAreDeleted() throws {
+        let fixture = try ReplicationFixture(serverConfiguration: "max_payload: 65536\n")
+        let path = fixture.directory.appendingPathComponent("photos").path
+        let primary = try open(path)
+        try primary.enableHistory()
+        let context = ModelContext(primary)
+        let kept = Photo(title: "kept", image: ExternalData(Data(repeating: 1, count: 1_000)))
+        context.insert(kept)
+        try context.save()
+        let copy = fixture.directory.appendingPathComponent("photos-replica").path
+        try primary.environment.copy(to: copy)
+        // A value of several chunks, each larger than a message; a small one; then an update that keeps a value, one
+        // that replaces it, and a delete.
+        var large = Photo(title: "large", image: ExternalData(Data((0..<700_000).map { UInt8($0 % 251) })))
+        var small = Photo(title: "small", image: ExternalData(Data(repeating: 7, count: 10)))
+        let gone = Photo(title: "gone", image: ExternalData(Data(repeating: 9, count: 300_000)))
+        context.insert(large)
+        context.insert(small)
+        context.insert(gone)
+        try context.save()
+        let stream = ReplicationStream(name: "PHOTOS")
+        _ = try fixture.jetStream.createStream(stream.configuration())
+        let publisher = try ReplicationPublisher(container: primary, stream: stream, jetStream: fixture.jetStream)
+        try publisher.publishPending()
+        large = try #require(try primary.read { txn in try txn.model(for: large.id, as: Photo.self) })
+        large.title = "large, renamed"
+        small = try #require(try primary.read { txn in try txn.model(for: small.id, as: Photo.self) })
+        small.image = ExternalData(Data(repeating: 8, count: 20))
+        context.insert(large)
+        context.insert(small)
+        context.delete(gone)
+        try context.save()
+        let before = try fixture.jetStream.streamInfo(stream.name).state.bytes
+        try publisher.publishPending()
+        let sent = try fixture.jetStream.streamInfo(stream.name).state.bytes - before
+        // The renamed photo's 700 KB are not sent again.
+        #expect(sent < 10_000, "\(sent) bytes")
+
+        let replicaContainer = try open(copy)
+        let replica = try Replica(container: replicaContainer, stream: stream, jetStream: fixture.jetStream)
+        while try replica.applyAvailable(wait: .milliseconds(200)) > 0 {}
+        #expect(try contents(replicaContainer) == contents(primary))
+        #expect(try externalEntries(replicaContainer) == externalEntries(primary))
+        #expect(try replicaContainer.lastHistoryToken() == primary.lastHistoryToken())
+    }
+
+    @Test func aRestartedPublisherSendsEachValueAgainWithItsModelsNextChange() throws {
+        let fixture = try ReplicationFixture()
+        let path = fixture.directory.appendingPathComponent("photos").path
+        let primary = try open(path)
+        try primary.enableHistory()
+        let stream = ReplicationStream(name: "PHOTOS")
+        _ = try fixture.jetStream.createStream(stream.configuration())
+        let context = ModelContext(primary)
+        var photo = Photo(title: "first", image: ExternalData(Data(repeating: 3, count: 5_000)))
+        context.insert(photo)
+        try context.save()
+        try ReplicationPublisher(container: primary, stream: stream, jetStream: fixture.jetStream).publishPending()
+        // A copy made now has the value; a replica of an older copy would have gotten it from the stream.
+        let copy = fixture.directory.appendingPathComponent("photos-replica").path
+        try primary.environment.copy(to: copy)
+        photo.title = "second"
+        context.insert(photo)
+        try context.save()
+        let before = try fixture.jetStream.streamInfo(stream.name).state.bytes
+        try ReplicationPublisher(container: primary, stream: stream, jetStream: fixture.jetStream).publishPending()
+        #expect(try fixture.jetStream.streamInfo(stream.name).state.bytes - before > 5_000)
+        let replicaContainer = try open(copy)
+        let replica = try Replica(container: replicaContainer, stream: stream, jetStream: fixture.jetStream)
+        while try replica.applyAvailable(wait: .milliseconds(200)) > 0 {}
+        #expect(try contents(replicaContainer) == contents(primary))
+        #expect(try externalEntries(replicaContainer) == externalEntries(primary))
+    }
+}
