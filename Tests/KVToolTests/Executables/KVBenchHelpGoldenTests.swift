@@ -14,7 +14,7 @@ import Testing
         OPTIONS:
           --scenario <names>      The scenarios to run, comma-separated; repeat to add more. (values:
                                   insert, naive-insert, fetch, prefetch, query, query-power, update,
-                                  cascade-delete, scale; default: all of them)
+                                  cascade-delete, scale, replication; default: all of them)
           --size <size>           How large the datasets are: small is a smoke run of a few seconds, large
                                   adds the scale series up to 1M records. (values: small, default, large;
                                   default: default)
@@ -82,7 +82,7 @@ import Testing
         (
             ["--scenario", "insert,nope"],
             "The value 'nope' is invalid for '--scenario <names>': expected insert, naive-insert, fetch, prefetch, "
-                + "query, query-power, update, cascade-delete or scale"
+                + "query, query-power, update, cascade-delete, scale or replication"
         ),
         (["--json="], "The value '' is invalid for '--json <file>': expected a file name"),
         (["--svg"], "Missing value for '--svg <file>'"),
