@@ -107,8 +107,8 @@ let package = Package(
         .testTarget(
             name: "KVStoreReplicationTests",
             dependencies: [
-                "KVStoreReplication", "KVStore", "KVStoreInspection", "NATS", "NATSTestSupport", "SharingModels",
-                "ReplicationHelper", "TestSupport",
+                "KVStoreReplication", "KVStore", "KVStoreInspection", "LMDB", "NATS", "NATSTestSupport",
+                "SharingModels", "ReplicationHelper", "TestSupport",
             ]),
         // The child process of the replication tests: a primary that commits and publishes, or a replica that applies.
         .executableTarget(

@@ -3,7 +3,6 @@ import KVStore
 import KVStoreInspection
 import LMDB
 import NATS
-import Synchronization
 
 /// Keeps a store a read replica of a primary: applies the groups of commits the primary's publisher sends to a
 /// stream, in stream order, each exactly once.
@@ -84,8 +83,8 @@ public final class Replica: Sendable {
     private let primaryStoreID: UUID
     private let longKeyHash: LongKeyHash
     private let progressTable: Table
-    private let state = Mutex(State())
-    private let passLock = Mutex(())
+    private let state = Locked(State())
+    private let passLock = Locked(0)
 
     /// Makes `container`'s store a replica of `stream`, or opens it as one.
     ///
@@ -164,7 +163,18 @@ public final class Replica: Sendable {
                 state.withLock { $0.consumer = nil }
                 throw error
             }
-            return try receive(messages)
+            do {
+                return try receive(messages)
+            } catch {
+                // The consumer delivered messages that were not applied: the next call starts again from the
+                // progress the store recorded, with a new consumer.
+                state.withLock { state in
+                    state.consumer = nil
+                    state.nextSequence = nil
+                    state.pending = nil
+                }
+                throw error
+            }
         }
     }
 
@@ -672,7 +682,8 @@ public final class Replica: Sendable {
     }
 
     /// Starts the replica's thread, which applies the stream as it grows until ``stop()``; failures of the stream
-    /// are retried, and a gap, a divergence or a store that cannot be written stops it (see ``status()``).
+    /// are retried, and a gap, a divergence or a store that cannot be written stops it (see ``status()``). The thread
+    /// keeps the replica alive until then.
     public func start() {
         let thread = Thread { [weak self] in self?.run() }
         let started = state.withLock { state -> Bool in

@@ -3,7 +3,6 @@ import KVStore
 import KVStoreInspection
 import LMDB
 import NATS
-import Synchronization
 
 /// Sends a store's change history to a JetStream stream, for replicas to follow.
 ///
@@ -103,9 +102,9 @@ public final class ReplicationPublisher: Sendable {
     /// The options.
     public let options: Options
     private let store: ReplicatedStore
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Held by the pass that publishes, so that a call of ``publishPending()`` and the thread never publish at once.
-    private let passLock = Mutex(())
+    private let passLock = Locked(0)
 
     /// Prepares to publish the history of `container`'s store.
     ///
@@ -160,7 +159,8 @@ public final class ReplicationPublisher: Sendable {
     }
 
     /// Starts the publisher's thread, which publishes each commit soon after it is made, and retries after failures
-    /// until ``stop()``; a divergence, a history gap or an unsupported store stops it (see ``status``).
+    /// of the stream until ``stop()``; a divergence, a history gap, something that cannot be replicated or an error
+    /// of the store stops it (see ``status``). The thread keeps the publisher alive until then.
     public func start() {
         let thread = Thread { [weak self] in self?.run() }
         let started = state.withLock { state -> Bool in
@@ -191,7 +191,9 @@ public final class ReplicationPublisher: Sendable {
                 delay = options.retryDelay
                 if published == 0 { Thread.sleep(forTimeInterval: options.pollInterval.seconds) }
             } catch {
-                let isFatal = (error as? ReplicationError).map { $0.kind != .invalidMessage } ?? false
+                // What the stream or the connection throws is retried; what replication found, or the store, stops.
+                let isFatal =
+                    (error as? ReplicationError).map { $0.kind != .invalidMessage } ?? (error is KVStoreError)
                 state.withLock { state in
                     state.status.lastError = error
                     state.status.isStopped = isFatal

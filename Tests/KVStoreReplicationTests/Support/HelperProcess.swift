@@ -1,11 +1,11 @@
 import Foundation
-import Synchronization
+import LMDB
 
 /// A `ReplicationHelper` child process, built beside the test bundle, with its standard output read line by line.
 final class HelperProcess: Sendable {
     /// The lines read so far, and whether the output ended, shared with the reading thread.
     private final class Output: Sendable {
-        let state = Mutex<(lines: [String], finished: Bool)>(([], false))
+        let state = Locked<(lines: [String], finished: Bool)>(([], false))
     }
 
     private let process: Process
