@@ -39,8 +39,7 @@ test-large: deps
 	KVSTORE_LARGE_TESTS=1 $(SWIFT) test $(SWIFTFLAGS) --filter 'MigrationMemoryTests|ExternalLargeValueTests'
 
 ## test-tsan: the tests of concurrency, environments, observation, containers sharing one store, faults and replicas
-## (publisher and replica threads) under the
-## thread sanitizer (separate build directory)
+## (publisher and replica threads) under the thread sanitizer (separate build directory)
 TSAN_TESTS := ConcurrencyTests|EnvironmentTests|ObservationTests|SharedContainerTests|SharedStoreTests|ReplicaTests|FaultTests
 test-tsan: deps
 	$(SWIFT) test $(SWIFTFLAGS) --sanitize=thread --scratch-path .build/tsan --filter '$(TSAN_TESTS)'
