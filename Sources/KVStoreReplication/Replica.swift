@@ -83,6 +83,8 @@ public final class Replica: Sendable {
     private let primaryStoreID: UUID
     private let longKeyHash: LongKeyHash
     private let progressTable: Table
+    /// The history table, which the primary's entries go to.
+    private let historyTable: HistoryTable
     private let state = Locked(State())
     private let passLock = Locked(0)
 
@@ -106,7 +108,8 @@ public final class Replica: Sendable {
         self.options = options
         longKeyHash = container.longKeyHash
         progressTable = try store.environment.openTable(named: ReplicaProgress.tableName, create: true)
-        _ = try store.environment.openTable(named: Catalog.historyTableName, create: true)
+        historyTable = HistoryTable(
+            table: try store.environment.openTable(named: Catalog.historyTableName, create: true))
         primaryStoreID = try store.environment.write { txn in
             let history = try store.requireHistory(in: txn)
             if let replica = try ReplicaCatalog.read(in: txn, table: store.catalog) {
@@ -231,7 +234,7 @@ public final class Replica: Sendable {
         let progressTable = self.progressTable
         return try store.environment.write { txn in
             let history = try store.requireHistory(in: txn)
-            guard let historyTable = try store.historyTable() else { return 0 }
+            let historyTable = self.historyTable
             var progress = try currentProgress(in: txn, history: historyTable)
             var applied = 0
             var writers: [String: EntityWriter]?
@@ -606,7 +609,7 @@ public final class Replica: Sendable {
         let store = self.store
         let progressTable = self.progressTable
         let (progress, position) = try store.environment.read { txn -> (ReplicaProgress?, UInt64) in
-            let counter = try store.historyTable()?.counter(in: txn).last ?? 0
+            let counter = try historyTable.counter(in: txn).last
             return (try ReplicaProgress.read(in: txn, table: progressTable, path: store.path), counter)
         }
         if let progress, progress.sequence > 0 { return progress.sequence + 1 }
@@ -658,7 +661,7 @@ public final class Replica: Sendable {
         let store = self.store
         let progressTable = self.progressTable
         let progress = try store.environment.read { txn -> ReplicaProgress in
-            let counter = try store.historyTable()?.counter(in: txn).last ?? 0
+            let counter = try historyTable.counter(in: txn).last
             return try ReplicaProgress.read(in: txn, table: progressTable, path: store.path)
                 ?? ReplicaProgress(sequence: 0, position: counter, committedMicros: 0, catalogPosition: counter)
         }

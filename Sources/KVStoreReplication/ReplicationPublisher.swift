@@ -139,7 +139,8 @@ public final class ReplicationPublisher: Sendable {
         state.withLock { $0.status }
     }
 
-    /// Publishes every commit the store has that the stream does not, and returns when the stream acknowledged them.
+    /// Publishes every commit the store has made that the stream does not hold, and returns when the stream
+    /// acknowledged them (commits made meanwhile may go out with them, or are left to the next call).
     ///
     /// - Returns: How many messages were published.
     /// - Throws: ``ReplicationError`` for a divergence (``ReplicationError/Kind/diverged``), commits pruned before
@@ -149,11 +150,15 @@ public final class ReplicationPublisher: Sendable {
     @discardableResult
     public func publishPending() throws -> Int {
         try passLock.withLock { _ in
+            let store = self.store
+            let history = try store.historyTable()
+            let target = try store.environment.read { txn in try history?.counter(in: txn).last ?? 0 }
             var published = 0
             while true {
                 let count = try publishPass()
                 published += count
-                if count == 0 { return published }
+                let through = state.withLock { $0.tail?.publishedThrough ?? 0 }
+                if count == 0 || through >= target { return published }
             }
         }
     }
