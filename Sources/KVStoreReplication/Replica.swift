@@ -51,7 +51,7 @@ public final class Replica: Sendable {
         public var commitsBehind: UInt64
         /// How much older the last commit applied is than the stream's last one, in seconds; 0 when caught up.
         public var secondsBehind: TimeInterval
-        /// The last failure of the replica's thread, if any.
+        /// The last failure of the replica's thread since it last applied a commit, if any.
         public var lastError: (any Error)?
         /// Whether the thread runs.
         public var isRunning: Bool
@@ -96,8 +96,9 @@ public final class Replica: Sendable {
     ///   - jetStream: The JetStream context of a connection.
     ///   - options: Pacing.
     /// - Throws: ``ReplicationError/Kind/historyNotEnabled`` for a store without history (not a copy of a primary
-    ///   that records one), ``ReplicationError/Kind/wrongStore`` for a replica of another stream,
-    ///   `KVStoreError` when the store cannot be written.
+    ///   that records one), ``ReplicationError/Kind/wrongStore`` for a replica of another stream or for a primary (a
+    ///   store a publisher ran on: a replica starts from a copy of it), `KVStoreError` when the store cannot be
+    ///   written. Nothing is written to a store that is refused.
     public init(
         container: ModelContainer, stream: ReplicationStream, jetStream: JetStream, options: Options = Options()
     ) throws {
@@ -107,10 +108,9 @@ public final class Replica: Sendable {
         self.jetStream = jetStream
         self.options = options
         longKeyHash = container.longKeyHash
-        progressTable = try store.environment.openTable(named: ReplicaProgress.tableName, create: true)
-        historyTable = HistoryTable(
-            table: try store.environment.openTable(named: Catalog.historyTableName, create: true))
-        primaryStoreID = try store.environment.write { txn in
+        // Everything is checked before anything is written: a store refused here is left as it was.
+        let identity = PrimaryCatalog.dataFileIdentity(ofStoreIn: store.path)
+        let isReplica = try store.environment.read { txn -> Bool in
             let history = try store.requireHistory(in: txn)
             if let replica = try ReplicaCatalog.read(in: txn, table: store.catalog) {
                 guard replica.stream == stream.name, replica.primaryStoreID == history.storeID else {
@@ -119,11 +119,29 @@ public final class Replica: Sendable {
                         "The store at \(store.path) is a replica of the stream '\(replica.stream)', not of "
                             + "'\(stream.name)'. Bootstrap a replica of '\(stream.name)' from a copy of its primary")
                 }
-                return history.storeID
+                return true
             }
-            try Catalog.write(
-                ReplicaCatalog(stream: stream.name, primaryStoreID: history.storeID, since: Date()),
-                key: ReplicaCatalog.key, in: txn, table: store.catalog)
+            if let primary = try PrimaryCatalog.read(in: txn, table: store.catalog), primary.dataFile == identity {
+                throw ReplicationError(
+                    .wrongStore,
+                    "The store at \(store.path) is the primary of the stream '\(primary.stream)' (its publisher ran on "
+                        + "this data file): making it a replica would end its writes for good. Start a replica from a "
+                        + "copy of it ('kvtool copy'); nothing was changed")
+            }
+            return false
+        }
+        progressTable = try store.environment.openTable(named: ReplicaProgress.tableName, create: true)
+        historyTable = HistoryTable(
+            table: try store.environment.openTable(named: Catalog.historyTableName, create: true))
+        primaryStoreID = try store.environment.write { txn in
+            let history = try store.requireHistory(in: txn)
+            if !isReplica {
+                // A copy of a primary carries the primary's mark, which no longer applies.
+                try Catalog.delete(key: PrimaryCatalog.key, in: txn, table: store.catalog)
+                try Catalog.write(
+                    ReplicaCatalog(stream: stream.name, primaryStoreID: history.storeID, since: Date()),
+                    key: ReplicaCatalog.key, in: txn, table: store.catalog)
+            }
             return history.storeID
         }
     }
@@ -710,10 +728,12 @@ public final class Replica: Sendable {
     private func run() {
         while !state.withLock({ $0.stopRequested }) {
             do {
-                try applyAvailable(wait: options.wait)
+                if try applyAvailable(wait: options.wait) > 0 { state.withLock { $0.lastError = nil } }
             } catch {
                 state.withLock { $0.lastError = error }
-                if error is ReplicationError || error is KVStoreError { break }
+                if error is ReplicationError || error is KVStoreError || JetStreamError.streamNotFound ~= error {
+                    break
+                }
                 Thread.sleep(forTimeInterval: options.retryDelay.seconds)
             }
         }

@@ -8,17 +8,20 @@ struct ReplicatedStore: Sendable {
     let environment: Environment
     let catalog: Table
     let path: String
+    /// Whether the container was opened read-only, or its environment is.
+    let isReadOnly: Bool
 
     init(_ container: ModelContainer) {
         environment = container.environment
         catalog = container.catalogTable
         path = container.path
+        isReadOnly = container.configuration.isReadOnly || container.environment.isReadOnly
     }
 
     /// The catalog keys that belong to one store and are never replicated: the generation (each store advances its
-    /// own), the replica's entry, and an import's progress (kvtool's, of the store it runs on).
+    /// own), the replica's and the primary's marks, and an import's progress (kvtool's, of the store it runs on).
     static let localCatalogKeys: Set<[UInt8]> = [
-        Catalog.generationKey, ReplicaCatalog.key, Array("import".utf8),
+        Catalog.generationKey, ReplicaCatalog.key, PrimaryCatalog.key, Array("import".utf8),
     ]
 
     /// The catalog entries a replica copies, as stored, in key order.

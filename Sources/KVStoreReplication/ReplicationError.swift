@@ -2,7 +2,7 @@
 ///
 /// Errors of the connection (`NATSError`, `JetStreamError`) and of the store
 /// (`KVStoreError`) are thrown as they are; this type says what replication itself found. Each message says
-/// what happened and what to do.
+/// what happened and what to do. Match a kind with `catch ReplicationError.diverged`.
 public struct ReplicationError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kind of failure.
     public enum Kind: String, Sendable, Hashable {
@@ -17,8 +17,8 @@ public struct ReplicationError: Error, Sendable, Hashable, CustomStringConvertib
         /// The store records no change history, which replication needs; switch it on with
         /// `ModelContainer.enableHistory(retention:)`.
         case historyNotEnabled
-        /// The store is not what this operation needs: a replica of another stream, or a store used as both primary
-        /// and replica.
+        /// The store is not what this operation needs: a replica of another stream, a replica to publish from, or a
+        /// primary to make a replica of.
         case wrongStore
         /// A message of the stream does not decode: it was not written by a KVStore publisher, or it is damaged.
         case invalidMessage
@@ -37,6 +37,24 @@ public struct ReplicationError: Error, Sendable, Hashable, CustomStringConvertib
         self.message = message
     }
 
-    /// The kind and the message.
-    public var description: String { "\(kind.rawValue): \(message)" }
+    /// The message.
+    public var description: String { message }
+
+    /// Matches an error of the kind of `pattern`, for `catch ReplicationError.diverged`.
+    public static func ~= (pattern: ReplicationError, value: any Error) -> Bool {
+        (value as? ReplicationError)?.kind == pattern.kind
+    }
+
+    /// A pattern for errors of kind ``Kind/diverged``.
+    public static let diverged = ReplicationError(.diverged, "")
+    /// A pattern for errors of kind ``Kind/historyGap``.
+    public static let historyGap = ReplicationError(.historyGap, "")
+    /// A pattern for errors of kind ``Kind/historyNotEnabled``.
+    public static let historyNotEnabled = ReplicationError(.historyNotEnabled, "")
+    /// A pattern for errors of kind ``Kind/wrongStore``.
+    public static let wrongStore = ReplicationError(.wrongStore, "")
+    /// A pattern for errors of kind ``Kind/invalidMessage``.
+    public static let invalidMessage = ReplicationError(.invalidMessage, "")
+    /// A pattern for errors of kind ``Kind/unsupported``.
+    public static let unsupported = ReplicationError(.unsupported, "")
 }

@@ -56,8 +56,7 @@ public final class ReplicationPublisher: Sendable {
         public var messagesPublished = 0
         /// Whether its thread runs.
         public var isRunning = false
-        /// The last failure, and whether it stopped the publisher (a divergence, a history gap, an unsupported
-        /// store) rather than being retried.
+        /// The last failure since the last successful publication, if any.
         public var lastError: (any Error)?
         /// Whether the last failure stopped the publisher.
         public var isStopped = false
@@ -113,7 +112,11 @@ public final class ReplicationPublisher: Sendable {
     ///   - stream: The stream, which must exist (``ReplicationStream/configuration(replicas:maximumAge:maximumBytes:duplicateWindow:)``).
     ///   - jetStream: The JetStream context of a connection.
     ///   - options: Pacing.
-    /// - Throws: ``ReplicationError/Kind/wrongStore`` for a store that is a replica.
+    /// Unless the container is read-only, the store is marked as the stream's primary (a catalog entry naming its
+    /// data file), so that a ``Replica`` refuses it; a copy of it has another data file.
+    ///
+    /// - Throws: ``ReplicationError/Kind/wrongStore`` for a store that is a replica; `KVStoreError` when the mark
+    ///   cannot be written.
     public init(
         container: ModelContainer, stream: ReplicationStream, jetStream: JetStream, options: Options = Options()
     ) throws {
@@ -127,6 +130,15 @@ public final class ReplicationPublisher: Sendable {
                 .wrongStore,
                 "The store at \(store.path) is a replica of the stream '\(replica.stream)'; only a primary publishes "
                     + "its history")
+        }
+        // The primary's mark, so that it is never made a replica by mistake; a read-only container cannot leave it.
+        guard !store.isReadOnly, let identity = PrimaryCatalog.dataFileIdentity(ofStoreIn: store.path)
+        else { return }
+        let mark = PrimaryCatalog(stream: stream.name, dataFile: identity, since: Date())
+        try store.environment.write { txn in
+            let current = try PrimaryCatalog.read(in: txn, table: store.catalog)
+            guard current?.dataFile != identity || current?.stream != stream.name else { return }
+            try Catalog.write(mark, key: PrimaryCatalog.key, in: txn, table: store.catalog)
         }
     }
 
@@ -164,8 +176,9 @@ public final class ReplicationPublisher: Sendable {
     }
 
     /// Starts the publisher's thread, which publishes each commit soon after it is made, and retries after failures
-    /// of the stream until ``stop()``; a divergence, a history gap, something that cannot be replicated or an error
-    /// of the store stops it (see ``status``). The thread keeps the publisher alive until then.
+    /// of the connection until ``stop()``; a ``ReplicationError`` (a divergence, a history gap, something that cannot
+    /// be replicated), an error of the store or a stream that does not exist stops it (see ``status``). The thread
+    /// keeps the publisher alive until then.
     public func start() {
         let thread = Thread { [weak self] in self?.run() }
         let started = state.withLock { state -> Bool in
@@ -194,11 +207,13 @@ public final class ReplicationPublisher: Sendable {
             do {
                 let published = try publishPending()
                 delay = options.retryDelay
+                if published > 0 { state.withLock { $0.status.lastError = nil } }
                 if published == 0 { Thread.sleep(forTimeInterval: options.pollInterval.seconds) }
             } catch {
-                // What the stream or the connection throws is retried; what replication found, or the store, stops.
+                // What the connection throws is retried (a server restarting, a cluster electing a stream leader);
+                // what replication found, the store, or a stream that is gone stops the thread.
                 let isFatal =
-                    (error as? ReplicationError).map { $0.kind != .invalidMessage } ?? (error is KVStoreError)
+                    error is ReplicationError || error is KVStoreError || JetStreamError.streamNotFound ~= error
                 state.withLock { state in
                     state.status.lastError = error
                     state.status.isStopped = isFatal

@@ -93,6 +93,52 @@ struct FaultTests {
         }
     }
 
+    @Test func thePrimaryIsNeverMadeAReplicaAndACopyOfItIs() throws {
+        let fixture = try ReplicationFixture()
+        try fixture.insertAccounts(2, prefix: "mark")
+        try fixture.publisher().publishPending()
+        let error = expectKind(.wrongStore) {
+            _ = try Replica(container: fixture.primary, stream: fixture.stream, jetStream: fixture.jetStream)
+        }
+        #expect(error?.message.contains("is the primary of the stream 'ORDERS'") == true)
+        // Nothing changed: the primary takes writes and publishes.
+        try fixture.insertAccounts(1, prefix: "after")
+        #expect(try fixture.publisher().publishPending() == 1)
+        // A copy made after the publisher ran carries the mark, and becomes a replica all the same.
+        let (replica, follower) = try fixture.replica(at: try fixture.copyOfPrimary(named: "copy"))
+        try fixture.insertAccounts(1, prefix: "later")
+        try fixture.publisher().publishPending()
+        #expect(try follower.applyAvailable(wait: .milliseconds(200)) == 1)
+        #expect(try Contents(replica) == Contents(fixture.primary))
+    }
+
+    @Test func aStoreRefusedAsAReplicaIsLeftAsItWas() throws {
+        let fixture = try ReplicationFixture()
+        let plain = try ReplicationFixture.open(fixture.directory.appendingPathComponent("plain").path)
+        let tables = try plain.environment.read { txn in
+            try txn.entries(in: try plain.environment.openTable(named: nil)).map(\.key)
+        }
+        do {
+            _ = try Replica(container: plain, stream: fixture.stream, jetStream: fixture.jetStream)
+            Issue.record("a store without history became a replica")
+        } catch ReplicationError.historyNotEnabled {}
+        #expect(
+            try plain.environment.read { txn in
+                try txn.entries(in: try plain.environment.openTable(named: nil)).map(\.key)
+            } == tables)
+    }
+
+    @Test func aPublisherWhoseStreamIsGoneStops() async throws {
+        let fixture = try ReplicationFixture()
+        try await fixture.jetStream.deleteStream(fixture.stream.name)
+        let publisher = try fixture.publisher()
+        publisher.start()
+        defer { publisher.stop() }
+        #expect(await eventually { publisher.status.isStopped })
+        #expect(publisher.status.lastError.map { JetStreamError.streamNotFound ~= $0 } == true)
+        #expect(!publisher.status.isRunning || publisher.status.isStopped)
+    }
+
     // MARK: - Gaps
 
     @Test func commitsPrunedBeforeTheyWerePublishedStopThePublisher() throws {

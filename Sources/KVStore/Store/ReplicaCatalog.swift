@@ -41,3 +41,40 @@ package struct ReplicaCatalog: Codable, Sendable, Equatable {
                 + "commits reach this store through the stream")
     }
 }
+
+/// The `primary` entry of the catalog: a publisher of the store's history ran on this store, whose data file it names
+/// by device and inode. A copy of the store (`kvtool copy`, a backup) has another data file, so a replica may start
+/// from it; the primary itself is refused as a replica, which would end its writes for good.
+package struct PrimaryCatalog: Codable, Sendable, Equatable {
+    /// The stream the publisher sends to.
+    package var stream: String
+    /// The data file's identity, `<device>:<inode>`.
+    package var dataFile: String
+    /// When the publisher first ran on this data file.
+    package var since: Date
+
+    package init(stream: String, dataFile: String, since: Date) {
+        self.stream = stream
+        self.dataFile = dataFile
+        self.since = since
+    }
+
+    /// The catalog key of the entry.
+    package static let key = Array("primary".utf8)
+
+    /// The entry as `txn` sees it, or `nil` when no publisher ran on the store or a copy of it.
+    ///
+    /// - Throws: ``KVStoreError/damaged`` when the entry does not check out or decode.
+    package static func read(in txn: borrowing Transaction, table: Table) throws -> PrimaryCatalog? {
+        try Catalog.read(PrimaryCatalog.self, key: key, in: txn, table: table)
+    }
+
+    /// The identity of the data file of the store in `directory`, `<device>:<inode>`, or `nil` when it cannot be read.
+    package static func dataFileIdentity(ofStoreIn directory: String) -> String? {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: directory + "/data.mdb")
+        guard let inode = (attributes?[.systemFileNumber] as? NSNumber)?.uint64Value,
+            let device = (attributes?[.systemNumber] as? NSNumber)?.uint64Value
+        else { return nil }
+        return "\(device):\(inode)"
+    }
+}
