@@ -73,9 +73,11 @@ let package = Package(
         // ships; LMDB gives it the package's `Locked`.
         .target(name: "KVStoreTesting", dependencies: ["KVStore", "LMDB"]),
         // The inspector's command line, a library so that its tests run it in-process: it parses options, calls
-        // KVStoreInspection (and, for import and export, the library) and prints.
+        // KVStoreInspection (and, for import and export, the library; for replicate-*, the replication module over a
+        // NATS connection) and prints.
         .target(
-            name: "KVToolCore", dependencies: ["KVStoreInspection", "KVStore", "LMDB", "CommandLineKit"],
+            name: "KVToolCore",
+            dependencies: ["KVStoreInspection", "KVStore", "LMDB", "CommandLineKit", "KVStoreReplication", "NATS"],
             path: "Tools/kvtool/Core"),
         // The inspector's executable: its main only calls KVToolCore.
         .executableTarget(name: "kvtool", dependencies: ["KVToolCore"], path: "Tools/kvtool/Main"),
@@ -130,12 +132,13 @@ let package = Package(
         // The helpers as a program's tests use them, failing ones included (`withKnownIssue`); TestSupport checks
         // that the documentation shows the examples they run.
         .testTarget(name: "KVStoreTestingTests", dependencies: ["KVStoreTesting", "KVStore", "TestSupport"]),
-        // Depends on the executables so that they are built for the smoke and help tests that run them.
+        // Depends on the executables so that they are built for the smoke and help tests that run them; the
+        // replicate-* tests start nats-server processes through NATSTestSupport.
         .testTarget(
             name: "KVToolTests",
             dependencies: [
                 "KVToolCore", "KVStoreInspection", "KVStore", "LMDB", "CommandLineKit", "TestSupport", "kvtool",
-                "crashtest", "kvbench",
+                "crashtest", "kvbench", "NATSTestSupport",
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -129,6 +129,34 @@ func demo(_ words: String...) throws(UsageError) -> DemoCommand {
         #expect(throws: UsageError(message)) { try parse(ChildCommand.self, words) }
     }
 
+    /// A command whose repeatable option must be given at least once.
+    struct ServersCommand: ParsableCommand {
+        static let configuration = CommandConfiguration(name: "servers", abstract: "Connects.")
+
+        struct Arguments: ParsableArguments {
+            let servers = Option<[String]>(
+                "server", valueName: "url", help: "A server; repeat for several.", isRequired: true)
+        }
+
+        let servers: [String]
+
+        init(_ arguments: ParsedArguments<Arguments>) throws(UsageError) {
+            servers = try arguments[\.servers]
+        }
+    }
+
+    @Test func aRequiredRepeatableOptionNeedsOneValue() throws {
+        #expect(throws: UsageError("Missing expected option '--server <url>'")) {
+            try ServersCommand.parse([])
+        }
+        guard case .run(let command) = try ServersCommand.parse(["--server", "a", "--server=b"]) else {
+            Issue.record("not run")
+            return
+        }
+        #expect(command.servers == ["a", "b"])
+        #expect(ServersCommand.helpText.contains("USAGE: servers --server <url> ...\n"))
+    }
+
     @Test func aRequiredRepeatingArgumentNeedsOneWord() {
         #expect(throws: UsageError("Missing expected argument '<id>'")) { try parse(ListCommand.self, []) }
         #expect(throws: UsageError("Missing expected argument '<id>'")) { try parse(ListCommand.self, ["--"]) }

@@ -60,12 +60,13 @@ struct Declaration: Sendable {
         shortName.map { "-\($0), \(label)" } ?? label
     }
 
-    /// How the usage line shows it: `<path>`, `[<file>]`, `<id> ...`, `--store <path>`, `[--where <field=value> ...]`.
+    /// How the usage line shows it: `<path>`, `[<file>]`, `<id> ...`, `--store <path>`, `[--where <field=value> ...]`,
+    /// `--server <url> ...`.
     var usage: String {
         switch kind {
         case .flag: "[\(label)]"
         case .option(_, let isRepeatable, let isRequired):
-            isRequired ? label : "[\(label)\(isRepeatable ? " ..." : "")]"
+            isRequired ? label + (isRepeatable ? " ..." : "") : "[\(label)\(isRepeatable ? " ..." : "")]"
         case .argument(.one): label
         case .argument(.optional): "[\(label)]"
         case .argument(.zeroOrMore): "[\(label) ...]"

@@ -3,7 +3,7 @@
 /// Its type says how often it may be given and what reading it returns: with a default (`Option<Int>(...,
 /// default: 10)`) the default when not given; without one, `nil` when not given (`Option<Int?>`) or a usage error
 /// (`Option<String>`, a required option); and every value, in order, for an option that may be repeated
-/// (`Option<[String]>`). Values are parsed by the element type's ``ArgumentValue/parser`` unless `parser` says
+/// (`Option<[String]>`, which may be required to be given at least once). Values are parsed by the element type's ``ArgumentValue/parser`` unless `parser` says
 /// otherwise, and a value that does not parse is a usage error naming the option.
 ///
 /// ```swift
@@ -120,18 +120,20 @@ extension Option {
     ///   - help: One sentence or two for the help text.
     ///   - separator: A character that splits each value into several (`,` for `--scenario insert,fetch`); `nil`
     ///     keeps each value whole.
+    ///   - isRequired: Whether it must be given at least once (`--server <url> ...`, a list of servers).
     ///   - defaultDescription: What not giving it means, for help: `all of them`.
     ///   - parser: How each value is parsed; the element type's own parser when `nil`.
     package init<Element: ArgumentValue>(
         _ name: String, short: Character? = nil, valueName: String, help: String, separator: Character? = nil,
-        defaultDescription: String? = nil, parser: ValueParser<Element>? = nil
+        isRequired: Bool = false, defaultDescription: String? = nil, parser: ValueParser<Element>? = nil
     ) where Value == [Element] {
         let parser = parser ?? Element.parser
         let label = Self.label(name, valueName)
         self.init(
-            name, short: short, valueName: valueName, help: help, isRepeatable: true, choices: parser.choices,
-            defaultDescription: defaultDescription
+            name, short: short, valueName: valueName, help: help, isRepeatable: true, isRequired: isRequired,
+            choices: parser.choices, defaultDescription: defaultDescription
         ) { (texts: [String]) throws(UsageError) -> [Element] in
+            if isRequired && texts.isEmpty { throw UsageError("Missing expected option '\(label)'") }
             var values: [Element] = []
             for text in texts {
                 let items =

@@ -7,7 +7,7 @@ import Testing
 @Suite struct HelpGoldenTests {
     static let mainHelp = """
         OVERVIEW: Inspects KVStore stores from their catalog alone: schema, records, integrity, export and
-        import.
+        import; replicates them through NATS JetStream.
 
         USAGE: kvtool <subcommand> [<options>] <arguments>
 
@@ -28,25 +28,30 @@ import Testing
           check                   Check the store's integrity: catalog, records, indexes, references.
           copy                    Copy the store to a new directory as a consistent snapshot.
           readers                 List the reader slots in use; clear those of dead processes.
+          replicate-publish       Publish the store's change history to a stream, for replicas.
+          replicate-follow        Apply the primary's commits from a stream to a replica.
+          replicate-status        Show how far a replica is behind the stream it follows.
           help                    Show kvtool's help, or a subcommand's.
 
           See 'kvtool help <subcommand>' for detailed help.
 
-        Stores are opened read-only, except by 'import'. Results go to standard output; errors, warnings and
-        progress to standard error. Exit status: 0 on success, 1 on failure (a write that failed included: a
-        full disk, a closed pipe), 2 when 'check' cannot read the store at all, 64 for a usage mistake, 65
-        for an import's invalid input (nothing written).
+        Stores are opened read-only, except by 'import' and 'replicate-follow'; the 'replicate-*' commands
+        open them through the library, as a program does, and connect to NATS servers. Results go to
+        standard output; errors, warnings and progress to standard error. Exit status: 0 on success, 1 on
+        failure (a write that failed included: a full disk, a closed pipe), 2 when 'check' cannot read the
+        store at all, 64 for a usage mistake, 65 for an import's invalid input (nothing written).
 
         SAFETY: Read-only commands create nothing in the store's directory, and write nothing there but
-        their reader slot in an existing lock.mdb. A store without a lock file (a copy, the store of a
-        stopped program) is read without one, so none is created; the command fails if a program opened the
-        store meanwhile. Run as another user than the store's owner (root, say), kvtool never leaves a
-        lock.mdb the owner cannot open: 'import' refuses a store without one unless run as its owner. A
-        lock.mdb that is a symbolic link, a hard link, a FIFO or a device, and a data.mdb that is not a
-        regular file, are refused: a check right before the open, not a guarantee against someone who swaps
-        the files meanwhile. Files kvtool writes are new (written under a temporary name, renamed into place
-        once complete), mode 0600 unless --mode is given, and replace an existing file only with --force,
-        and only a regular file of your own.
+        their reader slot in an existing lock.mdb ('replicate-publish' and 'replicate-status', which open
+        the store as a program does, create a missing lock.mdb). A store without a lock file (a copy, the
+        store of a stopped program) is read without one, so none is created; the command fails if a program
+        opened the store meanwhile. Run as another user than the store's owner (root, say), kvtool never
+        leaves a lock.mdb the owner cannot open: 'import' and the 'replicate-*' commands refuse a store
+        without one unless run as its owner. A lock.mdb that is a symbolic link, a hard link, a FIFO or a
+        device, and a data.mdb that is not a regular file, are refused: a check right before the open, not a
+        guarantee against someone who swaps the files meanwhile. Files kvtool writes are new (written under
+        a temporary name, renamed into place once complete), mode 0600 unless --mode is given, and replace
+        an existing file only with --force, and only a regular file of your own.
 
         """
 
@@ -314,6 +319,53 @@ import Testing
 
         """
 
+    static let replicatePublishHelp = """
+        OVERVIEW: Publish the store's change history to a stream, for replicas.
+
+        USAGE: kvtool replicate-publish <path> --server <url> ... --stream <name>
+                                        [--connect-timeout <seconds>] [--subject <subject>]
+                                        [--create-stream] [--replicas <n>] [--once]
+
+        ARGUMENTS:
+          <path>                  The store's directory (the one that holds data.mdb).
+
+        OPTIONS:
+          --server <url>          A NATS server, as nats://host:port (nats://user:password@host:port with
+                                  credentials), host:port or host; repeat for the servers of a cluster.
+          --stream <name>         The JetStream stream the primary's history goes to.
+          --connect-timeout <seconds>
+                                  How long to try the servers, round after round, before giving up on the
+                                  first connection. (default: 10)
+          --subject <subject>     The subject the stream captures and the messages go to. (default:
+                                  kvstore.history.<stream>)
+          --create-stream         Create the stream if it does not exist.
+          --replicas <n>          The stream's copies in the cluster, for --create-stream: 1, or 3 on a
+                                  cluster of three or more. (default: 1)
+          --once                  Publish what the stream lacks, then exit.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        The store is a primary whose history is on (ModelContainer.enableHistory(retention:)). Its commits
+        go to the JetStream stream in groups, each message naming the previous one, so the stream holds the
+        history in order and once: the publisher finds the stream's last commit when it starts and goes on
+        after it, from the store's history, so it may be stopped and started again at any time, and programs
+        go on committing meanwhile. The store is opened read-only, through the library (with a lock file,
+        which it creates only when run as the store's owner).
+
+        With --once, it publishes what the stream lacks and exits, printing how many messages it published
+        and the token of the last commit the stream holds. Without it, it publishes each commit soon after
+        it is made, printing its progress on standard error, until SIGINT (Ctrl-C) or SIGTERM, then stops
+        cleanly and exits with 0. Failures of the servers are retried; a stream that holds commits the store
+        does not have (a primary restored from an older copy, or two primaries on one stream), a history
+        pruned before it was published, and a record larger than the stream's largest message stop it with
+        exit status 1.
+
+        The stream must exist, unless --create-stream is given: it is then created, if missing, with file
+        storage, --replicas copies in the cluster, no limits, and the subject. A replica starts as a copy of
+        this store ('kvtool copy'), followed with 'kvtool replicate-follow'.
+
+        """
+
     @Test func mainHelpIsPinned() {
         for arguments in [[], ["--help"], ["-h"], ["help"]] {
             #expect(kvtool(arguments: arguments) == RunResult(status: 0, output: Self.mainHelp, errors: ""))
@@ -334,6 +386,11 @@ import Testing
     @Test func historyHelpIsPinned() {
         #expect(kvtool("help", "history") == RunResult(status: 0, output: Self.historyHelp, errors: ""))
         #expect(kvtool("history", "--help") == RunResult(status: 0, output: Self.historyHelp, errors: ""))
+    }
+
+    @Test func replicatePublishHelpIsPinned() {
+        #expect(
+            kvtool("help", "replicate-publish") == RunResult(status: 0, output: Self.replicatePublishHelp, errors: ""))
     }
 
     @Test(arguments: KVTool.commandNames)

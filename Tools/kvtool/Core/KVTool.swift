@@ -28,8 +28,8 @@ public enum KVTool {
         [
             InfoCommand.self, SchemaCommand.self, CountCommand.self, ListCommand.self, GetCommand.self,
             ExtractCommand.self, HistoryCommand.self, ExportCommand.self, ImportCommand.self, CheckCommand.self,
-            CopyCommand.self,
-            ReadersCommand.self,
+            CopyCommand.self, ReadersCommand.self, ReplicatePublishCommand.self, ReplicateFollowCommand.self,
+            ReplicateStatusCommand.self,
         ]
     }
 
@@ -48,22 +48,25 @@ public enum KVTool {
         CommandLineTool(
             name: "kvtool",
             abstract:
-                "Inspects KVStore stores from their catalog alone: schema, records, integrity, export and import.",
+                "Inspects KVStore stores from their catalog alone: schema, records, integrity, export and import; "
+                + "replicates them through NATS JetStream.",
             discussion: """
-                Stores are opened read-only, except by 'import'. Results go to standard output; errors, warnings and \
-                progress to standard error. Exit status: 0 on success, 1 on failure (a write that failed included: a \
-                full disk, a closed pipe), 2 when 'check' cannot read the store at all, 64 for a usage mistake, 65 for \
-                an import's invalid input (nothing written).
+                Stores are opened read-only, except by 'import' and 'replicate-follow'; the 'replicate-*' commands \
+                open them through the library, as a program does, and connect to NATS servers. Results go to \
+                standard output; errors, warnings and progress to standard error. Exit status: 0 on success, 1 on \
+                failure (a write that failed included: a full disk, a closed pipe), 2 when 'check' cannot read the \
+                store at all, 64 for a usage mistake, 65 for an import's invalid input (nothing written).
                 SAFETY: Read-only commands create nothing in the store's directory, and write nothing there but their \
-                reader slot in an existing lock.mdb. A store without a lock file (a copy, the store of a stopped \
-                program) is read without one, so none is created; the command fails if a program opened the store \
-                meanwhile. Run as another user than the store's owner (root, say), kvtool never leaves a lock.mdb the \
-                owner cannot open: 'import' refuses a store without one unless run as its owner. A lock.mdb that is a \
-                symbolic link, a hard link, a FIFO or a device, and a data.mdb that is not a regular file, are \
-                refused: a check right before the open, not a guarantee against someone who swaps the files \
-                meanwhile. Files kvtool writes are new (written under a temporary name, renamed into place once \
-                complete), mode 0600 unless --mode is given, and replace an existing file only with --force, and only \
-                a regular file of your own.
+                reader slot in an existing lock.mdb ('replicate-publish' and 'replicate-status', which open the store \
+                as a program does, create a missing lock.mdb). A store without a lock file (a copy, the store of a \
+                stopped program) is read without one, so none is created; the command fails if a program opened the \
+                store meanwhile. Run as another user than the store's owner (root, say), kvtool never leaves a \
+                lock.mdb the owner cannot open: 'import' and the 'replicate-*' commands refuse a store without one \
+                unless run as its owner. A lock.mdb that is a symbolic link, a hard link, a FIFO or a device, and a \
+                data.mdb that is not a regular file, are refused: a check right before the open, not a guarantee \
+                against someone who swaps the files meanwhile. Files kvtool writes are new (written under a \
+                temporary name, renamed into place once complete), mode 0600 unless --mode is given, and replace an \
+                existing file only with --force, and only a regular file of your own.
                 """,
             version: versionLine, subcommands: commands
         ) { $0.signature }
