@@ -14,8 +14,9 @@ struct ReplicatePublishCommand: Command {
             the JetStream stream in groups, each message naming the previous one, so the stream holds the history \
             in order and once: the publisher finds the stream's last commit when it starts and goes on after it, \
             from the store's history, so it may be stopped and started again at any time, and programs go on \
-            committing meanwhile. The store is opened read-only, through the library (with a lock file, which it \
-            creates only when run as the store's owner).
+            committing meanwhile. The store is opened through the library (with a lock file, which it creates only \
+            when run as the store's owner); the publisher writes one catalog entry, which marks the store as the \
+            stream's primary so that it is never made a replica, and otherwise only reads.
             With --once, it publishes what the stream lacks and exits, printing how many messages it published and \
             the token of the last commit the stream holds. Without it, it publishes each commit soon after it is \
             made, printing its progress on standard error, until SIGINT (Ctrl-C) or SIGTERM, then stops cleanly \

@@ -25,7 +25,7 @@ import KVStoreInspection
 enum ReplicationStore {
     /// What the command does with the store.
     enum Role {
-        /// `replicate-publish`: the primary, opened read-only.
+        /// `replicate-publish`: the primary.
         case publisher
         /// `replicate-follow`: a replica of the stream, or a copy of the primary that becomes one.
         case follower
@@ -64,10 +64,10 @@ enum ReplicationStore {
                     + "\(User.describe(geteuid())) would create a lock.mdb that its owner cannot open. Run kvtool as its "
                     + "owner (for example 'runuser -u \(User.name(of: owner) ?? "<owner>") -- kvtool ...')")
         }
-        var configuration = ModelConfiguration(path: path)
-        // The publisher only reads the primary's history and records; the replica's own writes go through the
-        // replication, which a container of a replica lets through.
-        configuration.isReadOnly = role == .publisher
+        // Writable for every role: the publisher marks the primary (a catalog entry naming its data file, so that
+        // the library never makes it a replica) and otherwise reads; the replica's writes go through the
+        // replication, which a container of a replica lets through; the observer writes nothing.
+        let configuration = ModelConfiguration(path: path)
         do {
             return try ModelContainer(for: [], configuration: configuration)
         } catch let error as KVStoreError {
