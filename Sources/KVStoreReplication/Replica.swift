@@ -702,6 +702,17 @@ public final class Replica: Sendable {
             isRunning: running)
     }
 
+    /// Whether the replica's thread runs, read without the servers (``status()`` asks them too).
+    public var isRunning: Bool {
+        state.withLock { $0.hasThread }
+    }
+
+    /// The last failure of the replica's thread since it last applied a commit, read without the servers; once
+    /// ``isRunning`` is false after ``start()``, the failure that stopped it.
+    public var lastError: (any Error)? {
+        state.withLock { $0.lastError }
+    }
+
     /// Starts the replica's thread, which applies the stream as it grows until ``stop()``; failures of the stream
     /// are retried, and a gap, a divergence or a store that cannot be written stops it (see ``status()``). The thread
     /// keeps the replica alive until then.
