@@ -105,16 +105,17 @@ let package = Package(
         .target(name: "NATSServerProcess", dependencies: ["NATS"], path: "Tests/NATSServerProcess"),
         // What the NATS and replication tests share on Swift Testing: the trait that needs nats-server, waiting.
         .target(name: "NATSTestSupport", dependencies: ["NATS", "NATSServerProcess"], path: "Tests/NATSTestSupport"),
-        // Publisher and replicas against real nats-server processes, with child processes as primaries and replicas.
+        // Publisher and replicas against real nats-server processes, with child processes as primaries and replicas;
+        // stores compared through kvtool export, run in-process.
         .testTarget(
             name: "KVStoreReplicationTests",
             dependencies: [
-                "KVStoreReplication", "KVStore", "KVStoreInspection", "LMDB", "NATS", "NATSTestSupport",
-                "SharingModels", "ReplicationHelper", "TestSupport",
+                "KVStoreReplication", "KVStore", "KVStoreInspection", "KVToolCore", "LMDB", "NATS", "NATSTestSupport",
+                "ReplicationHelper", "TestSupport",
             ]),
         // The child process of the replication tests: a primary that commits and publishes, or a replica that applies.
         .executableTarget(
-            name: "ReplicationHelper", dependencies: ["KVStoreReplication", "KVStore", "NATS", "SharingModels"],
+            name: "ReplicationHelper", dependencies: ["KVStoreReplication", "KVStore", "NATS"],
             path: "Tests/ReplicationHelper"),
         // The kit's parser, help layout and errors, on commands declared in the tests.
         .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),

@@ -221,6 +221,7 @@ struct FaultTests {
         while try follower.applyAvailable(wait: .milliseconds(200)) > 0 {}
         #expect(try replica.lastHistoryToken().position == last)
         #expect(try Contents(replica) == Contents(fixture.primary))
+        #expect(try exportedModels(copy) == exportedModels(fixture.primary.path))
     }
 
     @Test func aReplicaKilledWhileApplyingGoesOnExactlyOnce() throws {
@@ -238,6 +239,7 @@ struct FaultTests {
         let (replica, follower) = try fixture.replica(at: copy)
         while try follower.applyAvailable(wait: .milliseconds(200)) > 0 {}
         #expect(try Contents(replica) == Contents(fixture.primary))
+        #expect(try exportedModels(copy) == exportedModels(fixture.primary.path))
         let positions = try replica.history(
             after: HistoryToken(storeID: fixture.primary.lastHistoryToken().storeID, position: copied)
         ).map(\.token.position)

@@ -17,6 +17,7 @@ struct ReplicaTests {
         let (replica, follower) = try fixture.replica(at: copy)
         while try follower.applyAvailable(wait: .milliseconds(200)) > 0 {}
         #expect(try Contents(replica) == Contents(fixture.primary))
+        #expect(try exportedModels(copy) == exportedModels(fixture.primary.path))
         #expect(try replica.lastHistoryToken() == fixture.primary.lastHistoryToken())
         let status = try follower.status()
         #expect(status.commitsBehind == 0)
@@ -66,6 +67,7 @@ struct ReplicaTests {
         let caughtUp = await eventually(timeout: .seconds(20)) { (try? replica.lastHistoryToken()) == last }
         #expect(caughtUp)
         #expect(try Contents(replica) == Contents(fixture.primary))
+        #expect(try exportedModels(copy) == exportedModels(fixture.primary.path))
         #expect(publisher.status.lastError == nil)
     }
 

@@ -11,16 +11,26 @@ import NATSServerProcess
 ///
 /// The subject's time runs from the first commit until the replica applied the last one; its latencies are each
 /// commit's lag, from the commit to the moment the replica showed it (polled every 100 µs). The baseline is the same
-/// commits with history on and nothing replicated. Commits hold 1,000 tasks each, so that a run has lags to count.
-/// Primary, replica, publisher and the NATS servers share the machine's cores. Without `nats-server` the scenario is
-/// skipped with a warning (`make deps` installs it).
+/// commits with history on and nothing replicated. Commits hold 1,000 tasks each, as fast as the primary makes them
+/// (the lag then counts the queue of commits replication has yet to catch up with); the paced insert commits 100
+/// tasks every 5 ms (20,000 tasks a second, which replication keeps up with), so that its lag is a commit's way
+/// through publisher, stream and replica. Primary, replica, publisher and the NATS servers share the machine's cores.
+/// Without `nats-server` the scenario is skipped with a warning (`make deps` installs it).
 struct ReplicationScenario: Scenario {
-    /// Tasks per commit.
+    /// Tasks per commit of the insert and the update.
     static let commitSize = 1_000
 
     private enum Work: String {
         case insert
         case update
+        case pacedInsert = "paced insert"
+
+        /// Tasks per commit.
+        var commitSize: Int { self == .pacedInsert ? 100 : ReplicationScenario.commitSize }
+        /// The time from one commit's start to the next one's, if paced.
+        var period: Duration? { self == .pacedInsert ? .milliseconds(5) : nil }
+        /// The tasks a run commits, of the scenario's `count`.
+        func objects(of count: Int) -> Int { self == .pacedInsert ? min(count, 10_000) : count }
     }
 
     func run<Subject: ScenarioSubject>(
@@ -45,13 +55,14 @@ struct ReplicationScenario: Scenario {
                 context: context, dataset: dataset, count: count,
                 jetStream: connection.jetStream(timeout: .seconds(10)),
                 nodes: nodes)
-            for work in [Work.insert, .update] {
+            for work in [Work.insert, .update, .pacedInsert] {
                 let measured = try context.measure(
                     bench.workload(work, replicated: true), bench.workload(work, replicated: false))
                 results.append(
                     ScenarioResult(
                         scenario: ScenarioKind.replication.rawValue,
-                        variant: "\(work.rawValue), \(nodes == 1 ? "1 node" : "3 nodes")", records: count,
+                        variant: "\(work.rawValue), \(nodes == 1 ? "1 node" : "3 nodes")",
+                        records: work.objects(of: count),
                         durability: context.options.durability, idOrder: .timeOrdered, baselineKind: .unreplicated,
                         subject: measured[0], baseline: measured[1]))
             }
@@ -77,10 +88,11 @@ struct ReplicationScenario: Scenario {
         }
 
         func workload(_ work: Work, replicated: Bool) -> Workload {
-            let commits = (count + ReplicationScenario.commitSize - 1) / ReplicationScenario.commitSize
+            let objects = work.objects(of: count)
+            let commits = (objects + work.commitSize - 1) / work.commitSize
             return Workload(
                 name: replicated ? "replicated" : "history on", latencyUnit: replicated ? "commit lag" : "commit",
-                objectsPerRun: count, operationsPerRun: commits
+                objectsPerRun: objects, operationsPerRun: commits
             ) { recorder in
                 try self.run(work, replicated: replicated, recorder: recorder)
             }
@@ -105,7 +117,8 @@ struct ReplicationScenario: Scenario {
             let primary = try open(primaryPath)
             defer { try? primary.close() }
             try primary.enableHistory()
-            let chunk = ReplicationScenario.commitSize
+            let chunk = work.commitSize
+            let count = work.objects(of: self.count)
             try primary.write { txn in for project in dataset.projects { try txn.insert(project) } }
             if work == .update {
                 for start in stride(from: 0, to: count, by: chunk) {
@@ -126,8 +139,18 @@ struct ReplicationScenario: Scenario {
             var committed: [(position: UInt64, nanoseconds: UInt64)] = []
             committed.reserveCapacity(count / chunk + 1)
             recorder.timed {
-                for start in stride(from: 0, to: count, by: chunk) {
+                let clock = ContinuousClock()
+                let begin = clock.now
+                for (index, start) in stride(from: 0, to: count, by: chunk).enumerated() {
                     let range = start..<min(start + chunk, count)
+                    if let period = work.period {
+                        let due = begin + period * index
+                        let wait = due - clock.now
+                        if wait > .zero {
+                            let (seconds, attoseconds) = wait.components
+                            Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
+                        }
+                    }
                     do {
                         try primary.write { txn in
                             for task in dataset.tasks[range] {

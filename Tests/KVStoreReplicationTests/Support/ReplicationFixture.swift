@@ -1,8 +1,10 @@
 import Foundation
 import KVStore
 import KVStoreReplication
+import KVToolCore
 import NATS
 import NATSTestSupport
+import Testing
 
 /// An account, with a unique email.
 struct Account: Model, Equatable {
@@ -157,4 +159,15 @@ struct SeededRandom {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
     }
+}
+
+/// The lines of `kvtool export` of the store at `path`, run in-process, but the header (which names the path and the
+/// time): two stores that hold the same models export the same lines.
+func exportedModels(_ path: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String] {
+    let output = StringSink()
+    let errors = StringSink()
+    let status = KVTool.run(
+        arguments: ["export", path], console: Console(output: output, errors: errors, outputIsTerminal: false))
+    try #require(status == 0, "kvtool export \(path): \(errors.text)", sourceLocation: sourceLocation)
+    return Array(output.text.split(separator: "\n").dropFirst().map(String.init))
 }
