@@ -116,7 +116,8 @@ struct Report: Encodable {
                 JetStream stream (1 node, or 3 with 3 stream replicas) and a replica store applying them, all on this \
                 machine; against the same commits with nothing replicated. Insert and update commit \
                 \(ReplicationScenario.commitSize) tasks at a time as fast as the primary can; the paced insert \
-                commits 100 tasks every 5 ms.
+                commits 100 tasks every 5 ms. At most \(ReplicationScenario.maximumRepeats) measured runs of each \
+                side.
 
 
                 """
