@@ -404,7 +404,10 @@ public final class Replica: Sendable {
         for item in group.items {
             switch item {
             case .record(let name, let id, let bytes): finals.append((try writer(name), id, bytes))
-            case .deletion(let name, let id): finals.append((try writer(name), id, nil))
+            case .deletion(let name, let id):
+                // A model of an entity a migration removed since: the catalog's removal emptied its records.
+                if writers[name] == nil { continue }
+                finals.append((try writer(name), id, nil))
             case .externalChunk(let name, let key, let offset, let total, let bytes):
                 chunks.append((try writer(name), key, offset, total, bytes))
             case .catalogEntry, .historyEntry: continue

@@ -368,8 +368,10 @@ public final class ReplicationPublisher: Sendable {
             _ = try store.environment.read { txn in try store.requireHistory(in: txn) }
             return []
         }
+        var attempt = 0
         while true {
-            // Record tables are opened before the transaction; one created meanwhile makes the pass start again.
+            attempt += 1
+            // Record tables are opened before the transaction; an entity added meanwhile makes the pass start again.
             let entities = try store.environment.read { txn in
                 try Catalog.entities(in: txn, table: store.catalog).entities
             }
@@ -404,7 +406,9 @@ public final class ReplicationPublisher: Sendable {
                 let groups = Self.groups(commits, limit: options.commitsPerPass)
                 let catalogEntries = try store.replicatedCatalog(in: txn)
                 let catalog = Dictionary(catalogEntries.map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })
-                let byName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+                let byName = Dictionary(
+                    try Catalog.entities(in: txn, table: store.catalog).entities.map { ($0.name, $0) },
+                    uniquingKeysWith: { a, _ in a })
                 var messages: [Outgoing] = []
                 var sendsCatalog = sentCatalog != catalog
                 for group in groups {
@@ -417,7 +421,19 @@ public final class ReplicationPublisher: Sendable {
                     var seen: Set<ModelKey> = []
                     for commit in group {
                         for model in commit.models where seen.insert(model).inserted {
-                            guard let entity = byName[model.entity], let table = tables[model.entity] else {
+                            // An entity a migration removed since has no records: its models are gone.
+                            guard let entity = byName[model.entity] else {
+                                items.append(.deletion(entity: model.entity, id: model.id))
+                                continue
+                            }
+                            guard let table = tables[model.entity] else {
+                                guard attempt < 3 else {
+                                    throw KVStoreError(
+                                        .damaged,
+                                        message: "The store at \(store.path) has no record table for its entity "
+                                            + "\(model.entity); nothing was published. Run 'kvtool check \(store.path)'"
+                                    )
+                                }
                                 return nil
                             }
                             if let record = try txn.value(forKey: model.id.keyBytes, in: table) {

@@ -185,3 +185,71 @@ struct ReplicaExternalValueTests {
         #expect(try externalEntries(replicaContainer) == externalEntries(primary))
     }
 }
+
+/// A shop whose second version drops its coupons.
+enum ShopV1: VersionedSchema {
+    static let versionIdentifier = SchemaVersion(1, 0, 0)
+    static let models: [any Model.Type] = [Account.self, Coupon.self]
+
+    struct Coupon: Model {
+        var id = UUID.timeOrdered()
+        var code: String
+        static let entity = Entity<Coupon>(indexes: [.unique(\.code)])
+    }
+}
+
+enum ShopV2: VersionedSchema {
+    static let versionIdentifier = SchemaVersion(2, 0, 0)
+    static let models: [any Model.Type] = [Account.self]
+}
+
+enum ShopPlan: SchemaMigrationPlan {
+    static let schemas: [any VersionedSchema.Type] = [ShopV1.self, ShopV2.self]
+    static let stages: [MigrationStage] = [.lightweight(fromVersion: ShopV1.self, toVersion: ShopV2.self)]
+}
+
+@Suite(.requiresNATSServer, .serialized)
+struct ReplicaMigrationTests {
+    @Test func commitsOfAnEntityAMigrationRemovedSinceReplicateAsItsRemoval() throws {
+        let fixture = try ReplicationFixture()
+        let path = fixture.directory.appendingPathComponent("shop").path
+        let replicaPath = fixture.directory.appendingPathComponent("shop-replica").path
+        do {
+            let shop = try ModelContainer(for: ShopV1.self, configuration: ModelConfiguration(path: path))
+            try shop.enableHistory()
+            let context = ModelContext(shop)
+            context.insert(Account(email: "a@example.com", name: "A"))
+            context.insert(ShopV1.Coupon(code: "SPRING"))
+            try context.save()
+            try shop.environment.copy(to: replicaPath)
+            let summer = ShopV1.Coupon(code: "SUMMER")
+            context.insert(summer)
+            context.insert(Account(email: "b@example.com", name: "B"))
+            try context.save()
+            context.delete(summer)
+            try context.save()
+            try shop.close()
+        }
+        // The new version drops the coupons; the history still names them.
+        let shop = try ModelContainer(
+            for: ShopV2.self, migrationPlan: ShopPlan.self, configuration: ModelConfiguration(path: path))
+        let stream = ReplicationStream(name: "SHOP")
+        _ = try fixture.jetStream.createStream(stream.configuration())
+        let publisher = try ReplicationPublisher(container: shop, stream: stream, jetStream: fixture.jetStream)
+        #expect(try publisher.publishPending() > 0)
+        let replicaContainer = try ModelContainer(for: [], configuration: ModelConfiguration(path: replicaPath))
+        let replica = try Replica(container: replicaContainer, stream: stream, jetStream: fixture.jetStream)
+        while try replica.applyAvailable(wait: .milliseconds(200)) > 0 {}
+        #expect(try replicaContainer.lastHistoryToken() == shop.lastHistoryToken())
+        #expect(try exportedModels(replicaPath) == exportedModels(path))
+        func entities(_ container: ModelContainer) throws -> [String] {
+            try container.environment.read { txn in
+                try Catalog.entities(in: txn, table: container.catalogTable).entities.map(\.name).sorted()
+            }
+        }
+        #expect(try entities(shop) == ["Account"])
+        #expect(try entities(replicaContainer) == ["Account"])
+        let reader = try ModelContainer(for: Account.self, configuration: ModelConfiguration(path: replicaPath))
+        #expect(try ModelContext(reader).fetchCount(FetchDescriptor<Account>()) == 2)
+    }
+}
