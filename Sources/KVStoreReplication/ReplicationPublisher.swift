@@ -75,6 +75,9 @@ public final class ReplicationPublisher: Sendable {
         /// The external values sent since the tail was found: a group sends a value's chunks only when it is not
         /// among them (a replica has it from its copy, or from the group that sent it).
         var sentValues: Set<ExternalValueKey> = []
+        /// The commits after ``publishedThrough`` read so far, in order: a publisher far behind reads each commit
+        /// of its backlog once, not once per pass.
+        var backlog: [Commit] = []
     }
 
     /// An external value: its model, its field and its ID.
@@ -389,11 +392,15 @@ public final class ReplicationPublisher: Sendable {
             let through = tail.publishedThrough
             let sentCatalog = tail.sentCatalog
             var sentValues = tail.sentValues.count > Self.sentValuesLimit ? [] : tail.sentValues
+            let backlog = tail.backlog.drop { $0.position <= through }
             let result = try store.environment.read {
-                txn -> (messages: [Outgoing], catalog: [[UInt8]: [UInt8]], sentValues: Set<ExternalValueKey>)? in
+                txn -> (
+                    messages: [Outgoing], catalog: [[UInt8]: [UInt8]], sentValues: Set<ExternalValueKey>,
+                    backlog: [Commit]
+                )? in
                 let historyCatalog = try store.requireHistory(in: txn)
                 let counter = try history.counter(in: txn)
-                guard counter.last > through else { return ([], sentCatalog ?? [:], sentValues) }
+                guard counter.last > through else { return ([], sentCatalog ?? [:], sentValues, []) }
                 guard through >= counter.prunedThrough else {
                     throw ReplicationError(
                         .historyGap,
@@ -402,7 +409,11 @@ public final class ReplicationPublisher: Sendable {
                             + "(pruned by the retention before they were published). Publish to a new stream, and "
                             + "bootstrap the replicas again from a copy of this store")
                 }
-                let commits = try self.commits(through + 1...counter.last, history: history, txn: txn)
+                let read = backlog.last?.position ?? through
+                let commits =
+                    read < counter.last
+                    ? Array(backlog) + (try self.commits(read + 1...counter.last, history: history, txn: txn))
+                    : Array(backlog)
                 let groups = Self.groups(commits, limit: options.commitsPerPass)
                 let catalogEntries = try store.replicatedCatalog(in: txn)
                 let catalog = Dictionary(catalogEntries.map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })
@@ -459,11 +470,12 @@ public final class ReplicationPublisher: Sendable {
                         messages.append(Outgoing(header: header, payload: payload))
                     }
                 }
-                return (messages, catalog, sentValues)
+                return (messages, catalog, sentValues, commits)
             }
             guard let result else { continue }
             tail.sentCatalog = result.catalog
             tail.sentValues = result.sentValues
+            tail.backlog = result.backlog
             let updated = tail
             state.withLock { $0.tail = updated }
             return result.messages

@@ -156,4 +156,20 @@ struct ReplicaTests {
         #expect(try laterFollower.applyAvailable(wait: .milliseconds(200)) == 1)
         #expect(try Contents(later) == Contents(fixture.primary))
     }
+
+    @Test func aPublisherFarBehindCatchesUpInPassesReadingEachCommitOnce() throws {
+        let fixture = try ReplicationFixture()
+        let copy = try fixture.copyOfPrimary(named: "replica")
+        try fixture.insertAccounts(40, prefix: "backlog")
+        try fixture.randomWork(rounds: 40, seed: 5)
+        var options = ReplicationPublisher.Options()
+        options.commitsPerPass = 7
+        let publisher = try fixture.publisher(options)
+        #expect(try publisher.publishPending() > 40 / 7)
+        #expect(publisher.status.publishedToken == (try fixture.primary.lastHistoryToken()))
+        let (replica, follower) = try fixture.replica(at: copy)
+        while try follower.applyAvailable(wait: .milliseconds(200)) > 0 {}
+        #expect(try Contents(replica) == Contents(fixture.primary))
+        #expect(try exportedModels(copy) == exportedModels(fixture.primary.path))
+    }
 }
