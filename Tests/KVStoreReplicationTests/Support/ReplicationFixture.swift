@@ -171,3 +171,9 @@ func exportedModels(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
     try #require(status == 0, "kvtool export \(path): \(errors.text)", sourceLocation: sourceLocation)
     return Array(output.text.split(separator: "\n").dropFirst().map(String.init))
 }
+
+/// The suites of the replication tests, run one test at a time. Their tests block the threads they run on (child
+/// processes, fetches that wait for the stream), and two at once would take both threads of the cooperative pool on
+/// a two-core machine, starving the async tests of the other targets, which share the test process.
+@Suite(.requiresNATSServer, .serialized)
+enum ReplicationSuites {}
