@@ -79,3 +79,33 @@ extension String {
     /// The string's UTF-8 bytes.
     public var bytes: [UInt8] { Array(utf8) }
 }
+
+/// Runs `body` on a serial dispatch queue of its own rather than Swift's cooperative pool, for a test that blocks the
+/// thread it runs on (child processes, fetches that wait for a stream, threads it stops): on a two-core machine the
+/// pool has two threads, which the async tests of every target share. The body stays in the test's task, so its
+/// expectations are the test's.
+public func offPool<T>(_ body: () async throws -> T) async throws -> T {
+    try await withTaskExecutorPreference(DedicatedExecutor()) { try await body() }
+}
+
+/// A task executor on a serial dispatch queue, whose threads are not the cooperative pool's.
+public final class DedicatedExecutor: TaskExecutor {
+    /// An executor with a queue of its own.
+    public init() {}
+
+    /// Set on the executors' queues, for the test that checks where a body runs.
+    public static let marker = DispatchSpecificKey<Bool>()
+
+    private let queue: DispatchQueue = {
+        let queue = DispatchQueue(label: "kvstore.tests.off-pool")
+        queue.setSpecific(key: DedicatedExecutor.marker, value: true)
+        return queue
+    }()
+
+    /// Runs `job` on the queue.
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
+    }
+}

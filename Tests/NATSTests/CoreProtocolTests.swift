@@ -64,7 +64,13 @@ import Testing
         let answers = try await withThrowingTaskGroup(of: (Int, String).self) { group in
             for index in 0..<20 {
                 group.addTask {
-                    (index, try await client.request(subject: "double", payload: "\(index)".bytes).string)
+                    // One responder serves the twenty in turn: on a loaded machine (the address sanitizer's run of
+                    // the whole suite) the last waits for the others, so each may take longer than the default.
+                    (
+                        index,
+                        try await client.request(subject: "double", payload: "\(index)".bytes, timeout: .seconds(30))
+                            .string
+                    )
                 }
             }
             return try await group.reduce(into: [Int: String]()) { $0[$1.0] = $1.1 }

@@ -177,29 +177,3 @@ func exportedModels(_ path: String, sourceLocation: SourceLocation = #_sourceLoc
 /// so that their blocking never starves the async tests of the other targets, which share the test process.
 @Suite(.requiresNATSServer, .serialized)
 enum ReplicationSuites {}
-
-/// Runs `body` on a serial dispatch queue of its own rather than Swift's cooperative pool: the replication tests block
-/// the thread they run on (child processes, fetches that wait for the stream, threads that are stopped), and on a
-/// two-core machine the pool has two threads, which the async tests of every target share. The body stays in the
-/// test's task, so its expectations are the test's.
-func offPool<T>(_ body: () async throws -> T) async throws -> T {
-    try await withTaskExecutorPreference(DedicatedExecutor()) { try await body() }
-}
-
-/// A task executor on a serial dispatch queue, whose threads are not the cooperative pool's.
-final class DedicatedExecutor: TaskExecutor {
-    /// Set on the executors' queues, for the test that checks where a body runs.
-    static let marker = DispatchSpecificKey<Bool>()
-
-    private let queue: DispatchQueue = {
-        let queue = DispatchQueue(label: "kvstore.replication-tests")
-        queue.setSpecific(key: DedicatedExecutor.marker, value: true)
-        return queue
-    }()
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        let executor = asUnownedTaskExecutor()
-        queue.async { job.runSynchronously(on: executor) }
-    }
-}
