@@ -47,7 +47,9 @@ extension Environment {
                 var main = MDB_stat()
                 try unsafe txn.check(mdb_stat(txn.handle, 0, &free), "mdb_stat")
                 try unsafe txn.check(mdb_stat(txn.handle, 1, &main), "mdb_stat")
-                let transaction = UInt64(txn.id)
+                // `mdb_txn_id` returns a `size_t`, which Swift imports as `Int`: a damaged meta page's ID past
+                // `Int.max` reads as negative, and must not trap (found by FuzzStoreCheck).
+                let transaction = UInt64(UInt(bitPattern: txn.id))
                 let reading = try MetaReading.read(file)
                 guard
                     let meta = reading.metas.compactMap({ $0 }).first(where: { meta in

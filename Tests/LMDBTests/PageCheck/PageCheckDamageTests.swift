@@ -457,6 +457,26 @@ import Testing
         }
     }
 
+    @Test func aTransactionIDPastIntMaxInAnOpenStoreIsCheckedWithoutATrap() throws {
+        // Found by FuzzStoreCheck: LMDB opens a store whose newest meta page has a transaction ID past Int.max, and
+        // the check of the open environment converted the ID it read back (negative as an Int) and trapped.
+        try Stores.withClosedStore(Self.fill) { path, _ in
+            var store = try RawStore(path: path)
+            let slot = store.newestSlot
+            store.set(slot * store.pageSize + 16 + 128, 8, to: Int(bitPattern: 0x8000_0000_0000_0005))
+            try store.save()
+            do {
+                let environment = try Environment.open(path: path)
+                defer { try? environment.close() }
+                let report = try environment.checkPages(scope: .full)
+                #expect(report.transactionID == Int.max)  // the report clamps what an Int cannot hold
+            } catch let error as LMDBError {
+                // LMDB may refuse the meta page itself; an error is as good as a report, a trap is not.
+                #expect(!error.description.isEmpty)
+            }
+        }
+    }
+
     @Test func problemsBeyondTheLimitAreCountedNotListed() throws {
         try Stores.withClosedStore(Self.fill) { path, _ in
             var store = try RawStore(path: path)
