@@ -83,9 +83,12 @@ struct StoreDirectory: ~Copyable {
 }
 
 /// The next element of an iterator, or `nil` after `seconds`.
+///
+/// The default is generous: callers wait for elements that come, and under the address sanitizer's run of the whole
+/// suite, beside other tests' servers and child processes, a container's poll may not get a thread for seconds.
 func next<T: Sendable>(
     _ iterator: inout AsyncStream<T>.Iterator,
-    within seconds: Double = 5
+    within seconds: Double = 30
 ) async -> T? {
     // AsyncStream's iterator honours cancellation; racing it against a timer bounds the wait.
     nonisolated(unsafe) var copy = iterator
