@@ -1,5 +1,6 @@
 import Foundation
 import LMDB
+import TestSupport
 
 /// A `ReplicationHelper` child process, built beside the test bundle, with its standard output read line by line.
 final class HelperProcess: Sendable {
@@ -16,7 +17,7 @@ final class HelperProcess: Sendable {
         let process = Process()
         self.process = process
         let pipe = Pipe()
-        process.executableURL = try Self.helper()
+        process.executableURL = try builtExecutable(named: "ReplicationHelper")
         process.arguments = arguments
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
@@ -72,18 +73,5 @@ final class HelperProcess: Sendable {
         while !output.state.withLock({ $0.finished }) { usleep(1_000) }
         return process.terminationReason == .exit
             ? "exit \(process.terminationStatus)" : "signal \(process.terminationStatus)"
-    }
-
-    private static func helper() throws -> URL {
-        let candidates = [Bundle.main.executableURL, URL(fileURLWithPath: CommandLine.arguments[0])].compactMap { $0 }
-        for candidate in candidates {
-            var directory = candidate.deletingLastPathComponent()
-            for _ in 0..<3 {
-                let binary = directory.appendingPathComponent("ReplicationHelper")
-                if FileManager.default.isExecutableFile(atPath: binary.path) { return binary }
-                directory = directory.deletingLastPathComponent()
-            }
-        }
-        throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "ReplicationHelper beside \(candidates)"])
     }
 }

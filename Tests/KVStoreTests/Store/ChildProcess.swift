@@ -1,5 +1,6 @@
 import Foundation
 import LMDB
+import TestSupport
 
 /// A child process of the multi-process tests: the `SharingHelper` executable, built beside the test bundle, with
 /// its standard output read line by line as it comes.
@@ -13,7 +14,7 @@ final class ChildProcess: @unchecked Sendable {
 
     /// Starts `SharingHelper <arguments>` with `environment` added to this process's.
     init(_ arguments: [String], environment: [String: String] = [:]) throws {
-        process.executableURL = try Self.helper()
+        process.executableURL = try builtExecutable(named: "SharingHelper")
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         process.standardOutput = output
@@ -89,19 +90,5 @@ final class ChildProcess: @unchecked Sendable {
         case .uncaughtSignal: return "signal \(process.terminationStatus)"
         @unknown default: return "status \(process.terminationStatus)"
         }
-    }
-
-    /// The helper executable, beside the test bundle in the build directory.
-    private static func helper() throws -> URL {
-        let candidates = [Bundle.main.executableURL, URL(fileURLWithPath: CommandLine.arguments[0])].compactMap { $0 }
-        for candidate in candidates {
-            var directory = candidate.deletingLastPathComponent()
-            for _ in 0..<3 {
-                let binary = directory.appendingPathComponent("SharingHelper")
-                if FileManager.default.isExecutableFile(atPath: binary.path) { return binary }
-                directory = directory.deletingLastPathComponent()
-            }
-        }
-        throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "SharingHelper beside \(candidates)"])
     }
 }
