@@ -204,9 +204,9 @@ public final class Replica: Sendable {
         var complete: [Pending] = []
         var pending = state.withLock { $0.pending }
         var next = state.withLock { $0.nextSequence } ?? 1
-        for message in messages {
+        func sort(_ message: JetStreamMessage) throws {
             let sequence = message.metadata.streamSequence
-            guard sequence >= next else { continue }
+            guard sequence >= next else { return }
             next = sequence + 1
             let header = try GroupHeader(headers: message.headers, sequence: sequence, stream: stream.name)
             guard header.storeID == primaryStoreID else {
@@ -229,14 +229,20 @@ public final class Replica: Sendable {
                 pending = group
             } else {
                 pending = nil
-                continue
+                return
             }
             if let group = pending, group.header.isLastPart {
                 complete.append(group)
                 pending = nil
             }
         }
+        // A message that is not a group stops the replica, after the groups completed before it are applied.
+        var failure: (any Error)?
+        for message in messages where failure == nil {
+            do { try sort(message) } catch { failure = error }
+        }
         let applied = try apply(complete)
+        if let failure { throw failure }
         state.withLock { state in
             state.pending = pending
             state.nextSequence = next

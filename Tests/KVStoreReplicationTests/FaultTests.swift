@@ -159,6 +159,28 @@ extension ReplicationSuites {
             }
         }
 
+        @Test func aForeignMessageOnTheStreamStopsPublisherAndReplicaWithoutApplyingIt() async throws {
+            try await offPool {
+                let fixture = try ReplicationFixture()
+                let copy = try fixture.copyOfPrimary(named: "replica")
+                try fixture.insertAccounts(2, prefix: "before")
+                try fixture.publisher().publishPending()
+                // Another program publishes garbage to the stream's subject, headers and all.
+                _ = try fixture.jetStream.publish(
+                    subject: fixture.stream.subject, payload: [0xFF, 0x00, 0x13],
+                    headers: ["KV-Store": "not a UUID"])
+                let (replica, follower) = try fixture.replica(at: copy)
+                let error = expectKind(.invalidMessage) {
+                    while try follower.applyAvailable(wait: .milliseconds(200)) > 0 {}
+                }
+                #expect(error?.message.contains("is not a KVStore history group") == true)
+                // The commits before it were applied, nothing of it.
+                #expect(try ModelContext(replica).fetchCount(FetchDescriptor<Account>()) == 2)
+                try fixture.insertAccounts(1, prefix: "after")
+                _ = expectKind(.invalidMessage) { try fixture.publisher().publishPending() }
+            }
+        }
+
         // MARK: - Gaps
 
         @Test func commitsPrunedBeforeTheyWerePublishedStopThePublisher() async throws {
