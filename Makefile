@@ -88,15 +88,19 @@ bench: deps
 	mkdir -p bench-results
 	.build/release/kvbench --json bench-results/kvbench.json --svg bench-results/kvbench.svg $(BENCHFLAGS)
 
-## crashtest: start writer processes, kill each at a random moment and check the store after each kill, then run
-## old-schema writers beside migrations killed at random points (debug build; CRASHTEST_ITERATIONS kills and
+## crashtest: start writer processes, kill each at a random moment and check the store after each kill, at each
+## durability level of CRASHTEST_DURABILITY (a killed process loses no commit at any level), then run old-schema
+## writers beside migrations killed at random points (debug build; CRASHTEST_ITERATIONS kills per level and
 ## CRASHTEST_MIXED_ITERATIONS mixed-version rounds, CRASHTESTFLAGS="--seed 42 --verbose" for more; crashtest help run)
 CRASHTEST_ITERATIONS ?= 1000
 CRASHTEST_MIXED_ITERATIONS ?= 40
+CRASHTEST_DURABILITY ?= full normal off
 CRASHTESTFLAGS ?=
 crashtest: deps
 	$(SWIFT) build --product crashtest $(SWIFTFLAGS)
-	.build/debug/crashtest run --iterations $(CRASHTEST_ITERATIONS) $(CRASHTESTFLAGS)
+	@set -e; for level in $(CRASHTEST_DURABILITY); do \
+		.build/debug/crashtest run --iterations $(CRASHTEST_ITERATIONS) --durability $$level $(CRASHTESTFLAGS); \
+	done
 	.build/debug/crashtest mixed --iterations $(CRASHTEST_MIXED_ITERATIONS) $(CRASHTESTFLAGS)
 
 ## docs: the DocC archives of KVStore, KVStoreTesting, LMDB and KVStoreReplication (.build/docs/<module>.doccarchive),

@@ -22,7 +22,7 @@ final class BindingSubject: ScenarioSubject {
     init(directory: String, settings: StoreSettings) throws {
         let configuration = Environment.Configuration(
             mapSize: settings.mapSize, maxMapSize: Swift.max(settings.mapSize, 1 << 40), maxTables: 8,
-            options: settings.durability == .noSync ? [.noSync] : [])
+            options: Environment.Options(rawValue: settings.durability.environmentFlags))
         environment = try Environment.open(path: directory, configuration: configuration)
         taskTable = try environment.openTable(named: "Task", create: true)
         projectTable = try environment.openTable(named: "Project", create: true)

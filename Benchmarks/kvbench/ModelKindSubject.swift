@@ -118,7 +118,7 @@ enum ComparisonStore {
     /// The configuration of a store in `directory` with `settings`.
     static func configuration(directory: String, settings: StoreSettings) -> ModelConfiguration {
         var configuration = ModelConfiguration(
-            path: directory, isDurable: settings.durability != .noSync, initialMapSize: settings.mapSize)
+            path: directory, durability: settings.durability.storeDurability, initialMapSize: settings.mapSize)
         configuration.usesFieldCodable = settings.coding == .fields
         return configuration
     }

@@ -1,3 +1,5 @@
+import CLMDB
+import KVStore
 import CommandLineKit
 
 /// The command line of kvbench: each option declared once with the command-line kit, which parses it, lays out
@@ -35,11 +37,17 @@ struct Options: ParsableCommand, Sendable {
             "repeat", valueName: "n", help: "Measured runs per scenario after one warm-up run, 1 to 100.",
             default: 5, parser: .integer(in: 1...100))
         let durability = FlagChoice(
-            default: Durability.noSync,
-            .flag("sync", value: .sync, help: "Durable commits: every commit waits for the disk."),
+            default: CommitSync.noSync,
+            .flag(
+                "sync", value: .sync,
+                help: "Durable commits: every commit waits for its data and metadata to reach the disk (durability "
+                    + "full)."),
+            .flag(
+                "sync-data", value: .syncData,
+                help: "Every commit waits for its data, not for its metadata (MDB_NOMETASYNC, durability normal)."),
             .flag(
                 "no-sync", value: .noSync,
-                help: "Commits without waiting for the disk (MDB_NOSYNC), to measure CPU work."))
+                help: "Commits without waiting for the disk (MDB_NOSYNC, durability off), to measure CPU work."))
         let coding = Option<RecordCoding>(
             "coding", valueName: "coding",
             help: "How KVStore codes the models: fields (their FieldCodable conformance) or codable (Codable alone); "
@@ -63,7 +71,7 @@ struct Options: ParsableCommand, Sendable {
     /// The number of measured runs per scenario, after one warm-up run.
     var repeats: Int
     /// Whether commits wait for the disk.
-    var durability: Durability
+    var durability: CommitSync
     /// How KVStore codes the models' records.
     var coding: RecordCoding
     /// The tasks per write transaction of chunked inserts, when not the size's default.
@@ -90,13 +98,33 @@ struct Options: ParsableCommand, Sendable {
 /// `--scenario insert,fetch`.
 extension ScenarioKind: ArgumentValue {}
 
-/// Whether commits wait for the disk.
-enum Durability: String, Codable, Sendable {
+/// How long commits wait for the disk, on both sides of a comparison.
+enum CommitSync: String, Codable, Sendable {
     /// `MDB_NOSYNC`: commits return without flushing, which measures CPU work; a system crash can lose the last
     /// commits.
     case noSync = "nosync"
-    /// Every commit flushes to disk before it returns.
+    /// `MDB_NOMETASYNC`: every commit flushes its data, and the next one its metadata.
+    case syncData = "syncdata"
+    /// Every commit flushes its data and metadata to disk before it returns.
     case sync
+
+    /// The KVStore durability level that commits this way.
+    var storeDurability: Durability {
+        switch self {
+        case .noSync: .off
+        case .syncData: .normal
+        case .sync: .full
+        }
+    }
+
+    /// The LMDB environment flags that commit this way.
+    var environmentFlags: UInt32 {
+        switch self {
+        case .noSync: UInt32(MDB_NOSYNC)
+        case .syncData: UInt32(MDB_NOMETASYNC)
+        case .sync: 0
+        }
+    }
 }
 
 /// How KVStore codes the benchmark's models, which conform to both `Codable` and `FieldCodable`.

@@ -50,7 +50,7 @@ final class RawLMDB: RawStore {
         do {
             try check(mdb_env_set_mapsize(environment, settings.mapSize), "mdb_env_set_mapsize")
             try check(mdb_env_set_maxdbs(environment, MDB_dbi(tables.count + 1)), "mdb_env_set_maxdbs")
-            let flags = UInt32(MDB_NOTLS) | (settings.durability == .noSync ? UInt32(MDB_NOSYNC) : 0)
+            let flags = UInt32(MDB_NOTLS) | settings.durability.environmentFlags
             try check(mdb_env_open(environment, directory, flags, 0o600), "mdb_env_open")
             var handles = [MDB_dbi](repeating: 0, count: tables.count)
             var txn: OpaquePointer?

@@ -12,7 +12,7 @@ struct Report: Encodable {
         /// The measured runs per scenario, after one warm-up.
         var repeats: Int
         /// Whether commits waited for the disk.
-        var durability: Durability
+        var durability: CommitSync
         /// How KVStore coded the models.
         var coding: RecordCoding
         /// The scenarios run.
@@ -43,9 +43,11 @@ struct Report: Encodable {
     /// The machine and settings, as printed above the table.
     var header: String {
         let mode =
-            settings.durability == .noSync
-            ? "nosync (MDB_NOSYNC: commits do not wait for the disk; CPU work)"
-            : "sync (every commit waits for the disk)"
+            switch settings.durability {
+            case .noSync: "nosync (MDB_NOSYNC: commits do not wait for the disk; CPU work)"
+            case .syncData: "syncdata (MDB_NOMETASYNC: every commit waits for its data, not its metadata)"
+            case .sync: "sync (every commit waits for the disk)"
+            }
         return """
             \(machine.summary)
             settings: size \(settings.size.rawValue), \(settings.repeats) measured runs after 1 warm-up, \

@@ -29,7 +29,7 @@ struct ScalePoint: Codable, Sendable {
     /// The side to measure.
     var side: Side
     /// Whether commits wait for the disk.
-    var durability: Durability
+    var durability: CommitSync
     /// How KVStore codes the models.
     var coding: RecordCoding
     /// The tasks per write transaction.

@@ -159,7 +159,7 @@ struct ScenarioResult: Encodable, Sendable {
     /// The size of the scenario: the records inserted, or the records in the store that is read.
     var records: Int
     /// Whether commits waited for the disk.
-    var durability: Durability
+    var durability: CommitSync
     /// How task IDs were generated.
     var idOrder: IDOrder
     /// What the baseline is: the raw C API, or struct models for a row of the class/struct comparison.

@@ -86,7 +86,7 @@ struct StoreSettings: Sendable {
     /// The initial map size in bytes, large enough for the whole scenario (the raw baseline cannot grow).
     var mapSize: Int
     /// Whether commits wait for the disk.
-    var durability: Durability
+    var durability: CommitSync
     /// How KVStore codes the models; the raw baseline stores the same bytes either way.
     var coding: RecordCoding
     /// Whether the store records its change history (with the default retention), for a subject that can.

@@ -30,7 +30,7 @@ final class StoreSubject: ScenarioSubject {
     /// Opens a new store in `directory`.
     init(directory: String, settings: StoreSettings) throws {
         var configuration = ModelConfiguration(
-            path: directory, isDurable: settings.durability != .noSync, initialMapSize: settings.mapSize)
+            path: directory, durability: settings.durability.storeDurability, initialMapSize: settings.mapSize)
         configuration.usesFieldCodable = settings.coding == .fields
         container = try ModelContainer(for: TaskRecord.self, ProjectRecord.self, configuration: configuration)
         if settings.recordsHistory { try container.enableHistory() }

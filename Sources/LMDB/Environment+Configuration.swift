@@ -23,7 +23,9 @@ extension Environment {
         /// Does not flush system buffers to disk when committing. A crash of the system (not of the process) may
         /// lose or damage the last transactions (`MDB_NOSYNC`).
         public static let noSync = Options(rawValue: UInt32(MDB_NOSYNC))
-        /// Flushes system buffers on commit but omits the metadata flush (`MDB_NOMETASYNC`).
+        /// Flushes system buffers on commit but omits the metadata flush, which the next commit's flush (or
+        /// ``Environment/sync(force:)``) makes: a crash of the system may undo the last transaction, never damage the
+        /// environment (`MDB_NOMETASYNC`).
         public static let noMetaSync = Options(rawValue: UInt32(MDB_NOMETASYNC))
         /// Uses asynchronous flushes when ``writeMap`` is set (`MDB_MAPASYNC`).
         public static let mapAsync = Options(rawValue: UInt32(MDB_MAPASYNC))
@@ -41,6 +43,16 @@ extension Environment {
         public static let noLock = Options(rawValue: UInt32(MDB_NOLOCK))
         /// Does not zero memory before writing it to disk (`MDB_NOMEMINIT`).
         public static let noMemInit = Options(rawValue: UInt32(MDB_NOMEMINIT))
+
+        /// The options that say how much a commit waits for the disk.
+        static let syncing: Options = [.noSync, .noMetaSync]
+
+        /// How much a commit waits for the disk under these options: 2 when it flushes its data and the metadata, 1
+        /// when it flushes only its data (``noMetaSync``), 0 when it flushes nothing (``noSync``, which overrides
+        /// ``noMetaSync``).
+        var syncStrength: Int {
+            contains(.noSync) ? 0 : contains(.noMetaSync) ? 1 : 2
+        }
     }
 
     /// The settings an environment is opened with.

@@ -76,7 +76,9 @@ public final class Environment: Sendable {
     /// Without ``Options/noSubdirectory`` the path is a directory that must exist; LMDB creates `data.mdb` and
     /// `lock.mdb` inside it. With it, the path is the data file itself and the lock file is the path plus `-lock`.
     /// When the environment is already open, `configuration` is ignored, except that a writable open of an
-    /// environment open read-only fails; table slots are added when a table needs one (see
+    /// environment open read-only fails, and that commits become at least as durable as its ``Options/noSync`` and
+    /// ``Options/noMetaSync`` ask (for every handle: see ``syncOptions``; the open then waits for the transactions
+    /// of other threads to end); table slots are added when a table needs one (see
     /// ``openTable(named:options:create:)``).
     ///
     /// - Parameters:
@@ -86,9 +88,10 @@ public final class Environment: Sendable {
     /// - Throws: ``LMDBError`` naming the path: ``LMDBError/noSuchFile`` when the directory does not exist,
     ///   ``LMDBError/notDirectory`` when it is a file, ``LMDBError/accessDenied`` without permission,
     ///   ``LMDBError/invalid`` when the file is not an LMDB environment, ``LMDBError/invalidArgument`` for a bad
-    ///   configuration.
+    ///   configuration, ``LMDBError/busy`` when the calling thread is inside a transaction of an environment this
+    ///   open must make more durable.
     ///
-    /// The corresponding LMDB functions are `mdb_env_create` and `mdb_env_open`.
+    /// The corresponding LMDB functions are `mdb_env_create`, `mdb_env_open` and `mdb_env_set_flags`.
     public static func open(path: String, configuration: Configuration = Configuration()) throws -> Environment {
         guard !path.isEmpty else {
             throw LMDBError(code: EINVAL, operation: "open", detail: "The path is empty")
@@ -189,6 +192,15 @@ public final class Environment: Sendable {
     /// Whether the environment was opened read-only.
     public var isReadOnly: Bool {
         configuration.options.contains(.readOnly)
+    }
+
+    /// How much the environment's commits wait for the disk now: ``Options/noSync``, ``Options/noMetaSync`` or
+    /// neither (a flush of the data and of the metadata at every commit).
+    ///
+    /// They are the options the environment was first opened with in the process, unless a later open asked for
+    /// more durability, which then applies to every handle (see ``open(path:configuration:)``).
+    public var syncOptions: Options {
+        core.syncOptions
     }
 
     /// Whether ``close()`` was called on this handle, or the environment was closed under it.

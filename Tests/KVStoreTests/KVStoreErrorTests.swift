@@ -31,7 +31,7 @@ extension KVStoreError: DescribesUnderlying {}
     @Test func aFullMapKeepsLMDBsMapFullAsTheCause() throws {
         let directory = StoreDirectory()
         let configuration = ModelConfiguration(
-            path: directory.path, isDurable: false, initialMapSize: 256 << 10, maximumMapSize: 512 << 10)
+            path: directory.path, durability: .off, initialMapSize: 256 << 10, maximumMapSize: 512 << 10)
         let container = try ModelContainer(for: Task.self, configuration: configuration)
         defer { try? container.close() }
         let error = try #require(throws: KVStoreError.self) {
@@ -68,7 +68,7 @@ extension KVStoreError: DescribesUnderlying {}
 
     @Test func aRecordThatDoesNotDecodeKeepsTheDecodingError() throws {
         let directory = StoreDirectory()
-        let configuration = ModelConfiguration(path: directory.path, isDurable: false)
+        let configuration = ModelConfiguration(path: directory.path, durability: .off)
         do {
             let container = try ModelContainer(for: TitledNote.self, configuration: configuration)
             defer { try? container.close() }

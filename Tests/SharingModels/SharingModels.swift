@@ -125,7 +125,7 @@ package struct Attachment: Model, Equatable {
 
 /// The configuration every process of a test uses for the store at `path`.
 package func sharingConfiguration(_ path: String, waitTimeout: Duration = .seconds(20)) -> ModelConfiguration {
-    var configuration = ModelConfiguration(path: path, isDurable: false)
+    var configuration = ModelConfiguration(path: path, durability: .off)
     configuration.migrationWaitTimeout = waitTimeout
     return configuration
 }

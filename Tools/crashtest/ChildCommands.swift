@@ -19,22 +19,25 @@ struct WriterCommand: CrashTestCommand {
         let lastSequence = Option<Int>(
             "last-sequence", valueName: "n", help: "How many transactions the log holds so far.", default: 0,
             parser: .integer(in: 0...))
+        let durability = CommonOptions.durability
     }
 
     let store: String
     let log: String
     let seed: UInt64
     let lastSequence: Int
+    let durability: Durability
 
     init(_ arguments: ParsedArguments<Arguments>) throws(UsageError) {
         store = try arguments[\.store]
         log = try arguments[\.log]
         seed = try arguments[\.seed]
         lastSequence = try arguments[\.lastSequence]
+        durability = try arguments[\.durability]
     }
 
     func run() throws -> Int32 {
-        let container = try openCrashStore(store)
+        let container = try openCrashStore(store, durability: durability)
         // Before the first transaction, so that every transaction of the store has its entry.
         try container.enableHistory(retention: Writer.historyRetention(seed: seed))
         let writer = try Writer(
@@ -150,7 +153,8 @@ extension StoreChildCommand {
     }
 }
 
-/// Opens the crash test's store the way every process of `crashtest run` does.
-private func openCrashStore(_ path: String) throws -> ModelContainer {
-    try ModelContainer(for: crashModelTypes, configuration: CrashRun.configuration(path: path))
+/// Opens the crash test's store the way every process of `crashtest run` does, its commits waiting for the disk as
+/// `durability` says.
+private func openCrashStore(_ path: String, durability: Durability = .full) throws -> ModelContainer {
+    try ModelContainer(for: crashModelTypes, configuration: CrashRun.configuration(path: path, durability: durability))
 }

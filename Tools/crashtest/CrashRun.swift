@@ -16,13 +16,14 @@ import TestSupport
 /// pruning to a few entries or the last tenth of a second (``Writer/historyRetention(seed:)``); after each kill the
 /// history is checked against the log too (``RunHistory``).
 final class CrashRun {
-    /// The configuration every process opens the store with: durable commits, and a small map that has to grow.
-    static func configuration(path: String) -> ModelConfiguration {
-        ModelConfiguration(path: path, isDurable: true, initialMapSize: 1 << 20)
+    /// The configuration every process opens the store with: commits at `durability` (a killed process loses
+    /// nothing at any level), and a small map that has to grow.
+    static func configuration(path: String, durability: Durability = .full) -> ModelConfiguration {
+        ModelConfiguration(path: path, durability: durability, initialMapSize: 1 << 20)
     }
 
     /// What `crashtest run` was asked to do.
-    private let options: RunCommand
+    let options: RunCommand
     private var random: SplitMix64
     private let directory: String
     /// The current store's directory.
@@ -67,7 +68,9 @@ final class CrashRun {
 
     /// Runs the iterations, prints the report, and returns the exit status: 0 when no problem was found.
     func run() -> Int32 {
-        print("crashtest: \(options.iterations) iterations, seed \(options.seed), in \(directory)")
+        print(
+            "crashtest: \(options.iterations) iterations, seed \(options.seed), durability \(options.durability), in "
+                + directory)
         let started = ContinuousClock.now
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -113,7 +116,7 @@ final class CrashRun {
         }
         let holds = (iteration - 1) / 5 % 2 == 1
         if holds, heldContainer == nil {
-            heldContainer = try ModelContainer(for: crashModelTypes, configuration: Self.configuration(path: storePath))
+            heldContainer = try ModelContainer(for: crashModelTypes, configuration: Self.configuration(path: storePath, durability: options.durability))
         } else if !holds {
             try closeHeldContainer()
         }
@@ -122,7 +125,7 @@ final class CrashRun {
         let delay = Int.random(in: 0...options.maximumDelay, using: &random)
         let writer = try Child([
             "writer", "--store", storePath, "--log", logPath, "--seed", String(seed), "--last-sequence",
-            String(lastSequence),
+            String(lastSequence), "--durability", options.durability.description,
         ])
         let context = "iteration \(iteration) (writer seed \(seed), history \(Writer.historyRetentionText(seed: seed)))"
         if beforeReady {
@@ -226,7 +229,7 @@ final class CrashRun {
         // `kvtool check` refuses as no store: nothing was committed, and the next open makes it a store. So when
         // nothing can have been, the parent opens it first: that open must succeed.
         if heldContainer == nil && lastSequence == 0 && pending == nil {
-            try ModelContainer(for: crashModelTypes, configuration: Self.configuration(path: storePath)).close()
+            try ModelContainer(for: crashModelTypes, configuration: Self.configuration(path: storePath, durability: options.durability)).close()
         }
 
         // A writer killed inside its commit, after it wrote the meta page but before it published the new
@@ -246,7 +249,7 @@ final class CrashRun {
 
         let container =
             try heldContainer
-            ?? ModelContainer(for: crashModelTypes, configuration: Self.configuration(path: storePath))
+            ?? ModelContainer(for: crashModelTypes, configuration: Self.configuration(path: storePath, durability: options.durability))
         defer { if heldContainer == nil { try? container.close() } }
         let actual = try StoreState.read(from: container)
         guard let intent = pending, let delta = intent.delta else {

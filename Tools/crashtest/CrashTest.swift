@@ -1,4 +1,5 @@
 import CommandLineKit
+import KVStore
 import Foundation
 
 /// The crash test's command line: `crashtest run` and `crashtest mixed` for people, and the hidden subcommands its
@@ -94,11 +95,27 @@ enum CommonOptions {
     /// `--verbose`.
     static let verbose = Flag("verbose", help: "Print a line per iteration.")
 
+    /// `--durability <level>`: how long each commit of the writers waits for the disk, `full` by default.
+    static let durability = Option<Durability>(
+        "durability", valueName: "level",
+        help: "How long each commit waits for the disk: full, normal or off. A killed process loses no commit at any "
+            + "level.",
+        default: .full)
+
     /// `--store <path>`, which every child process takes.
     static let store = Option<String>("store", valueName: "path", help: "The store's directory.")
 
     /// The seed given, or a random one.
     static func seed(_ given: UInt64?) -> UInt64 {
         given ?? UInt64.random(in: 0...UInt64(UInt32.max))
+    }
+}
+
+/// `--durability full`: a level by its name in code.
+extension Durability: ArgumentValue {
+    package static var parser: ValueParser<Durability> {
+        ValueParser(
+            expecting: "full, normal or off", choices: allCases.map(\.description), describe: \.description
+        ) { text in allCases.first { $0.description == text } }
     }
 }

@@ -87,7 +87,7 @@ final class MixedVersionRun {
 
     /// The configuration of every process: writes wait up to 10 s for a migration under way.
     static func configuration(_ path: String) -> ModelConfiguration {
-        var configuration = ModelConfiguration(path: path, isDurable: true, initialMapSize: 1 << 20)
+        var configuration = ModelConfiguration(path: path, durability: .full, initialMapSize: 1 << 20)
         configuration.migrationWaitTimeout = .seconds(10)
         return configuration
     }

@@ -1,4 +1,5 @@
 import CommandLineKit
+import KVStore
 
 /// `crashtest run`: starts writer processes, kills each at a random moment, and checks the store after each kill
 /// (``CrashRun``).
@@ -33,6 +34,7 @@ struct RunCommand: CrashTestCommand {
             "reader-every", valueName: "r",
             help: "Kill a process inside a read transaction every r iterations; 0 never.",
             default: 10, parser: .integer(in: 0...))
+        let durability = CommonOptions.durability
         let verbose = CommonOptions.verbose
     }
 
@@ -48,6 +50,8 @@ struct RunCommand: CrashTestCommand {
     let maximumDelay: Int
     /// Run the stale-reader scenario every this many iterations; 0 never.
     let readerEvery: Int
+    /// How long each commit of the writers waits for the disk.
+    let durability: Durability
     /// Print one line per iteration.
     let verbose: Bool
 
@@ -58,6 +62,7 @@ struct RunCommand: CrashTestCommand {
         freshEvery = try arguments[\.freshEvery]
         maximumDelay = try arguments[\.maximumDelay]
         readerEvery = try arguments[\.readerEvery]
+        durability = try arguments[\.durability]
         verbose = arguments[\.verbose]
     }
 

@@ -104,7 +104,7 @@ struct ReplicationScenario: Scenario {
 
         private func open(_ path: String) throws -> ModelContainer {
             var configuration = ModelConfiguration(
-                path: path, isDurable: context.options.durability != .noSync,
+                path: path, durability: context.options.durability.storeDurability,
                 initialMapSize: context.settings(records: count).mapSize)
             configuration.usesFieldCodable = context.options.coding == .fields
             return try ModelContainer(for: TaskRecord.self, ProjectRecord.self, configuration: configuration)

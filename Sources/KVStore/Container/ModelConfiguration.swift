@@ -17,10 +17,21 @@ public struct ModelConfiguration: Sendable, Hashable {
     /// ``KVStoreError/storage`` with this message.
     var unresolvedLocation: String?
 
-    /// Whether commits wait for the data to reach the disk. The default is `true`; without it a commit costs a few
-    /// microseconds instead of an `fsync`, and a crash of the machine (not of the process) may lose the last
-    /// commits.
-    public var isDurable: Bool
+    /// How long each commit waits for the disk: what a crash of the machine (not of the process, which loses
+    /// nothing at any level) can take back. The default is ``Durability/full``; see ``Durability`` for what each level
+    /// promises.
+    ///
+    /// One store open in several containers of one process commits at the strongest level any of them asked for, so
+    /// that none commits with less durability than its configuration says.
+    public var durability: Durability
+
+    /// Whether commits wait for the data to reach the disk: `true` for ``Durability/full``, `false` for
+    /// ``Durability/off``.
+    @available(*, deprecated, renamed: "durability", message: "Use durability, which also offers the normal level")
+    public var isDurable: Bool {
+        get { durability == .full }
+        set { durability = newValue ? .full : .off }
+    }
 
     /// The initial size of the memory map in bytes; it grows by itself.
     public var initialMapSize: Int
@@ -63,30 +74,59 @@ public struct ModelConfiguration: Sendable, Hashable {
     ///
     /// - Parameters:
     ///   - url: The store's directory, created if it does not exist.
-    ///   - isDurable: Whether commits wait for the disk.
-    public init(url: URL, isDurable: Bool = true) {
-        self.init(path: url.path, isDurable: isDurable)
+    ///   - durability: How long each commit waits for the disk.
+    public init(url: URL, durability: Durability = .full) {
+        self.init(path: url.path, durability: durability)
     }
 
     /// A configuration for a store in the directory at `path`.
     ///
     /// - Parameters:
     ///   - path: The store's directory, created if it does not exist.
-    ///   - isDurable: Whether commits wait for the disk.
+    ///   - durability: How long each commit waits for the disk.
     ///   - initialMapSize: The initial size of the memory map.
     ///   - maximumMapSize: The largest size the store may grow to.
-    public init(path: String, isDurable: Bool = true, initialMapSize: Int = 64 << 20, maximumMapSize: Int = 1 << 46) {
+    public init(
+        path: String, durability: Durability = .full, initialMapSize: Int = 64 << 20, maximumMapSize: Int = 1 << 46
+    ) {
         self.path = path
-        self.isDurable = isDurable
+        self.durability = durability
         self.initialMapSize = initialMapSize
         self.maximumMapSize = maximumMapSize
+    }
+
+    /// A configuration for a store in the directory at `url`, whose commits wait for the disk when `isDurable`.
+    ///
+    /// - Parameters:
+    ///   - url: The store's directory, created if it does not exist.
+    ///   - isDurable: `true` for ``Durability/full``, `false` for ``Durability/off``.
+    @available(*, deprecated, renamed: "init(url:durability:)", message: "Use durability: .full or .off")
+    public init(url: URL, isDurable: Bool) {
+        self.init(path: url.path, durability: isDurable ? .full : .off)
+    }
+
+    /// A configuration for a store in the directory at `path`, whose commits wait for the disk when `isDurable`.
+    ///
+    /// - Parameters:
+    ///   - path: The store's directory, created if it does not exist.
+    ///   - isDurable: `true` for ``Durability/full``, `false` for ``Durability/off``.
+    ///   - initialMapSize: The initial size of the memory map.
+    ///   - maximumMapSize: The largest size the store may grow to.
+    @available(
+        *, deprecated, renamed: "init(path:durability:initialMapSize:maximumMapSize:)",
+        message: "Use durability: .full or .off"
+    )
+    public init(path: String, isDurable: Bool, initialMapSize: Int = 64 << 20, maximumMapSize: Int = 1 << 46) {
+        self.init(
+            path: path, durability: isDurable ? .full : .off, initialMapSize: initialMapSize,
+            maximumMapSize: maximumMapSize)
     }
 
     /// A configuration for a store in memory, or in the default on-disk location.
     ///
     /// An in-memory store is a real LMDB store in a private temporary directory, removed when the container closes,
-    /// so tests see exactly the behaviour of production. It skips `fsync`, since nothing of it outlives the
-    /// process.
+    /// so tests see exactly the behaviour of production. Its durability is ``Durability/off``, since nothing of it
+    /// outlives the process.
     ///
     /// The default on-disk location follows the XDG base directory specification, never the working directory:
     /// `$XDG_DATA_HOME/<program>/<name>.store`, or `$HOME/.local/share/<program>/<name>.store` when
@@ -97,7 +137,7 @@ public struct ModelConfiguration: Sendable, Hashable {
     ///   - name: The store's name in the default location; `default` when `nil`. Ignored in memory.
     ///   - isStoredInMemoryOnly: `true` for an in-memory store; `false` for a store in the default location.
     public init(_ name: String? = nil, isStoredInMemoryOnly: Bool = false) {
-        self.isDurable = !isStoredInMemoryOnly
+        self.durability = isStoredInMemoryOnly ? .off : .full
         self.initialMapSize = isStoredInMemoryOnly ? 4 << 20 : 64 << 20
         self.maximumMapSize = 1 << 46
         self.path = nil

@@ -134,8 +134,7 @@ public final class ModelContainer: Sendable {
         let path = try Self.directory(for: configuration)
         self.path = path
         do {
-            var options: Environment.Options = []
-            if !configuration.isDurable { options.insert(.noSync) }
+            var options = configuration.durability.environmentOptions
             if configuration.isReadOnly { options.insert(.readOnly) }
             environment = try Environment.open(
                 path: path,
@@ -256,6 +255,30 @@ public final class ModelContainer: Sendable {
         mainContextSlot.withLock { $0 = nil }
         if configuration.isStoredInMemoryOnly { try? FileManager.default.removeItem(atPath: path) }
         observer?.containerDidClose(self)
+    }
+
+    /// How long the store's commits in this process wait for the disk: the configuration's
+    /// ``ModelConfiguration/durability``, or a stronger level that another container of the same store in this
+    /// process asked for (one store commits at the strongest level any of its open containers asked for).
+    public var durability: Durability {
+        Durability(environmentOptions: environment.syncOptions)
+    }
+
+    /// Flushes the store's commits to disk, with the metadata that makes the last one current: once it returns, an
+    /// OS crash or a power cut takes back none of them, whatever the ``durability``. A program that loads in bulk at
+    /// ``Durability/off`` calls it at the end; at ``Durability/full`` every commit is on disk already.
+    ///
+    /// A read-only container has nothing to flush and returns at once.
+    ///
+    /// - Throws: ``KVStoreError/closed`` after ``close()``; ``KVStoreError/storage`` when the system fails to
+    ///   flush (an I/O error of the disk), naming the store; the commits are then in the system's buffers, not known
+    ///   to be on disk.
+    public func sync() throws {
+        do {
+            try environment.sync(force: true)
+        } catch {
+            throw Self.mapped(error)
+        }
     }
 
     /// The number of table slots to reserve in the environment for `types`.

@@ -33,6 +33,10 @@ final class EnvironmentCore: @unchecked Sendable {
     /// The configuration the first handle opened the environment with.
     let configuration: Environment.Configuration
 
+    /// The options of ``Environment/Options/syncing`` that commits run with now: those of ``configuration`` until a
+    /// handle asks for more durability (``strengthenSync(to:)``).
+    private let syncOptionsStorage: Atomic<UInt32>
+
     /// The `MDB_env`. It changes only when ``growTables(atLeast:)`` reopens the environment with more table slots,
     /// which holds the gate exclusively, so every reader that passed the gate sees one value throughout.
     private let handleStorage: Atomic<OpaquePointer>
@@ -65,6 +69,7 @@ final class EnvironmentCore: @unchecked Sendable {
         unsafe self.handleStorage = unsafe Atomic(handle)
         self.path = path
         self.configuration = configuration
+        self.syncOptionsStorage = Atomic(configuration.options.intersection(.syncing).rawValue)
         self.maxKeySize = unsafe Int(mdb_env_get_maxkeysize(handle))
         var stat = MDB_stat()
         self.pageSize = unsafe mdb_env_stat(handle, &stat) == 0 ? Int(stat.ms_psize) : Int(sysconf(Int32(_SC_PAGESIZE)))
@@ -76,6 +81,41 @@ final class EnvironmentCore: @unchecked Sendable {
     /// The `MDB_env`.
     var handle: OpaquePointer {
         unsafe handleStorage.load(ordering: .acquiring)
+    }
+
+    /// The options of ``Environment/Options/syncing`` that commits run with now.
+    var syncOptions: Environment.Options {
+        Environment.Options(rawValue: syncOptionsStorage.load(ordering: .acquiring))
+    }
+
+    /// Makes commits wait for the disk at least as much as `requested` asks (see
+    /// ``Environment/Options/syncStrength``), for every handle: a handle never commits with less durability than it
+    /// was opened with. Nothing changes when the environment already waits as much or more, or is read-only.
+    ///
+    /// LMDB's flags are changed while no transaction of the process is alive (lmdb.h, `mdb_env_set_flags`: "If
+    /// several threads change the flags at the same time, the result is undefined"), so that no commit reads them
+    /// half changed.
+    ///
+    /// - Throws: ``LMDBError/busy`` when the calling thread is inside a transaction of the environment,
+    ///   ``LMDBError/environmentClosed`` when it is closed, or the error of `mdb_env_set_flags`.
+    func strengthenSync(to requested: Environment.Options) throws {
+        guard !configuration.options.contains(.readOnly),
+            requested.syncStrength > syncOptions.syncStrength
+        else { return }
+        try gate.withExclusiveAccess {
+            let current = syncOptions
+            guard requested.syncStrength > current.syncStrength else { return }
+            let target = requested.intersection(.syncing)
+            let cleared = current.subtracting(target)
+            let added = target.subtracting(current)
+            if !cleared.isEmpty {
+                try unsafe check(mdb_env_set_flags(handle, cleared.rawValue, 0), "mdb_env_set_flags", path: path)
+            }
+            if !added.isEmpty {
+                try unsafe check(mdb_env_set_flags(handle, added.rawValue, 1), "mdb_env_set_flags", path: path)
+            }
+            syncOptionsStorage.store(target.rawValue, ordering: .releasing)
+        }
     }
 
     /// Closes the `MDB_env` for good, once no transaction is alive, and turns every later transaction away.
@@ -111,6 +151,7 @@ final class EnvironmentCore: @unchecked Sendable {
             while slots < count { slots *= 2 }
             guard slots > tableSlots.load(ordering: .relaxed) else { return }
             var reopened = configuration
+            reopened.options = configuration.options.subtracting(.syncing).union(syncOptions)
             reopened.maxTables = slots
             reopened.mapSize = currentMapSize.load(ordering: .relaxed)
             // lmdb.h on mdb_env_open: "Do not have open an LMDB database twice in the same process at the same

@@ -56,7 +56,17 @@ enum EnvironmentRegistry {
             // A handle that asks for more table slots than the environment has gets them when it opens a table that
             // needs one: growing reopens the environment once no transaction is alive, which must not make an open
             // wait for the transactions of other threads.
-            return Environment(core: core)
+            let environment = Environment(core: core)
+            // A handle that asks for more durability than the environment has gets it now, for every handle.
+            do {
+                try core.strengthenSync(to: configuration.options)
+            } catch let error as LMDBError {
+                // The handle goes (deinit releases it), and the open fails.
+                throw error
+            } catch {
+                throw LMDBError(code: EINVAL, operation: "open", path: path, detail: "\(error)")
+            }
+            return environment
         }
     }
 

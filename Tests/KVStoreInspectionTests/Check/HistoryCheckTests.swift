@@ -9,7 +9,7 @@ import Testing
     /// Writes a store whose history is on, with `commits` commits recorded.
     private static func writeWithHistory(_ store: borrowing TemporaryStore, commits: Int = 5) throws {
         let container = try ModelContainer(
-            for: Book.self, Handle.self, configuration: ModelConfiguration(path: store.path, isDurable: false))
+            for: Book.self, Handle.self, configuration: ModelConfiguration(path: store.path, durability: .off))
         try container.enableHistory(retention: .unlimited)
         for index in 0..<commits {
             try container.write { txn in try txn.insert(Handle(path: "/tmp/\(index)")) }

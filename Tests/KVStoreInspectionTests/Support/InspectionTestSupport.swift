@@ -48,7 +48,7 @@ struct TemporaryStore: ~Copyable {
     /// - Parameter collidingLongKeys: Whether every unique value longer than LMDB's key limit shares its cut key with
     ///   every other of the same prefix (the library's hash for tests), so that reads must confirm each owner.
     func write(books: [Book] = sampleBooks, handles: [Handle] = [], collidingLongKeys: Bool = false) throws {
-        var configuration = ModelConfiguration(path: path, isDurable: false)
+        var configuration = ModelConfiguration(path: path, durability: .off)
         configuration.collidesLongKeysForTesting = collidingLongKeys
         let container = try ModelContainer(for: Book.self, Handle.self, configuration: configuration)
         try container.write { txn in

@@ -221,7 +221,7 @@ private func withSamples<M: Model, R>(
     _ body: (ModelContainer) throws -> R
 ) throws -> R {
     let directory = StoreDirectory()
-    let configuration = ModelConfiguration(path: directory.path, isDurable: false)
+    let configuration = ModelConfiguration(path: directory.path, durability: .off)
     let writer = try ModelContainer(for: CodedSample.self, configuration: configuration)
     let context = ModelContext(writer)
     for sample in samples { context.insert(sample) }
@@ -261,7 +261,7 @@ private func withSamples<M: Model, R>(
 
     @Test func recordsWrittenThroughCodableReadThroughFieldsAndBack() throws {
         let directory = StoreDirectory()
-        let configuration = ModelConfiguration(path: directory.path, isDurable: false)
+        let configuration = ModelConfiguration(path: directory.path, durability: .off)
         do {
             let container = try ModelContainer(for: CodedSample.self, configuration: configuration)
             let context = ModelContext(container)

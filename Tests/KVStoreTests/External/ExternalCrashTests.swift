@@ -31,7 +31,7 @@ struct KillingChunks: AsyncSequence, Sendable {
 
 @Suite struct ExternalCrashTests {
     static func open(_ path: String) throws -> ModelContainer {
-        try ModelContainer(for: externalModelTypes, configuration: ModelConfiguration(path: path, isDurable: false))
+        try ModelContainer(for: externalModelTypes, configuration: ModelConfiguration(path: path, durability: .off))
     }
 
     /// The errors kvtool's integrity check finds in the store at `path`.

@@ -31,7 +31,7 @@ struct DocumentV2: Model {
 
     @Test func aRemovedExternalAttributeKeepsItsValuesUntilItsModelIsSavedOrDeleted() throws {
         let directory = StoreDirectory()
-        let configuration = ModelConfiguration(path: directory.path, isDurable: false)
+        let configuration = ModelConfiguration(path: directory.path, durability: .off)
         let first = DocumentV1(title: "first", body: ExternalData(Data([1, 2])), draft: ExternalData(Data([3])))
         let second = DocumentV1(title: "second", body: ExternalData(Data([4])), draft: ExternalData(Data([5, 6])))
         do {

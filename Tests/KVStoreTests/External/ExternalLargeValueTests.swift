@@ -64,7 +64,7 @@ struct ExternalLargeValueTests {
 
     static func streamAGigabyte(path: String) async throws -> String {
         let container = try ModelContainer(
-            for: externalModelTypes, configuration: ModelConfiguration(path: path, isDurable: false))
+            for: externalModelTypes, configuration: ModelConfiguration(path: path, durability: .off))
         let photo = PhotoE(title: "A gigabyte")
         try await container.write { txn in try txn.insert(photo) }
         let baseline = anonymousMemory()

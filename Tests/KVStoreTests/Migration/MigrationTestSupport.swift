@@ -8,7 +8,7 @@ import Testing
 /// Opening, seeding and inspecting the stores of the migration tests.
 enum MigrationSupport {
     static func configuration(_ path: String) -> ModelConfiguration {
-        ModelConfiguration(path: path, isDurable: false)
+        ModelConfiguration(path: path, durability: .off)
     }
 
     /// Writes `models` into the store at `path`, opened at `schema`.

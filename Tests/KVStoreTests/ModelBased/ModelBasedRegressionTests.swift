@@ -34,7 +34,7 @@ private struct Abort: Error {}
 
     @Test func aFieldFirstStoredByAnAbortedTransactionReachesTheCatalogWhenItIsStoredAgain() throws {
         let directory = StoreDirectory()
-        let configuration = ModelConfiguration(path: directory.path, isDurable: false)
+        let configuration = ModelConfiguration(path: directory.path, durability: .off)
         let model = Sparse(first: nil, second: 2)
         do {
             let container = try ModelContainer(for: Sparse.self, configuration: configuration)

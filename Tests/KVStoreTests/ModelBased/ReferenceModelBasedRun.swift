@@ -85,7 +85,7 @@ final class ReferenceModelBasedRun {
     init(seed: UInt64, path: String) throws {
         self.seed = seed
         random = SplitMix64(seed: seed)
-        container = try ModelContainer(for: Self.types, configuration: ModelConfiguration(path: path, isDurable: false))
+        container = try ModelContainer(for: Self.types, configuration: ModelConfiguration(path: path, durability: .off))
         context = ModelContext(container)
     }
 

@@ -220,14 +220,14 @@ private final class Titles: Sendable {
         let directory = StoreDirectory()
         let path = directory.path
         let container = try ModelContainer(
-            for: Task.self, Project.self, configuration: .init(path: path, isDurable: false))
+            for: Task.self, Project.self, configuration: .init(path: path, durability: .off))
         defer { try? container.close() }
         try await container.write { txn in try txn.insert(Task(title: "parent")) }
         var changes = container.changes.makeAsyncIterator()
         await #expect(processExitsWith: .success) { [path = path as String] in
             do {
                 let child = try ModelContainer(
-                    for: Task.self, Project.self, configuration: .init(path: path, isDurable: false))
+                    for: Task.self, Project.self, configuration: .init(path: path, durability: .off))
                 try child.write { txn in try txn.insert(Task(title: "child")) }
                 try child.close()
             } catch {

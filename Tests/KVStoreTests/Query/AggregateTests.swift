@@ -429,7 +429,7 @@ final class LedgerLine: PersistentModel {
 @Suite struct AggregateDamageTests {
     @Test func aKeyThatHoldsNoValueOfTheAttributesTypeIsReportedAsDamage() throws {
         let directory = StoreDirectory()
-        let configuration = ModelConfiguration(path: directory.path, isDurable: false)
+        let configuration = ModelConfiguration(path: directory.path, durability: .off)
         do {
             let container = try ModelContainer(for: CountedItem.self, configuration: configuration)
             defer { try? container.close() }

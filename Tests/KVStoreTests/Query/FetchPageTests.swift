@@ -252,7 +252,7 @@ import Testing
 @Suite struct ContinuationAcrossContainersTests {
     @Test func anotherContainerResumesTheListing() throws {
         let directory = StoreDirectory()
-        let configuration = ModelConfiguration(path: directory.path, isDurable: false)
+        let configuration = ModelConfiguration(path: directory.path, durability: .off)
         let first = try ModelContainer(for: LedgerEntry.self, configuration: configuration)
         defer { try? first.close() }
         let writer = ModelContext(first)

@@ -115,7 +115,7 @@ import Testing
 
     @Test func aComputedIndexEntryPointingNowhereIsStillReported() throws {
         let directory = StoreDirectory()
-        let configuration = ModelConfiguration(path: directory.path, isDurable: false)
+        let configuration = ModelConfiguration(path: directory.path, durability: .off)
         let container = try ModelContainer(for: ObservedItem.self, configuration: configuration)
         let context = ModelContext(container)
         for number in 0..<3 { context.insert(ObservedItem(name: "Item \(number)", rank: number, note: nil)) }
@@ -138,7 +138,7 @@ import Testing
 
     @Test func aReadThroughAnotherContainerSeesItsSaveForObjectsNotHeldAndKeepsHeldOnes() throws {
         let directory = StoreDirectory()
-        let configuration = ModelConfiguration(path: directory.path, isDurable: false)
+        let configuration = ModelConfiguration(path: directory.path, durability: .off)
         let reading = try ModelContainer(for: RefProject.self, configuration: configuration)
         defer { try? reading.close() }
         let writing = try ModelContainer(for: RefProject.self, configuration: configuration)

@@ -94,7 +94,7 @@ private struct FolderOnly: Model, Equatable {
 }
 
 private func open<M: Model>(_ type: M.Type, at path: String) throws -> ModelContainer {
-    try ModelContainer(for: type, configuration: ModelConfiguration(path: path, isDurable: false))
+    try ModelContainer(for: type, configuration: ModelConfiguration(path: path, durability: .off))
 }
 
 /// The names of the indexes the catalog of the store at `path` lists for `entity`.
@@ -330,7 +330,7 @@ func integrityErrors(at path: String) throws -> [String] {
         let elsewhere = File(name: "elsewhere", folderID: other.id)
         do {
             let program = try ModelContainer(
-                for: Folder.self, File.self, configuration: ModelConfiguration(path: directory.path, isDurable: false))
+                for: Folder.self, File.self, configuration: ModelConfiguration(path: directory.path, durability: .off))
             try program.write { txn in
                 try txn.insert(folder)
                 try txn.insert(other)
@@ -346,7 +346,7 @@ func integrityErrors(at path: String) throws -> [String] {
         }
         #expect(try integrityErrors(at: directory.path) == [])
         let program = try ModelContainer(
-            for: Folder.self, File.self, configuration: ModelConfiguration(path: directory.path, isDurable: false))
+            for: Folder.self, File.self, configuration: ModelConfiguration(path: directory.path, durability: .off))
         defer { try? program.close() }
         let context = ModelContext(program)
         #expect(try context.fetch(FetchDescriptor<File>()) == [elsewhere])

@@ -71,7 +71,7 @@ extension JSONEncoder {
 /// previous format get theirs in place.
 @Suite struct ChecksumStoreTests {
     private static func open(_ path: String) throws -> ModelContainer {
-        try ModelContainer(for: Memo.self, configuration: ModelConfiguration(path: path, isDurable: false))
+        try ModelContainer(for: Memo.self, configuration: ModelConfiguration(path: path, durability: .off))
     }
 
     @Test func aChangedByteInsideARecordIsDamageNotAlteredData() throws {

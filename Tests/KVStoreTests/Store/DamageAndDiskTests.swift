@@ -51,7 +51,7 @@ private struct SmallDisk: ~Copyable {
 @Suite struct DamageAndDiskTests {
     private static func makeStore(_ path: String, count: Int = 3000) throws {
         let container = try ModelContainer(
-            for: Entry.self, configuration: ModelConfiguration(path: path, isDurable: false))
+            for: Entry.self, configuration: ModelConfiguration(path: path, durability: .off))
         defer { try? container.close() }
         try container.write { txn in
             for index in 0..<count { try txn.insert(Entry(text: "entry \(index)", rank: index % 97)) }
@@ -80,7 +80,7 @@ private struct SmallDisk: ~Copyable {
             try Self.damage(directory.path, page: root, with: pattern)
             let error = try #require(throws: KVStoreError.self) {
                 try ModelContainer(
-                    for: Entry.self, configuration: ModelConfiguration(path: directory.path, isDurable: false))
+                    for: Entry.self, configuration: ModelConfiguration(path: directory.path, durability: .off))
             }
             #expect(error == .damaged)
             #expect(error.description.contains("page \(root) of \(table)"), "\(error)")
@@ -130,7 +130,7 @@ private struct SmallDisk: ~Copyable {
         guard geteuid() == 0 else { return }
         let disk = try SmallDisk(size: 1 << 20)
         let path = disk.path + "/store"
-        let configuration = ModelConfiguration(path: path, isDurable: false, initialMapSize: 4 << 20)
+        let configuration = ModelConfiguration(path: path, durability: .off, initialMapSize: 4 << 20)
         var acknowledged: [Entry] = []
         var failure: KVStoreError?
         do {

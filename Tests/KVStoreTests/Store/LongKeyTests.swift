@@ -26,7 +26,7 @@ private func long(_ family: String, _ suffix: String) -> String {
 /// that makes every long value of a prefix collide) are told apart by their records.
 @Suite struct LongKeyTests {
     private static func open<M: Model>(_ type: M.Type, at path: String) throws -> ModelContainer {
-        var configuration = ModelConfiguration(path: path, isDurable: false)
+        var configuration = ModelConfiguration(path: path, durability: .off)
         configuration.collidesLongKeysForTesting = true
         return try ModelContainer(for: type, configuration: configuration)
     }

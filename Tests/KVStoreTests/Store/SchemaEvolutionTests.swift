@@ -45,7 +45,7 @@ private struct NoteWithUniqueTitle: Model {
 
 @Suite struct SchemaEvolutionTests {
     private func open<M: Model>(_ type: M.Type, at path: String) throws -> ModelContainer {
-        try ModelContainer(for: type, configuration: ModelConfiguration(path: path, isDurable: false))
+        try ModelContainer(for: type, configuration: ModelConfiguration(path: path, durability: .off))
     }
 
     private func seed(_ path: String, titles: [String]) throws -> [NoteV1] {

@@ -16,7 +16,7 @@ import Testing
 
     @Test func closingOneContainerLeavesTheOthersWorking() throws {
         let directory = StoreDirectory()
-        let configuration = ModelConfiguration(path: directory.path, isDurable: false)
+        let configuration = ModelConfiguration(path: directory.path, durability: .off)
         let first = try ModelContainer(for: Project.self, configuration: configuration)
         let second = try ModelContainer(for: Project.self, configuration: configuration)
         let kept = Project(name: "kept")
@@ -38,7 +38,7 @@ import Testing
 
     @Test func aLaterContainerWithALargerSchemaGetsItsTables() throws {
         let directory = StoreDirectory()
-        let configuration = ModelConfiguration(path: directory.path, isDurable: false)
+        let configuration = ModelConfiguration(path: directory.path, durability: .off)
         let small = try ModelContainer(for: Project.self, configuration: configuration)
         defer { try? small.close() }
         let project = Project(name: "before")

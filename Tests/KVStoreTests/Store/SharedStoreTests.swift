@@ -14,7 +14,7 @@ private struct Sparse: Model, Equatable {
 /// the catalog are shared, as the file and its catalog are between processes.
 @Suite struct SharedStoreTests {
     private func containers(_ directory: borrowing StoreDirectory) throws -> (ModelContainer, ModelContainer) {
-        let configuration = ModelConfiguration(path: directory.path, isDurable: false)
+        let configuration = ModelConfiguration(path: directory.path, durability: .off)
         return (
             try ModelContainer(for: Sparse.self, configuration: configuration),
             try ModelContainer(for: Sparse.self, configuration: configuration)

@@ -8,7 +8,7 @@ import Testing
     @Test func openingAContainerClearsTheSlotOfAKilledReader() async throws {
         let directory = StoreDirectory()
         let path = directory.path
-        let configuration = ModelConfiguration(path: path, isDurable: false)
+        let configuration = ModelConfiguration(path: path, durability: .off)
         // This container stands for another process that keeps the store open: without it, the next opener would
         // reset LMDB's reader table, and there would be no stale slot to clear.
         let holder = try ModelContainer(for: Project.self, configuration: configuration)
@@ -16,7 +16,7 @@ import Testing
         await #expect(processExitsWith: .signal(SIGKILL)) { [path = path as String] in
             do {
                 let container = try ModelContainer(
-                    for: Project.self, configuration: ModelConfiguration(path: path, isDurable: false))
+                    for: Project.self, configuration: ModelConfiguration(path: path, durability: .off))
                 try container.read { _ in
                     _ = kill(getpid(), SIGKILL)
                     Thread.sleep(forTimeInterval: 10)

@@ -18,7 +18,7 @@ import Testing
     @Test func aFullMapAtTheMaximumSizeThrowsAndKeepsEarlierSaves() throws {
         let directory = StoreDirectory()
         let configuration = ModelConfiguration(
-            path: directory.path, isDurable: false, initialMapSize: 256 << 10, maximumMapSize: 512 << 10)
+            path: directory.path, durability: .off, initialMapSize: 256 << 10, maximumMapSize: 512 << 10)
         let kept = Project(name: "kept")
         do {
             let container = try ModelContainer(for: Project.self, Task.self, configuration: configuration)
@@ -45,7 +45,7 @@ import Testing
 
     @Test func aFailedSaveThenASuccessfulOneKeepTheFieldNamesDurable() throws {
         let directory = StoreDirectory()
-        let configuration = ModelConfiguration(path: directory.path, isDurable: false)
+        let configuration = ModelConfiguration(path: directory.path, durability: .off)
         let task = Task(title: "saved after a failed save")
         do {
             let container = try ModelContainer(for: Project.self, Task.self, configuration: configuration)
@@ -68,7 +68,7 @@ import Testing
 
     @Test func aFirstSaveThatGrowsTheMapKeepsTheFieldNamesDurable() throws {
         let directory = StoreDirectory()
-        let configuration = ModelConfiguration(path: directory.path, isDurable: false, initialMapSize: 64 << 10)
+        let configuration = ModelConfiguration(path: directory.path, durability: .off, initialMapSize: 64 << 10)
         let tasks = (0..<2_000).map { Task(title: "task \($0) with a title that takes some room") }
         do {
             let container = try ModelContainer(for: Task.self, configuration: configuration)

@@ -206,7 +206,7 @@ struct ContactThatFails: Model {
     @Test func theMergedModelsExternalValuesReplaceTheStoredOnesAndNothingIsLeftBehind() throws {
         let directory = StoreDirectory()
         let container = try ModelContainer(
-            for: UpsertContact.self, configuration: ModelConfiguration(path: directory.path, isDurable: false))
+            for: UpsertContact.self, configuration: ModelConfiguration(path: directory.path, durability: .off))
         let context = ModelContext(container)
         let stored = UpsertContact(
             email: "ada@example.com", name: "Ada", photo: ExternalData(Data(repeating: 1, count: 300_000)))
@@ -228,7 +228,7 @@ struct ContactThatFails: Model {
     @Test func aMergedModelCarryingAnotherModelsValueGetsACopy() throws {
         let directory = StoreDirectory()
         let container = try ModelContainer(
-            for: UpsertContact.self, configuration: ModelConfiguration(path: directory.path, isDurable: false))
+            for: UpsertContact.self, configuration: ModelConfiguration(path: directory.path, durability: .off))
         let context = ModelContext(container)
         let ada = UpsertContact(
             email: "ada@example.com", name: "Ada", photo: ExternalData(Data(repeating: 1, count: 10)))
@@ -252,7 +252,7 @@ struct ContactThatFails: Model {
 
     @Test func everyWriterMergesAndAProgramWithAnotherPolicyIsRefused() throws {
         let directory = StoreDirectory()
-        let configuration = ModelConfiguration(path: directory.path, isDurable: false)
+        let configuration = ModelConfiguration(path: directory.path, durability: .off)
         let stored = UpsertContact(email: "ada@example.com", name: "Ada")
         do {
             let program = try ModelContainer(for: UpsertContact.self, configuration: configuration)

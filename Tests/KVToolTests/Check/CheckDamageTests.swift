@@ -106,7 +106,7 @@ import Testing
     @Test func aTableWhoseRootIsAMetaPageIsNeitherCountedNorReferencedThroughLMDB() throws {
         let store = TemporaryStore()
         let container = try ModelContainer(
-            for: Team.self, Member.self, configuration: ModelConfiguration(path: store.path, isDurable: false))
+            for: Team.self, Member.self, configuration: ModelConfiguration(path: store.path, durability: .off))
         let team = Team(name: "Engines")
         try container.write { txn in
             try txn.insert(team)
@@ -187,7 +187,7 @@ import Testing
         let store = TemporaryStore()
         try ExternalSample.makeStore(at: store.path)
         let container = try ModelContainer(
-            for: Photo.self, configuration: ModelConfiguration(path: store.path, isDurable: false))
+            for: Photo.self, configuration: ModelConfiguration(path: store.path, durability: .off))
         defer { try? container.close() }
         let photo = try #require(
             try await container.read { txn in try txn.model(for: ExternalSample.photoID, as: Photo.self) })

@@ -24,7 +24,7 @@ import Testing
         let store = TemporaryStore()
         let projects = (0..<100).map { Project(name: "Project \($0)") }
         let container = try ModelContainer(
-            for: Project.self, Task.self, configuration: ModelConfiguration(path: store.path, isDurable: false))
+            for: Project.self, Task.self, configuration: ModelConfiguration(path: store.path, durability: .off))
         let context = ModelContext(container)
         for project in projects { context.insert(project) }
         for number in 0..<Self.taskCount {

@@ -23,7 +23,7 @@ enum ExternalSample {
 
     static func makeStore(at path: String) throws {
         let container = try ModelContainer(
-            for: Photo.self, configuration: ModelConfiguration(path: path, isDurable: false))
+            for: Photo.self, configuration: ModelConfiguration(path: path, durability: .off))
         try container.write { txn in
             try txn.insert(Photo(id: photoID, title: "Dunes", image: ExternalData(image)))
         }

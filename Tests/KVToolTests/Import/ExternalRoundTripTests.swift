@@ -21,7 +21,7 @@ import Testing
                 thumbnail: ExternalData(bytes(offset * 1000, seed: 0x5A)))
         }
         let container = try ModelContainer(
-            for: Photo.self, configuration: ModelConfiguration(path: path, isDurable: false))
+            for: Photo.self, configuration: ModelConfiguration(path: path, durability: .off))
         try container.write { txn in
             for photo in photos { try txn.insert(photo) }
         }
@@ -98,7 +98,7 @@ struct AttachedNote: Model {
         ]
         do {
             let container = try ModelContainer(
-                for: AttachedNote.self, configuration: ModelConfiguration(path: source.path, isDurable: false))
+                for: AttachedNote.self, configuration: ModelConfiguration(path: source.path, durability: .off))
             try container.write { txn in
                 for note in notes { try txn.insert(note) }
             }

@@ -46,7 +46,7 @@ struct PriorityTask: Model, Equatable {
                 note: "note \(number)")
         }
         let sourceContainer = try ModelContainer(
-            for: NotedTask.self, configuration: ModelConfiguration(path: source.path, isDurable: false))
+            for: NotedTask.self, configuration: ModelConfiguration(path: source.path, durability: .off))
         try sourceContainer.write { txn in
             for task in noted { try txn.insert(task) }
         }

@@ -15,7 +15,7 @@ struct Handle: Model, Equatable {
 /// stored record holds is found.
 @Suite struct ImportLongKeyTests {
     private static func collidingStore(at path: String, _ handles: [Handle]) throws {
-        var configuration = ModelConfiguration(path: path, isDurable: false)
+        var configuration = ModelConfiguration(path: path, durability: .off)
         configuration.collidesLongKeysForTesting = true
         let container = try ModelContainer(for: Handle.self, configuration: configuration)
         try container.write { txn in for handle in handles { try txn.insert(handle) } }

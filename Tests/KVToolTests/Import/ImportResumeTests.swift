@@ -32,7 +32,7 @@ import Testing
     static func exportOfPhoto(_ source: borrowing TemporaryStore, size: Int) throws -> (file: String, image: Data) {
         let image = ImportTesting.pattern(size, seed: 131)
         let container = try ModelContainer(
-            for: Photo.self, configuration: ModelConfiguration(path: source.path, isDurable: false))
+            for: Photo.self, configuration: ModelConfiguration(path: source.path, durability: .off))
         try container.write { txn in
             try txn.insert(Photo(id: ExternalSample.photoID, title: "Big", image: ExternalData(image)))
         }

@@ -134,7 +134,7 @@ struct Label: Model {
         }
         let container = try ModelContainer(
             for: Owner.self, Label.self, Everything.self,
-            configuration: ModelConfiguration(path: path, isDurable: false))
+            configuration: ModelConfiguration(path: path, durability: .off))
         try container.write { txn in
             for owner in owners { try txn.insert(owner) }
             for label in labels { try txn.insert(label) }

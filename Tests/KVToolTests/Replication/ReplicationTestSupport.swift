@@ -41,7 +41,7 @@ struct ReplicationSetup: ~Copyable {
     /// Opens the store at `path` for the sample models.
     static func container(_ path: String) throws -> ModelContainer {
         try ModelContainer(
-            for: Project.self, Task.self, configuration: ModelConfiguration(path: path, isDurable: false))
+            for: Project.self, Task.self, configuration: ModelConfiguration(path: path, durability: .off))
     }
 
     /// Writes the sample store with its history on, in two commits, and returns its history's store ID.

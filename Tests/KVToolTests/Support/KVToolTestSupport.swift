@@ -101,7 +101,7 @@ enum Sample {
     /// Writes the sample store at `path` through the library, and closes it.
     static func makeStore(at path: String, projects: [Project] = [inbox, garden], tasks: [Task] = tasks) throws {
         let container = try ModelContainer(
-            for: Project.self, Task.self, configuration: ModelConfiguration(path: path, isDurable: false))
+            for: Project.self, Task.self, configuration: ModelConfiguration(path: path, durability: .off))
         let context = ModelContext(container)
         for project in projects { context.insert(project) }
         for task in tasks { context.insert(task) }

@@ -76,7 +76,7 @@ enum ItemData {
     /// Writes `items` at `path` through the library, and closes the store.
     static func write(_ items: [Item], at path: String) throws {
         let container = try ModelContainer(
-            for: Item.self, configuration: ModelConfiguration(path: path, isDurable: false))
+            for: Item.self, configuration: ModelConfiguration(path: path, durability: .off))
         try container.write { txn in
             for item in items { try txn.insert(item) }
         }
