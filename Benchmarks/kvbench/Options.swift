@@ -1,6 +1,6 @@
 import CLMDB
-import KVStore
 import CommandLineKit
+import KVStore
 
 /// The command line of kvbench: each option declared once with the command-line kit, which parses it, lays out
 /// `--help` and reports usage mistakes (exit status 64).

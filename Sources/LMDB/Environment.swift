@@ -200,7 +200,13 @@ public final class Environment: Sendable {
     /// They are the options the environment was first opened with in the process, unless a later open asked for
     /// more durability, which then applies to every handle (see ``open(path:configuration:)``).
     public var syncOptions: Options {
-        core.syncOptions
+        // LMDB's own flags, which commits read; the core's record of them after a close.
+        let flags = try? withOpenEnvironment("mdb_env_get_flags") { () -> UInt32? in
+            var flags: UInt32 = 0
+            return unsafe mdb_env_get_flags(handle, &flags) == 0 ? flags : nil
+        }
+        guard let flags = flags ?? nil else { return core.syncOptions }
+        return Options(rawValue: flags).intersection(.syncing)
     }
 
     /// Whether ``close()`` was called on this handle, or the environment was closed under it.

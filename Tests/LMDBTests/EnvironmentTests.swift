@@ -39,6 +39,30 @@ import Testing
         }
     }
 
+    @Test func anOpenThatAsksForMoreDurabilityRaisesItForEveryHandleAndNoneLowersIt() throws {
+        let directory = try TemporaryDirectory()
+        func open(_ options: Environment.Options) throws -> Environment {
+            try Environment.open(
+                path: directory.path, configuration: Environment.Configuration(mapSize: 1 << 20, options: options))
+        }
+        let unsynced = try open(.noSync)
+        #expect(unsynced.syncOptions == .noSync)
+        let dataSynced = try open(.noMetaSync)
+        #expect(unsynced.syncOptions == .noMetaSync)
+        #expect(dataSynced.syncOptions == .noMetaSync)
+        let weaker = try open(.noSync)
+        #expect(weaker.syncOptions == .noMetaSync)
+        let synced = try open([])
+        for environment in [unsynced, dataSynced, weaker, synced] { #expect(environment.syncOptions == []) }
+        let table = try synced.openTable(named: "t", create: true)
+        try unsynced.write { txn in try txn.put([1], forKey: [1], in: table) }
+        for environment in [synced, weaker, dataSynced] { try environment.close() }
+        // A closed handle reports the level its environment had last.
+        #expect(synced.syncOptions == [])
+        #expect(unsynced.syncOptions == [])
+        try unsynced.close()
+    }
+
     @Test func closingOneHandleLeavesTheOthersWorking() throws {
         let directory = try TemporaryDirectory()
         let first = try Environment.open(path: directory.path)

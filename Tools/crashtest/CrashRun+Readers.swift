@@ -36,7 +36,8 @@ extension CrashRun {
         }
         if readerIDs(inJSON: output.text).contains(pid) { staleSlotsSeen += 1 }
 
-        let container = try ModelContainer(for: crashModelTypes, configuration: Self.configuration(path: storePath, durability: options.durability))
+        let container = try ModelContainer(
+            for: crashModelTypes, configuration: Self.configuration(path: storePath, durability: options.durability))
         defer { try? container.close() }
         // The registry hands out the container's environment.
         let readers = try Environment.open(path: storePath).readers()

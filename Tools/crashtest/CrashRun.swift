@@ -116,7 +116,9 @@ final class CrashRun {
         }
         let holds = (iteration - 1) / 5 % 2 == 1
         if holds, heldContainer == nil {
-            heldContainer = try ModelContainer(for: crashModelTypes, configuration: Self.configuration(path: storePath, durability: options.durability))
+            heldContainer = try ModelContainer(
+                for: crashModelTypes, configuration: Self.configuration(path: storePath, durability: options.durability)
+            )
         } else if !holds {
             try closeHeldContainer()
         }
@@ -229,7 +231,9 @@ final class CrashRun {
         // `kvtool check` refuses as no store: nothing was committed, and the next open makes it a store. So when
         // nothing can have been, the parent opens it first: that open must succeed.
         if heldContainer == nil && lastSequence == 0 && pending == nil {
-            try ModelContainer(for: crashModelTypes, configuration: Self.configuration(path: storePath, durability: options.durability)).close()
+            try ModelContainer(
+                for: crashModelTypes, configuration: Self.configuration(path: storePath, durability: options.durability)
+            ).close()
         }
 
         // A writer killed inside its commit, after it wrote the meta page but before it published the new
@@ -249,7 +253,9 @@ final class CrashRun {
 
         let container =
             try heldContainer
-            ?? ModelContainer(for: crashModelTypes, configuration: Self.configuration(path: storePath, durability: options.durability))
+            ?? ModelContainer(
+                for: crashModelTypes, configuration: Self.configuration(path: storePath, durability: options.durability)
+            )
         defer { if heldContainer == nil { try? container.close() } }
         let actual = try StoreState.read(from: container)
         guard let intent = pending, let delta = intent.delta else {

@@ -1,6 +1,6 @@
 import CommandLineKit
-import KVStore
 import Foundation
+import KVStore
 
 /// The crash test's command line: `crashtest run` and `crashtest mixed` for people, and the hidden subcommands its
 /// child processes run, all declared with the command-line kit.

@@ -56,6 +56,12 @@ extension ModelContainer {
                 message: "\(store.prefix(1).uppercased() + store.dropFirst()) reached its largest size "
                     + "(ModelConfiguration.maximumMapSize); nothing of this write was written. Raise the maximum, or "
                     + "delete data", cause: error)
+        case LMDBError.busy.code:
+            return KVStoreError(
+                .storage,
+                message: "\(store.prefix(1).uppercased() + store.dropFirst()) cannot do this while the calling thread "
+                    + "is inside one of its transactions (a read or write of one of its containers): end that "
+                    + "transaction first", cause: error)
         case EIO:
             return KVStoreError(
                 .storage,

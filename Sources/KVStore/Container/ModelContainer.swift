@@ -276,6 +276,12 @@ public final class ModelContainer: Sendable {
     public func sync() throws {
         do {
             try environment.sync(force: true)
+        } catch let error as LMDBError where error.code != LMDBError.environmentClosed.code {
+            throw KVStoreError(
+                .storage,
+                message: "Flushing the store at \(path) to disk failed: its commits are in the system's buffers but "
+                    + "not known to be on disk, and an OS crash or power cut may lose them. Check the system's log "
+                    + "and the disk, then call sync() again", cause: error)
         } catch {
             throw Self.mapped(error)
         }

@@ -62,7 +62,7 @@ enum EnvironmentRegistry {
                 try core.strengthenSync(to: configuration.options)
             } catch let error as LMDBError {
                 // The handle goes (deinit releases it), and the open fails.
-                throw error
+                throw error.adding(operation: "mdb_env_set_flags", path: path)
             } catch {
                 throw LMDBError(code: EINVAL, operation: "open", path: path, detail: "\(error)")
             }

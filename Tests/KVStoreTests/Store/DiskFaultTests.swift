@@ -160,4 +160,60 @@ struct DiskFaultTests {
         context.insert(Project(name: "second"))
         #expect(throws: KVStoreError.uniqueViolation) { try context.save() }
     }
+
+    /// In the child: a store at `level` commits while every flush fails with EIO. At ``Durability/off`` a commit
+    /// flushes nothing, so it succeeds, and ``ModelContainer/sync()`` then fails with a message that says the commits
+    /// are not known to be on disk; at ``Durability/normal`` the commit flushes its data, so it fails.
+    static func failingFlushes(_ name: String, level: Durability) -> Never {
+        FaultShim.child(name) { store, arm, disarm in
+            do {
+                let container = try ModelContainer(
+                    for: Project.self, configuration: ModelConfiguration(path: store, durability: level))
+                arm(0, EIO, .syncs)
+                let committed: Bool
+                do {
+                    try container.write { txn in try txn.insert(Project(name: "unflushed")) }
+                    committed = true
+                } catch let error as KVStoreError where error == .storage && error.message.contains("I/O error") {
+                    committed = false
+                }
+                guard committed == (level == .off) else { return Status.otherError }
+                guard level == .off else { return disarm() > 0 ? FaultShim.expected : Status.shimFailedNothing }
+                do {
+                    try container.sync()
+                    return Status.committed
+                } catch let error as KVStoreError
+                    where error == .storage
+                    && error.message.hasPrefix("Flushing the store at \(container.path) to disk failed")
+                    && error.description.contains("EIO")
+                {
+                    guard disarm() > 0 else { return Status.shimFailedNothing }
+                    // The commit itself stands, and a later flush that works puts it on disk.
+                    try container.sync()
+                    return try container.read { txn in try txn.fetchCount(FetchDescriptor<Project>()) } == 1
+                        ? FaultShim.expected : Status.otherError
+                }
+            } catch {
+                FileHandle.standardError.write(Data("unexpected: \(error)\n".utf8))
+                return Status.setUpFailed
+            }
+        }
+    }
+
+    @Test func atDurabilityOffCommitsFlushNothingAndAFailedSyncSaysTheyAreNotOnDisk() async throws {
+        let workspace = try FaultShim.Workspace("off-sync")
+        await #expect(processExitsWith: .exitCode(FaultShim.expected)) {
+            Self.failingFlushes("off-sync", level: .off)
+        }
+        #expect(FileManager.default.fileExists(atPath: workspace.store + "/data.mdb"))
+    }
+
+    @Test func atDurabilityNormalACommitFlushesItsDataAndFailsWithTheFlush() async throws {
+        let workspace = try FaultShim.Workspace("normal-sync")
+        await #expect(processExitsWith: .exitCode(FaultShim.expected)) {
+            Self.failingFlushes("normal-sync", level: .normal)
+        }
+        #expect(FileManager.default.fileExists(atPath: workspace.store + "/data.mdb"))
+    }
+
 }

@@ -31,7 +31,7 @@ import Testing
         OVERVIEW: Start writers, kill each at a random moment, and check the store after each kill.
 
         USAGE: crashtest run [--iterations <n>] [--seed <s>] [--directory <path>] [--fresh-every <k>]
-                             [--max-delay-ms <ms>] [--reader-every <r>] [--verbose]
+                             [--max-delay-ms <ms>] [--reader-every <r>] [--durability <level>] [--verbose]
 
         OPTIONS:
           --iterations <n>        Writers to start and kill. (default: 100)
@@ -45,6 +45,9 @@ import Testing
                                   250)
           --reader-every <r>      Kill a process inside a read transaction every r iterations; 0 never.
                                   (default: 10)
+          --durability <level>    How long each commit waits for the disk: full, normal or off. A killed
+                                  process loses no commit at any level. (values: full, normal, off; default:
+                                  full)
           --verbose               Print a line per iteration.
           -h, --help              Show help information.
 
@@ -82,12 +85,16 @@ import Testing
         OVERVIEW: Write random transactions, logging each, until killed (a child of 'run').
 
         USAGE: crashtest writer --store <path> --log <path> [--seed <s>] [--last-sequence <n>]
+                                [--durability <level>]
 
         OPTIONS:
           --store <path>          The store's directory.
           --log <path>            The expectation log to append to.
           --seed <s>              The seed of the writer's transactions. (default: 0)
           --last-sequence <n>     How many transactions the log holds so far. (default: 0)
+          --durability <level>    How long each commit waits for the disk: full, normal or off. A killed
+                                  process loses no commit at any level. (values: full, normal, off; default:
+                                  full)
           -h, --help              Show help information.
 
         """
@@ -158,7 +165,7 @@ import Testing
     /// The usage report that follows an error in `crashtest run`.
     static let runUsage = """
         Usage: crashtest run [--iterations <n>] [--seed <s>] [--directory <path>] [--fresh-every <k>]
-                             [--max-delay-ms <ms>] [--reader-every <r>] [--verbose]
+                             [--max-delay-ms <ms>] [--reader-every <r>] [--durability <level>] [--verbose]
           See 'crashtest help run' for more information.
 
         """
@@ -242,6 +249,7 @@ import Testing
                     errors: """
                         Error: Missing expected option '--log <path>'
                         Usage: crashtest writer --store <path> --log <path> [--seed <s>] [--last-sequence <n>]
+                                                [--durability <level>]
                           See 'crashtest help writer' for more information.
 
                         """))

@@ -8,8 +8,9 @@ import Testing
         OVERVIEW: Measures the work KVStore exists for beside the same work done through the LMDB C API, in
         the same run, and prints the ratio.
 
-        USAGE: kvbench [--scenario <names> ...] [--size <size>] [--repeat <n>] [--sync | --no-sync]
-                       [--coding <coding>] [--chunk-size <n>] [--json <file>] [--svg <file>]
+        USAGE: kvbench [--scenario <names> ...] [--size <size>] [--repeat <n>]
+                       [--sync | --sync-data | --no-sync] [--coding <coding>] [--chunk-size <n>]
+                       [--json <file>] [--svg <file>]
 
         OPTIONS:
           --scenario <names>      The scenarios to run, comma-separated; repeat to add more. (values:
@@ -19,9 +20,12 @@ import Testing
                                   adds the scale series up to 1M records. (values: small, default, large;
                                   default: default)
           --repeat <n>            Measured runs per scenario after one warm-up run, 1 to 100. (default: 5)
-          --sync                  Durable commits: every commit waits for the disk.
-          --no-sync               Commits without waiting for the disk (MDB_NOSYNC), to measure CPU work.
-                                  (default)
+          --sync                  Durable commits: every commit waits for its data and metadata to reach the
+                                  disk (durability full).
+          --sync-data             Every commit waits for its data, not for its metadata (MDB_NOMETASYNC,
+                                  durability normal).
+          --no-sync               Commits without waiting for the disk (MDB_NOSYNC, durability off), to
+                                  measure CPU work. (default)
           --coding <coding>       How KVStore codes the models: fields (their FieldCodable conformance) or
                                   codable (Codable alone); the records are the same bytes either way.
                                   (values: fields, codable; default: fields)
@@ -42,8 +46,9 @@ import Testing
 
     /// The usage report that follows every error.
     static let usage = """
-        Usage: kvbench [--scenario <names> ...] [--size <size>] [--repeat <n>] [--sync | --no-sync]
-                       [--coding <coding>] [--chunk-size <n>] [--json <file>] [--svg <file>]
+        Usage: kvbench [--scenario <names> ...] [--size <size>] [--repeat <n>]
+                       [--sync | --sync-data | --no-sync] [--coding <coding>] [--chunk-size <n>]
+                       [--json <file>] [--svg <file>]
           See 'kvbench --help' for more information.
 
         """
