@@ -7,17 +7,24 @@ SWIFTFLAGS ?=
 # apt-get needs root; use sudo when not root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-large test-tsan test-asan fuzz bench crashtest lint format docs clean
+.PHONY: all deps build test test-large test-tsan test-asan fuzz bench bench-check bench-check-update crashtest lint format \
+	docs clean
 
 all: build
 
-## deps: install liblmdb-dev (and pkg-config) with apt-get when pkg-config cannot find lmdb, and nats-server (which
-## the NATS module's tests start) when it is missing; Debian installs it in /usr/sbin, outside some users' PATH
+## deps: install liblmdb-dev (and pkg-config) with apt-get when pkg-config cannot find lmdb, valgrind (bench-check)
+## and nats-server (which the NATS module's tests start) when they are missing; Debian installs nats-server in
+## /usr/sbin, outside some users' PATH
 deps:
 	@if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists lmdb; then \
 		echo "Installing liblmdb-dev and pkg-config with apt-get..."; \
 		$(SUDO) apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq liblmdb-dev pkg-config >/dev/null; \
+	fi
+	@if ! command -v valgrind >/dev/null 2>&1; then \
+		echo "Installing valgrind (bench-check counts instructions with callgrind) with apt-get..."; \
+		$(SUDO) apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null; \
 	fi
 	@if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; then \
 		echo "Installing nats-server with apt-get..."; \
@@ -87,6 +94,18 @@ bench: deps
 	$(SWIFT) build -c release --product kvbench $(SWIFTFLAGS)
 	mkdir -p bench-results
 	.build/release/kvbench --json bench-results/kvbench.json --svg bench-results/kvbench.svg $(BENCHFLAGS)
+
+## bench-check: count with callgrind the instructions per operation of a small fixed workload (release build) and
+## compare them with the committed baseline, Benchmarks/instructions.json: fails when one grew by more than 5%, and
+## passes with a message when the baseline was counted with another toolchain, glibc or LMDB
+## bench-check-update: count them and rewrite the baseline, on purpose, with the change that moved the counts
+bench-check: deps
+	$(SWIFT) build -c release --product kvbench $(SWIFTFLAGS)
+	.build/release/kvbench --instructions Benchmarks/instructions.json
+
+bench-check-update: deps
+	$(SWIFT) build -c release --product kvbench $(SWIFTFLAGS)
+	.build/release/kvbench --instructions Benchmarks/instructions.json --update
 
 ## crashtest: start writer processes, kill each at a random moment and check the store after each kill, at each
 ## durability level of CRASHTEST_DURABILITY (a killed process loses no commit at any level), then run old-schema

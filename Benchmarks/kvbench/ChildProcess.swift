@@ -65,7 +65,7 @@ enum ChildProcess {
     }
 
     /// The path of the running binary, resolved, or the path it was started with.
-    private static func executablePath() -> String {
+    static func executablePath() -> String {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         if length > 0 {

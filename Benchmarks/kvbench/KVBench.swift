@@ -9,6 +9,12 @@ enum KVBench {
         if arguments.first == ChildProcess.flag {
             return ChildProcess.main(Array(arguments.dropFirst()))
         }
+        if arguments.first == InstructionCheck.flag {
+            return InstructionCheck.main(Array(arguments.dropFirst()))
+        }
+        if arguments.first == InstructionCheck.workloadFlag {
+            return InstructionCheck.child(Array(arguments.dropFirst()))
+        }
         let options: Options
         do {
             switch try Options.parse(arguments) {

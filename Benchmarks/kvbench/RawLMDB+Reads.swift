@@ -26,6 +26,20 @@ extension RawLMDB {
         }
     }
 
+    /// Gets the task whose ID is the 16 bytes at `key` in a read transaction of its own: the raw form of the N+1
+    /// pattern, which pays a transaction per read as the subject's one-at-a-time reads do.
+    ///
+    /// The corresponding LMDB calls are `mdb_txn_begin` (or `mdb_txn_renew`), one `mdb_get`, and the transaction's
+    /// end.
+    func getTask(key: UnsafeRawPointer) throws -> ReadResult {
+        try read { txn in
+            var result = ReadResult()
+            var value = mdbValue(key, offset: 0, count: 16)
+            try get(txn, &value, into: &result)
+            return result
+        }
+    }
+
     /// Reads the tasks of the projects whose IDs are `keys` (16 bytes each) in one read transaction: for each
     /// project, the task IDs from the index a page at a time, then each task.
     ///

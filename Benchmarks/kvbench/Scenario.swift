@@ -175,13 +175,22 @@ struct ScenarioResult: Encodable, Sendable {
         baseline.objectsPerSecond > 0 ? subject.objectsPerSecond / baseline.objectsPerSecond : 0
     }
 
+    /// The subject's objects per CPU second divided by the baseline's: the ratio of the work each side's processor
+    /// does, which waiting (for the disk, another thread, a server) does not move as it moves the wall-time ratio.
+    var cpuRatio: Double {
+        let subjectObjects = Double(subject.runs.first?.objects ?? 0)
+        let baselineObjects = Double(baseline.runs.first?.objects ?? 0)
+        guard subject.cpuSeconds > 0, baseline.cpuSeconds > 0, baselineObjects > 0 else { return 0 }
+        return (subjectObjects / subject.cpuSeconds) / (baselineObjects / baseline.cpuSeconds)
+    }
+
     /// The scenario and variant, as the report shows them.
     var label: String {
         variant.map { "\(scenario) (\($0))" } ?? scenario
     }
 
     private enum CodingKeys: String, CodingKey {
-        case scenario, variant, records, durability, idOrder, baselineKind, subject, baseline, ratio
+        case scenario, variant, records, durability, idOrder, baselineKind, subject, baseline, ratio, cpuRatio
     }
 
     /// Encodes the row with its ratio.
@@ -196,5 +205,6 @@ struct ScenarioResult: Encodable, Sendable {
         try container.encode(subject, forKey: .subject)
         try container.encode(baseline, forKey: .baseline)
         try container.encode(ratio, forKey: .ratio)
+        try container.encode(cpuRatio, forKey: .cpuRatio)
     }
 }

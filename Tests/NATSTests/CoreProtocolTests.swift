@@ -17,9 +17,9 @@ import Testing
         try connection.publish(subject: "greetings.en", payload: "hello".bytes)
         try connection.publish(subject: "other", payload: "not for us".bytes)
         try connection.publish(subject: "greetings.fr", replySubject: "answers", payload: "bonjour".bytes)
-        let first = try #require(try await subscription.next(timeout: .seconds(5)))
+        let first = try #require(try await subscription.next(timeout: .seconds(30)))
         #expect(first == NATSMessage(subject: "greetings.en", payload: "hello".bytes))
-        let second = try #require(try await subscription.next(timeout: .seconds(5)))
+        let second = try #require(try await subscription.next(timeout: .seconds(30)))
         #expect(second == NATSMessage(subject: "greetings.fr", replySubject: "answers", payload: "bonjour".bytes))
         #expect(try await subscription.next(timeout: .milliseconds(100)) == nil)
     }
@@ -33,12 +33,12 @@ import Testing
         headers.append("X", value: "2 with spaces")
         try connection.publish(subject: "with.headers", headers: headers, payload: "body".bytes)
         try connection.publish(subject: "with.headers", headers: ["Only": "headers"], payload: [])
-        let message = try #require(try await subscription.next(timeout: .seconds(5)))
+        let message = try #require(try await subscription.next(timeout: .seconds(30)))
         #expect(message.payload == "body".bytes)
         #expect(message.status == nil)
         #expect(message.headers?.fields == headers.fields)
         #expect(message.headers?.values(for: "x") == ["1", "2 with spaces"])
-        let empty = try #require(try await subscription.next(timeout: .seconds(5)))
+        let empty = try #require(try await subscription.next(timeout: .seconds(30)))
         #expect(empty.payload.isEmpty)
         #expect(empty.headers?["only"] == "headers")
     }
@@ -51,14 +51,14 @@ import Testing
         defer { service.unsubscribe() }
         try await responder.flush()
         Thread {
-            while let request = try? service.next(timeout: .seconds(10)), let reply = request.replySubject {
+            while let request = try? service.next(timeout: .seconds(60)), let reply = request.replySubject {
                 let value = Int(request.string) ?? 0
                 try? responder.publish(subject: reply, headers: ["Served": "yes"], payload: "\(value * 2)".bytes)
             }
         }.start()
         let client = try await NATSConnection.connect(servers: [server.url], options: testOptions())
         defer { client.close() }
-        let reply = try await client.request(subject: "double", payload: "21".bytes, timeout: .seconds(5))
+        let reply = try await client.request(subject: "double", payload: "21".bytes, timeout: .seconds(30))
         #expect(reply.string == "42")
         #expect(reply.headers?["Served"] == "yes")
         let answers = try await withThrowingTaskGroup(of: (Int, String).self) { group in
@@ -86,12 +86,12 @@ import Testing
             let subscription = try connection.subscribe(to: "echo")
             try connection.flush()
             let serving = Thread {
-                if let request = try? subscription.next(timeout: .seconds(5)), let reply = request.replySubject {
+                if let request = try? subscription.next(timeout: .seconds(30)), let reply = request.replySubject {
                     try? connection.publish(subject: reply, payload: request.payload)
                 }
             }
             serving.start()
-            let reply = try connection.request(subject: "echo", payload: "ping".bytes, timeout: .seconds(5))
+            let reply = try connection.request(subject: "echo", payload: "ping".bytes, timeout: .seconds(30))
             return (reply.string, subscription.pendingCount)
         }
         #expect(reply == "ping")
@@ -144,7 +144,7 @@ import Testing
             try connection.publish(subject: "big", headers: ["k": "v"], payload: [UInt8](repeating: 7, count: 1010))
         }
         // The connection is still up: the message at the limit arrived, nothing after it.
-        let message = try #require(try await subscription.next(timeout: .seconds(5)))
+        let message = try #require(try await subscription.next(timeout: .seconds(30)))
         #expect(message.payload.count == 1024)
         try await connection.flush()
         #expect(try await subscription.next(timeout: .milliseconds(100)) == nil)
@@ -186,7 +186,7 @@ import Testing
             })
         #expect(connection.lastServerError?.contains("forbidden.topic") == true)
         try connection.publish(subject: "allowed", payload: "y".bytes)
-        #expect(try await subscription.next(timeout: .seconds(5))?.string == "y")
+        #expect(try await subscription.next(timeout: .seconds(30))?.string == "y")
         #expect(connection.status == .connected)
         #expect(connection.reconnections == 0)
     }
@@ -244,7 +244,7 @@ import Testing
         let dropped = try connection.subscribe(to: "topic")
         dropped.unsubscribe()
         try connection.publish(subject: "topic", payload: "1".bytes)
-        #expect(try await kept.next(timeout: .seconds(5))?.string == "1")
+        #expect(try await kept.next(timeout: .seconds(30))?.string == "1")
         #expect(try await dropped.next(timeout: .milliseconds(50)) == nil)
         connection.close()
         #expect(connection.status == .closed)

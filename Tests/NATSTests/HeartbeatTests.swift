@@ -57,7 +57,7 @@ import Testing
         server.resume()
         #expect(await events.wait(timeout: .seconds(10)) { $0 == .reconnected(server: server.url) })
         try connection.publish(subject: "after.thaw", payload: "back".bytes)
-        #expect(try await subscription.next(timeout: .seconds(5))?.string == "back")
+        #expect(try await subscription.next(timeout: .seconds(30))?.string == "back")
     }
 
     @Test func aFlushWaitingOnAFrozenServerFailsWhenTheConnectionIsDeclaredDead() async throws {

@@ -25,14 +25,14 @@ import Testing
         #expect(await events.wait { $0 == .reconnected(server: second.url) })
         #expect(connection.connectedServer == second.url)
         #expect(connection.reconnections == 1)
-        #expect(try await subscription.next(timeout: .seconds(5))?.string == "queued")
+        #expect(try await subscription.next(timeout: .seconds(30))?.string == "queued")
         // Another client of the second server reaches the renewed subscriptions.
         let publisher = try await NATSConnection.connect(servers: [second.url], options: testOptions())
         defer { publisher.close() }
         try publisher.publish(subject: "orders.after", payload: "renewed".bytes)
         try publisher.publish(subject: "jobs", payload: "job".bytes)
-        #expect(try await subscription.next(timeout: .seconds(5))?.subject == "orders.after")
-        #expect(try await queued.next(timeout: .seconds(5))?.string == "job")
+        #expect(try await subscription.next(timeout: .seconds(30))?.subject == "orders.after")
+        #expect(try await queued.next(timeout: .seconds(30))?.string == "job")
     }
 
     @Test func requestsWorkAfterAReconnection() async throws {
@@ -58,7 +58,7 @@ import Testing
         }
         first.stop()
         #expect(await events.wait { $0 == .reconnected(server: second.url) })
-        let reply = try await connection.request(subject: "echo", payload: "again".bytes, timeout: .seconds(5))
+        let reply = try await connection.request(subject: "echo", payload: "again".bytes, timeout: .seconds(30))
         #expect(reply.string == "again")
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 /// kvbench's help text and usage errors, pinned as the built binary prints them: a misspelled option with its
@@ -98,6 +99,47 @@ import Testing
     func aUsageMistakeExitsWith64BeforeAnythingRuns(_ arguments: [String], _ message: String) throws {
         #expect(
             try kvbench(arguments) == RunResult(status: 64, output: "", errors: "Error: \(message)\n" + Self.usage))
+    }
+
+    // `make bench-check`'s entry points, outside the option parser: the paths that need no valgrind run.
+
+    @Test func theInstructionCheckWithoutABaselinePathIsAUsageError() throws {
+        for arguments in [["--instructions"], ["--instructions", "a.json", "--frobnicate"]] {
+            let result = try kvbench(arguments)
+            #expect(result.status == 64)
+            #expect(result.output == "")
+            #expect(result.errors.hasSuffix("Usage: kvbench --instructions <baseline.json> [--update]\n"))
+        }
+    }
+
+    @Test func theInstructionCheckWithAnUnreadableBaselineFails() throws {
+        let result = try kvbench(["--instructions", "/nonexistent/instructions.json"])
+        #expect(result.status == 1)
+        #expect(result.output == "")
+        #expect(result.errors.contains("kvbench: cannot read the baseline /nonexistent/instructions.json: "))
+    }
+
+    @Test func aBaselineCountedWithOtherVersionsIsSkippedWithAMessage() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("other-\(UUID()).json").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let baseline = """
+            {"instructionsPerOperation": {"insert": 1000},
+             "versions": {"glibc": "glibc 1.0", "lmdb": "LMDB 0.9.0: (January 1, 2000)", "toolchain": "5.0"}}
+            """
+        try baseline.write(toFile: path, atomically: true, encoding: .utf8)
+        let result = try kvbench(["--instructions", path])
+        #expect(result.status == 0)
+        #expect(
+            result.output.hasPrefix(
+                "bench-check skipped: the baseline was counted with Swift 5.0, glibc 1.0, LMDB 0.9.0, this machine has "
+                    + "Swift "))
+        #expect(result.output.hasSuffix("update it on purpose with 'make bench-check-update'\n"))
+    }
+
+    @Test func anUnknownInstructionWorkloadIsAUsageError() throws {
+        let result = try kvbench(["--instruction-workload", "nothing"])
+        #expect(result.status == 64)
+        #expect(result.errors == "kvbench: no instruction workload named nothing\n")
     }
 }
 

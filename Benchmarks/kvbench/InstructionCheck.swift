@@ -1,0 +1,326 @@
+import CLMDB
+import CommandLineKit
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `make bench-check`: the instructions each operation of a small fixed workload costs, counted by callgrind, against
+/// a baseline committed in the repository. Wall time on a shared virtual machine moves by ±10% from run to run; the
+/// instruction counts of a fixed workload move by a few tenths of a percent (up to 2.5% for the full scan), so a
+/// growth of more than 5% is a change of the code, not noise.
+///
+/// The parent (`kvbench --instructions <baseline.json> [--update]`, outside the option parser like ``ChildProcess``)
+/// runs each ``Workload`` in a child kvbench under `valgrind --tool=callgrind`, which counts only inside
+/// ``measured(_:)`` (`--toggle-collect`): the setup of a workload (its dataset, its filled store) is not counted. It
+/// then prints instructions per operation (the median of three runs) beside the baseline's and fails (status 1) when
+/// one grew by more than ``tolerance``. The counts depend on the compiler, the C library and LMDB, so a baseline made
+/// with other versions is not compared: the check says so and passes. `--update` writes the baseline instead; it is
+/// updated only on purpose, with the change that moved the counts.
+enum InstructionCheck {
+    /// The hidden first argument of the parent.
+    static let flag = "--instructions"
+    /// The hidden first argument of a child that runs one workload.
+    static let workloadFlag = "--instruction-workload"
+    /// The largest growth of instructions per operation that passes.
+    static let tolerance = 0.05
+
+    /// What the counts depend on, recorded with the baseline.
+    struct Versions: Codable, Equatable {
+        var toolchain: String
+        var glibc: String
+        var lmdb: String
+
+        static var current: Versions {
+            let machine = Machine.current()
+            return Versions(
+                toolchain: machine.swiftVersion, glibc: libcVersion, lmdb: machine.lmdbVersion)
+        }
+
+        /// The C library's version, `glibc 2.36`.
+        private static var libcVersion: String {
+            var buffer = [CChar](repeating: 0, count: 64)
+            let length = confstr(Int32(_CS_GNU_LIBC_VERSION), &buffer, buffer.count)
+            guard length > 0, length <= buffer.count else { return "unknown" }
+            return String(decoding: buffer.prefix(length - 1).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+    }
+
+    /// The committed baseline: instructions per operation of each workload, and the versions that counted them.
+    struct Baseline: Codable {
+        var versions: Versions
+        var instructionsPerOperation: [String: Double]
+    }
+
+    /// One fixed piece of work: a store prepared outside the count, and operations counted in it.
+    struct Workload: Sendable {
+        /// The name in the table and in the baseline.
+        var name: String
+        /// How many operations ``run`` does.
+        var operations: Int
+        /// Prepares the store (not counted), then calls its argument with the counted work.
+        var run: @Sendable (_ counted: (() throws -> Void) throws -> Void) throws -> Void
+    }
+
+    /// 200 projects and their 2,000 tasks, from the scenarios' seed.
+    private static func dataset() throws -> Dataset {
+        try Dataset(projectCount: 200, seed: ScenarioContext.seed)
+    }
+
+    /// Opens a fresh store through the KVStore subject, filled with `dataset` (tasks included unless not
+    /// `includingTasks`), and calls `body` with it; the store is removed afterwards.
+    private static func withStore(
+        _ dataset: Dataset, includingTasks: Bool = true, _ body: (StoreSubject) throws -> Void
+    ) throws {
+        let workspace = try Workspace()
+        let directory = try workspace.makeDirectory("instructions")
+        let subject = try StoreSubject(
+            directory: directory,
+            settings: StoreSettings(mapSize: 64 << 20, durability: .noSync, coding: .fields))
+        defer { try? subject.close() }
+        try dataset.fill(subject, chunkSize: 1_000, includingTasks: includingTasks)
+        try body(subject)
+    }
+
+    /// The workloads, in the order of the table.
+    static let workloads: [Workload] = [
+        Workload(name: "insert", operations: 2_000) { counted in
+            let dataset = try dataset()
+            try withStore(dataset, includingTasks: false) { subject in
+                try counted {
+                    for chunk in Dataset.chunks(of: dataset.tasks.count, size: 1_000) {
+                        try subject.insert(tasks: dataset.tasks[chunk])
+                    }
+                }
+            }
+        },
+        Workload(name: "fetch (batch)", operations: 2_000) { counted in
+            let dataset = try dataset()
+            let ids = Dataset.sample(2_000, below: dataset.tasks.count, seed: 1).map { dataset.tasks[$0].id }
+            try withStore(dataset) { subject in
+                try counted { BlackHole.consume(UInt64(try subject.fetchTasks(ids: ids).count)) }
+            }
+        },
+        Workload(name: "fetch (one txn each)", operations: 500) { counted in
+            let dataset = try dataset()
+            let ids = Dataset.sample(500, below: dataset.tasks.count, seed: 2).map { dataset.tasks[$0].id }
+            try withStore(dataset) { subject in
+                try counted {
+                    for id in ids { BlackHole.consume(try subject.fetchTask(id: id) == nil ? 0 : 1) }
+                }
+            }
+        },
+        Workload(name: "query (index)", operations: 200) { counted in
+            let dataset = try dataset()
+            try withStore(dataset) { subject in
+                try counted {
+                    for project in dataset.projects {
+                        BlackHole.consume(UInt64(try subject.tasks(withProjectID: project.id, plan: .index).count))
+                    }
+                }
+            }
+        },
+        Workload(name: "query (full scan)", operations: 5) { counted in
+            let dataset = try dataset()
+            try withStore(dataset) { subject in
+                try counted {
+                    for project in dataset.projects.prefix(5) {
+                        BlackHole.consume(UInt64(try subject.tasks(withProjectID: project.id, plan: .fullScan).count))
+                    }
+                }
+            }
+        },
+        Workload(name: "query (count)", operations: 200) { counted in
+            let dataset = try dataset()
+            try withStore(dataset) { subject in
+                try counted {
+                    for project in dataset.projects {
+                        BlackHole.consume(UInt64(try subject.countTasks(withProjectID: project.id)))
+                    }
+                }
+            }
+        },
+        Workload(name: "update", operations: 500) { counted in
+            let dataset = try dataset()
+            let changes = Dataset.sample(500, below: dataset.tasks.count, seed: 3).enumerated().map { position, task in
+                TaskChange(
+                    id: dataset.tasks[task].id,
+                    newProjectID: position % 4 == 0 ? dataset.projects[position % dataset.projects.count].id : nil)
+            }
+            try withStore(dataset) { subject in
+                try counted { try subject.update(changes[...]) }
+            }
+        },
+        Workload(name: "cascade-delete", operations: 50) { counted in
+            let dataset = try dataset()
+            let ids = Dataset.sample(50, below: dataset.projects.count, seed: 4).map { dataset.projects[$0].id }
+            try withStore(dataset) { subject in
+                try counted { BlackHole.consume(UInt64(try subject.deleteProjects(ids: ids[...]))) }
+            }
+        },
+    ]
+
+    /// The work callgrind counts: everything from the entry of this function to its return, callees included.
+    @inline(never)
+    static func measured(_ body: () throws -> Void) rethrows {
+        try body()
+    }
+
+    /// The symbol pattern of ``measured(_:)`` for `--toggle-collect`.
+    private static let measuredSymbol = "*InstructionCheckO8measured*"
+
+    // MARK: - The child
+
+    /// Runs the workload named by `arguments`' first element, in a child under callgrind; returns the exit status.
+    static func child(_ arguments: [String]) -> Int32 {
+        guard let name = arguments.first, let workload = workloads.first(where: { $0.name == name }) else {
+            printError("kvbench: no instruction workload named \(arguments.first ?? "(none)")")
+            return ExitCode.usage.rawValue
+        }
+        do {
+            try workload.run { body in try measured(body) }
+            return ExitCode.success.rawValue
+        } catch {
+            printError("kvbench: the instruction workload \(name) failed: \(error)")
+            return ExitCode.failure.rawValue
+        }
+    }
+
+    // MARK: - The parent
+
+    /// Counts every workload under callgrind and compares the counts with the baseline at `arguments[0]`, or writes
+    /// it with `--update`; returns the exit status: 0 when no workload grew past the tolerance (or the baseline's
+    /// versions differ), 1 when one did or a count failed, 64 for a usage mistake.
+    static func main(_ arguments: [String]) -> Int32 {
+        guard let path = arguments.first, arguments.count <= 2, arguments.count == 1 || arguments[1] == "--update"
+        else {
+            printError("Usage: kvbench --instructions <baseline.json> [--update]")
+            return ExitCode.usage.rawValue
+        }
+        let update = arguments.count == 2
+        #if DEBUG
+            printError("kvbench: warning: this is a debug build; the baseline counts a release build")
+        #endif
+        let versions = Versions.current
+        var baseline: Baseline?
+        if !update {
+            do {
+                baseline = try JSONDecoder().decode(Baseline.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+            } catch {
+                printError("kvbench: cannot read the baseline \(path): \(error.localizedDescription)")
+                return ExitCode.failure.rawValue
+            }
+            if let recorded = baseline?.versions, recorded != versions {
+                print(
+                    "bench-check skipped: the baseline was counted with \(describe(recorded)), this machine has "
+                        + "\(describe(versions)); update it on purpose with 'make bench-check-update'")
+                return ExitCode.success.rawValue
+            }
+        }
+        var counts: [String: Double] = [:]
+        var failed = false
+        print("workload                operations  instructions/op      baseline   change")
+        for workload in workloads {
+            let instructions: UInt64
+            do {
+                // The median of three counts: most workloads count the same every time, but a few move by a
+                // percent or two between processes (addresses that differ, hashed), which one count would pass on.
+                let counts = try (0..<3).map { _ in try count(workload) }.sorted()
+                instructions = counts[1]
+            } catch {
+                printError("kvbench: \(error)")
+                return ExitCode.failure.rawValue
+            }
+            let perOperation = Double(instructions) / Double(workload.operations)
+            counts[workload.name] = perOperation
+            var line =
+                workload.name.padding(toLength: 22, withPad: " ", startingAt: 0)
+                + String(format: "%12d %16.0f", workload.operations, perOperation)
+            if let recorded = baseline?.instructionsPerOperation[workload.name] {
+                let change = perOperation / recorded - 1
+                line += String(format: " %13.0f  %+6.1f%%", recorded, change * 100)
+                if change > tolerance {
+                    line += "  more than \(Int(tolerance * 100))%: a regression"
+                    failed = true
+                }
+            } else if !update {
+                line += "      (not in the baseline)"
+            }
+            print(line)
+        }
+        if update {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            do {
+                var data = try encoder.encode(Baseline(versions: versions, instructionsPerOperation: counts))
+                data.append(0x0A)
+                try data.write(to: URL(fileURLWithPath: path))
+            } catch {
+                printError("kvbench: cannot write the baseline \(path): \(error.localizedDescription)")
+                return ExitCode.failure.rawValue
+            }
+            print("wrote \(path) (\(describe(versions)))")
+            return ExitCode.success.rawValue
+        }
+        print(failed ? "bench-check failed" : "bench-check passed (\(describe(versions)))")
+        return failed ? ExitCode.failure.rawValue : ExitCode.success.rawValue
+    }
+
+    private static func printError(_ message: String) {
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+    }
+
+    private static func describe(_ versions: Versions) -> String {
+        "Swift \(versions.toolchain), \(versions.glibc), \(versions.lmdb.split(separator: ":").first ?? "")"
+    }
+
+    /// A count that failed.
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// The instructions callgrind counted inside ``measured(_:)`` for `workload`, in a child kvbench.
+    ///
+    /// - Throws: ``Failure`` when valgrind cannot start, the child fails, or its output holds no count.
+    static func count(_ workload: Workload) throws -> UInt64 {
+        let output = FileManager.default.temporaryDirectory
+            .appendingPathComponent("kvbench-callgrind-\(getpid())-\(UUID().uuidString).out").path
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=\(measuredSymbol)",
+            "--callgrind-out-file=\(output)", ChildProcess.executablePath(), workloadFlag, workload.name,
+        ]
+        var environment = ProcessInfo.processInfo.environment
+        // The same hash seeds in every run: dictionaries then probe alike, and the counts repeat.
+        environment["SWIFT_DETERMINISTIC_HASHING"] = "1"
+        process.environment = environment
+        let errors = Pipe()
+        process.standardError = errors
+        do {
+            try process.run()
+        } catch {
+            throw Failure(description: "cannot start valgrind (apt-get install valgrind): \(error)")
+        }
+        let messages = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
+            throw Failure(
+                description: "the workload \(workload.name) failed under valgrind (status "
+                    + "\(process.terminationStatus)):\n\(messages)")
+        }
+        guard let text = try? String(contentsOfFile: output, encoding: .utf8),
+            let line = text.split(separator: "\n").first(where: {
+                $0.hasPrefix("totals: ") || $0.hasPrefix("summary: ")
+            }),
+            let instructions = UInt64(line.split(separator: " ")[1]), instructions > 0
+        else {
+            throw Failure(
+                description: "callgrind counted nothing inside \(measuredSymbol) for \(workload.name): was "
+                    + "InstructionCheck.measured renamed?")
+        }
+        return instructions
+    }
+}
