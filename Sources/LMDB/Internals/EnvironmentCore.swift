@@ -90,7 +90,8 @@ final class EnvironmentCore: @unchecked Sendable {
 
     /// Makes commits wait for the disk at least as much as `requested` asks (see
     /// ``Environment/Options/syncStrength``), for every handle: a handle never commits with less durability than it
-    /// was opened with. Nothing changes when the environment already waits as much or more, or is read-only.
+    /// was opened with. Nothing changes when the environment already waits as much or more, when it is read-only,
+    /// or when `requested` is a read-only open's, which commits nothing.
     ///
     /// LMDB's flags are changed while no transaction of the process is alive (lmdb.h, `mdb_env_set_flags`: "If
     /// several threads change the flags at the same time, the result is undefined"), so that no commit reads them
@@ -99,7 +100,7 @@ final class EnvironmentCore: @unchecked Sendable {
     /// - Throws: ``LMDBError/busy`` when the calling thread is inside a transaction of the environment,
     ///   ``LMDBError/environmentClosed`` when it is closed, or the error of `mdb_env_set_flags`.
     func strengthenSync(to requested: Environment.Options) throws {
-        guard !configuration.options.contains(.readOnly),
+        guard !configuration.options.contains(.readOnly), !requested.contains(.readOnly),
             requested.syncStrength > syncOptions.syncStrength
         else { return }
         try gate.withExclusiveAccess {

@@ -67,6 +67,21 @@ import Testing
         #expect(try reopened.read { txn in try txn.fetchCount(FetchDescriptor<Project>()) } == 1)
     }
 
+    @Test func aReadOnlyContainerDoesNotRaiseTheLevelItNeverCommitsAt() throws {
+        let directory = StoreDirectory()
+        let writer = try ModelContainer(
+            for: Project.self, configuration: ModelConfiguration(path: directory.path, durability: .off))
+        defer { try? writer.close() }
+        try writer.write { txn in try txn.insert(Project(name: "p")) }
+        var configuration = ModelConfiguration(path: directory.path)
+        configuration.isReadOnly = true
+        #expect(configuration.durability == .full)
+        let reader = try ModelContainer(for: Project.self, configuration: configuration)
+        defer { try? reader.close() }
+        #expect(writer.durability == .off)
+        #expect(try reader.read { txn in try txn.fetchCount(FetchDescriptor<Project>()) } == 1)
+    }
+
     @Test func theStrongerLevelSurvivesTheStoreReopeningForMoreTables() throws {
         let directory = StoreDirectory()
         let narrow = try ModelContainer(
