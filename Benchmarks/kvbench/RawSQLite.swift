@@ -43,19 +43,33 @@ final class RawSQLite {
 
     /// The statements of the scenarios, each prepared once.
     struct Statements {
+        /// `BEGIN`: a read transaction, which takes its snapshot at the first read.
         let begin: OpaquePointer
+        /// `BEGIN IMMEDIATE`: a write transaction, which takes the write lock at once.
         let beginImmediate: OpaquePointer
+        /// `COMMIT`.
         let commit: OpaquePointer
+        /// `ROLLBACK`.
         let rollback: OpaquePointer
+        /// `INSERT INTO project`: ID, name.
         let insertProject: OpaquePointer
+        /// `INSERT INTO task`: every column.
         let insertTask: OpaquePointer
+        /// A task by its ID.
         let taskByID: OpaquePointer
+        /// The tasks of a project, through the index.
         let tasksByProject: OpaquePointer
+        /// The tasks of a project, by scanning the table (``RawSQLite/fullScanQuery``).
         let tasksByProjectScan: OpaquePointer
+        /// The number of tasks of a project, counted in the index.
         let countByProject: OpaquePointer
+        /// ``TaskChange/apply(to:)`` in SQL.
         let update: OpaquePointer
+        /// A project by its ID, and by the foreign key's cascade its tasks.
         let deleteProject: OpaquePointer
+        /// Every task.
         let allTasks: OpaquePointer
+        /// Every project.
         let allProjects: OpaquePointer
 
         /// Every statement, for finalizing.

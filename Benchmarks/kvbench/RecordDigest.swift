@@ -4,7 +4,8 @@ import Foundation
 /// checksum of every field of each, so that two sides that read or wrote the same records in different orders agree.
 ///
 /// The KVStore subject and the raw SQLite side both fold each decoded record into one, in the same place of their
-/// runs; a scenario then requires the two digests of a row to be equal (``ScenarioContext/result(_:variant:records:subject:baseline:sqlite:idOrder:)``).
+/// runs; a scenario then requires the two digests of a row to be equal
+/// (``ScenarioContext/result(_:variant:records:subject:baseline:sqlite:)``).
 struct RecordDigest: Codable, Equatable, Sendable {
     /// The number of records folded in.
     var records = 0

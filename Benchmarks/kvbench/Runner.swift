@@ -53,8 +53,8 @@ enum Runner {
             if let first = runs.first?.digest, let other = runs.first(where: { $0.digest != first }) {
                 throw CountMismatch(
                     description: "\(workload.name) read or stored other records in one run than in another: "
-                        + "\(first.records) records with checksum \(first.checksum), then \(other.digest?.records ?? 0) "
-                        + "with checksum \(other.digest?.checksum ?? 0)")
+                        + "\(first.records) records with checksum \(first.checksum), then "
+                        + "\(other.digest?.records ?? 0) with checksum \(other.digest?.checksum ?? 0)")
             }
         }
         return workloads.indices.map { index in

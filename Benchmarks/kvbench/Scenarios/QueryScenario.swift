@@ -6,10 +6,10 @@ import Foundation
 ///
 /// The baseline of the first two rows is the raw index lookup of the same queries, of the count row the raw count of
 /// the index key's duplicates. SQLite runs the prepared `SELECT ... WHERE projectID = ?` alone (a read transaction
-/// each) through its index, the same forced to scan the table for the full scan (which tests the column of every row), and
-/// `SELECT count(*)` for the count; its tasks or counts and the subject's must be the same. The full-scan run asks
-/// fewer queries, each of which reads the whole table; throughput counts the tasks returned, or counted. Latency is
-/// per query.
+/// each) through its index, the same forced to scan the table for the full scan (which tests the column of every
+/// row), and `SELECT count(*)` for the count; its tasks or counts and the subject's must be the same. The full-scan
+/// run asks fewer queries, each of which reads the whole table; throughput counts the tasks returned, or counted.
+/// Latency is per query.
 struct QueryScenario: Scenario {
     /// Runs the scenario.
     func run<Subject: ScenarioSubject>(
