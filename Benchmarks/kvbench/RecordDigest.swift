@@ -70,21 +70,26 @@ struct RecordDigest: Codable, Equatable, Sendable {
     /// A hash of the string's UTF-8 bytes, eight at a time.
     @inline(__always)
     private static func mix(_ text: String) -> UInt64 {
-        var copy = text
-        return copy.withUTF8 { bytes in
-            var hash = UInt64(bytes.count)
-            var offset = 0
-            let raw = UnsafeRawBufferPointer(bytes)
-            while offset &+ 8 <= raw.count {
-                hash = combine(hash, raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-                offset &+= 8
-            }
-            var tail: UInt64 = 0
-            while offset < raw.count {
-                tail = tail << 8 | UInt64(raw[offset])
-                offset &+= 1
-            }
-            return combine(hash, tail)
+        // Native strings are contiguous (about half the cost of `withUTF8` on a copy); others are copied.
+        text.utf8.withContiguousStorageIfAvailable { bytes in mix(UnsafeRawBufferPointer(bytes)) }
+            ?? Array(text.utf8).withUnsafeBytes { mix($0) }
+    }
+
+    @inline(__always)
+    private static func mix(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        let count = bytes.count
+        guard count >= 8 else {
+            var tail = UInt64(count)
+            for byte in bytes { tail = tail << 8 | UInt64(byte) }
+            return combine(0, tail)
         }
+        var hash = UInt64(count)
+        var offset = 0
+        while offset &+ 8 < count {
+            hash = combine(hash, bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            offset &+= 8
+        }
+        // The last eight bytes, overlapping the previous word when the count is not a multiple of eight.
+        return combine(hash, bytes.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self))
     }
 }
