@@ -3,27 +3,28 @@ import Foundation
 
 /// The SQLite side's updates and deletes, each chunk in one write transaction.
 extension RawSQLite {
-    /// Applies `changes` in one write transaction, one step each of the prepared
-    /// `UPDATE task SET isDone = NOT isDone, dueAt = dueAt + 86400.0, projectID = coalesce(?2, projectID)
-    /// WHERE id = ?1`: ``TaskChange/apply(to:)`` written in SQL, so that SQLite reads, changes and writes each row
-    /// itself and moves its index entry when the project changes (checking the new project through the foreign key).
+    /// Applies `changes` in one write transaction, one step each of a prepared `UPDATE` that is
+    /// ``TaskChange/apply(to:)`` written in SQL, so that SQLite reads, changes and writes each row itself:
+    /// `UPDATE task SET isDone = NOT isDone, dueAt = dueAt + 86400.0 WHERE id = ?1`, and for a task that moves, the
+    /// same with `projectID = ?2`, which moves its index entry and checks the new project through the foreign key.
     ///
     /// - Returns: The number of tasks updated.
     /// - Throws: ``RawSQLiteError`` when SQLite fails or a task is not stored.
     func update(_ changes: ArraySlice<TaskChange>) throws -> Int {
-        let statement = statements.update
-        return try write {
+        try write {
             for change in changes {
                 // The bound bytes are the closures' memory: each step runs inside them.
                 try withUnsafeBytes(of: change.id.uuid) { id in
-                    try bindID(statement, 1, id.baseAddress)
                     if let newProjectID = change.newProjectID {
+                        let statement = statements.updateMoving
+                        try bindID(statement, 1, id.baseAddress)
                         try withUnsafeBytes(of: newProjectID.uuid) { project in
                             try bindID(statement, 2, project.baseAddress)
                             try run(statement, "update a task")
                         }
                     } else {
-                        try check(sqlite3_bind_null(statement, 2), "bind no new project")
+                        let statement = statements.update
+                        try bindID(statement, 1, id.baseAddress)
                         try run(statement, "update a task")
                     }
                 }

@@ -63,8 +63,10 @@ final class RawSQLite {
         let tasksByProjectScan: OpaquePointer
         /// The number of tasks of a project, counted in the index.
         let countByProject: OpaquePointer
-        /// ``TaskChange/apply(to:)`` in SQL.
+        /// ``TaskChange/apply(to:)`` in SQL, for a task that keeps its project.
         let update: OpaquePointer
+        /// ``TaskChange/apply(to:)`` in SQL, for a task that moves to another project.
+        let updateMoving: OpaquePointer
         /// A project by its ID, and by the foreign key's cascade its tasks.
         let deleteProject: OpaquePointer
         /// Every task.
@@ -76,7 +78,7 @@ final class RawSQLite {
         var all: [OpaquePointer] {
             [
                 begin, beginImmediate, commit, rollback, insertProject, insertTask, taskByID, tasksByProject,
-                tasksByProjectScan, countByProject, update, deleteProject, allTasks, allProjects,
+                tasksByProjectScan, countByProject, update, updateMoving, deleteProject, allTasks, allProjects,
             ]
         }
     }
@@ -123,10 +125,13 @@ final class RawSQLite {
                 tasksByProject: try prepare("SELECT \(columns) FROM task WHERE projectID = ?1"),
                 tasksByProjectScan: try prepare(Self.fullScanQuery),
                 countByProject: try prepare("SELECT count(*) FROM task WHERE projectID = ?1"),
-                // TaskChange.apply in SQL: the engine reads, changes and writes the row.
+                // TaskChange.apply in SQL: the engine reads, changes and writes the row. A statement that sets
+                // projectID rewrites the row's index entry and checks the foreign key even when the value stays, so
+                // the tasks that keep their project get a statement without it.
                 update: try prepare(
-                    "UPDATE task SET isDone = NOT isDone, dueAt = dueAt + 86400.0, "
-                        + "projectID = coalesce(?2, projectID) WHERE id = ?1"),
+                    "UPDATE task SET isDone = NOT isDone, dueAt = dueAt + 86400.0 WHERE id = ?1"),
+                updateMoving: try prepare(
+                    "UPDATE task SET isDone = NOT isDone, dueAt = dueAt + 86400.0, projectID = ?2 WHERE id = ?1"),
                 deleteProject: try prepare("DELETE FROM project WHERE id = ?1"),
                 allTasks: try prepare("SELECT \(columns) FROM task"),
                 allProjects: try prepare("SELECT id, name FROM project"))

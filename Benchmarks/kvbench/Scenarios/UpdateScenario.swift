@@ -5,8 +5,9 @@ import TestSupport
 /// its due date moved, and every tenth one moves to another project, which moves its index entry.
 ///
 /// The baseline gets each record, puts the changed bytes (prepared before the timed region with the same
-/// ``TaskChange/apply(to:)``), and deletes and puts the index entry of moved tasks. SQLite runs the prepared
-/// `UPDATE` that is ``TaskChange/apply(to:)`` in SQL once per task, a transaction per chunk. Each run starts from a
+/// ``TaskChange/apply(to:)``), and deletes and puts the index entry of moved tasks. SQLite runs a prepared `UPDATE`
+/// that is ``TaskChange/apply(to:)`` in SQL once per task (one that sets `projectID` for the moved tasks), a
+/// transaction per chunk. Each run starts from a
 /// freshly filled store. Latency is per chunk. After the timed region, the subject's and SQLite's stores are read
 /// back and must hold the same records.
 ///
