@@ -12,7 +12,8 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 all: build
 
-## deps: install liblmdb-dev (and pkg-config) with apt-get when pkg-config cannot find lmdb, valgrind (bench-check)
+## deps: install liblmdb-dev (and pkg-config) with apt-get when pkg-config cannot find lmdb, libsqlite3-dev (kvbench's
+## SQLite side) when pkg-config cannot find sqlite3, valgrind (bench-check)
 ## and nats-server (which the NATS module's tests start) when they are missing; Debian installs nats-server in
 ## /usr/sbin, outside some users' PATH
 deps:
@@ -20,6 +21,11 @@ deps:
 		echo "Installing liblmdb-dev and pkg-config with apt-get..."; \
 		$(SUDO) apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq liblmdb-dev pkg-config >/dev/null; \
+	fi
+	@if ! pkg-config --exists sqlite3; then \
+		echo "Installing libsqlite3-dev (kvbench's SQLite side) with apt-get..."; \
+		$(SUDO) apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libsqlite3-dev >/dev/null; \
 	fi
 	@if ! command -v valgrind >/dev/null 2>&1; then \
 		echo "Installing valgrind (bench-check counts instructions with callgrind) with apt-get..."; \

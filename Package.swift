@@ -35,6 +35,14 @@ let package = Package(
         // CRC-32C with the SSE 4.2 instruction where the CPU has it (selected at run time through a function's target
         // attribute, so no compiler flags), for the checksums of records, external chunks and catalog entries.
         .target(name: "CCRC32C"),
+        // Debian's libsqlite3-dev, found through pkg-config, for kvbench's raw SQLite side only. `make deps` installs
+        // it.
+        .systemLibrary(
+            name: "CSQLite",
+            path: "Benchmarks/CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         // The safe binding: the only module that imports CLMDB, and free of Foundation.
         .target(
             name: "LMDB", dependencies: ["CLMDB"],
@@ -81,11 +89,13 @@ let package = Package(
             path: "Tools/kvtool/Core"),
         // The inspector's executable: its main only calls KVToolCore.
         .executableTarget(name: "kvtool", dependencies: ["KVToolCore"], path: "Tools/kvtool/Main"),
-        // The benchmark harness. It imports CLMDB directly: its baselines are the raw LMDB C API.
+        // The benchmark harness. It imports CLMDB and CSQLite directly: its baselines are the raw LMDB C API and the
+        // raw SQLite C API.
         .executableTarget(
             name: "kvbench",
             dependencies: [
-                "CLMDB", "LMDB", "KVStore", "KVStoreReplication", "NATS", "NATSServerProcess", "CommandLineKit",
+                "CLMDB", "CSQLite", "LMDB", "KVStore", "KVStoreReplication", "NATS", "NATSServerProcess",
+                "CommandLineKit",
                 "TestSupport",
             ],
             path: "Benchmarks/kvbench"),

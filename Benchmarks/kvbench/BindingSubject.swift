@@ -193,6 +193,22 @@ final class BindingSubject: ScenarioSubject {
         }
     }
 
+    /// Decodes every task and project, scanning their tables in one read transaction.
+    func contents() throws -> RecordDigest {
+        try environment.read { txn in
+            var digest = RecordDigest()
+            try txn.scan(taskTable) { _, value in
+                digest.add(try TaskRecord(decoding: value))
+                return true
+            }
+            try txn.scan(projectTable) { _, value in
+                digest.add(try ProjectRecord(decoding: value))
+                return true
+            }
+            return digest
+        }
+    }
+
     // MARK: - Helpers
 
     /// The decoded task `id`, or `nil` when it is not stored.

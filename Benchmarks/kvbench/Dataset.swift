@@ -107,6 +107,18 @@ struct Dataset {
         }
     }
 
+    /// Inserts the projects, and then the tasks unless `includingTasks` is false, through the SQLite C API, one
+    /// write transaction per chunk.
+    func fill(_ sqlite: RawSQLite, chunkSize: Int, includingTasks: Bool = true) throws {
+        for chunk in Self.chunks(of: projects.count, size: chunkSize) {
+            try sqlite.insert(projects: projects[chunk])
+        }
+        guard includingTasks else { return }
+        for chunk in Self.chunks(of: tasks.count, size: chunkSize) {
+            try sqlite.insert(tasks: tasks[chunk])
+        }
+    }
+
     /// The ranges that cut `count` items into chunks of `size`, the last one possibly shorter.
     static func chunks(of count: Int, size: Int) -> [Range<Int>] {
         stride(from: 0, to: count, by: size).map { $0..<Swift.min($0 + size, count) }

@@ -16,6 +16,9 @@ struct Measurement: Codable, Sendable {
         /// The largest anonymous resident memory (heap and stacks, not the store's mapped file) seen after the
         /// run's timed regions, in bytes: what the process itself holds, which a chunked insert must keep bounded.
         var peakAnonymousBytes: Int
+        /// What the run read, or what its store held after its writes, as decoded records, for the workloads that
+        /// record it (the KVStore subject's and SQLite's); `nil` for the others.
+        var digest: RecordDigest?
 
         /// The run's throughput.
         var objectsPerSecond: Double {
@@ -35,6 +38,9 @@ struct Measurement: Codable, Sendable {
     var peakAnonymousBytes: Int
     /// The latency of one operation (a chunk, a batch, a query or a single object) over all runs.
     var latency: Latency
+    /// The digest of the decoded records every run read or left in its store (``Runner`` requires the runs to
+    /// agree), or `nil` when the workload records none.
+    var digest: RecordDigest?
 
     /// Summarizes runs and the operation latencies they recorded.
     ///
@@ -49,6 +55,7 @@ struct Measurement: Codable, Sendable {
         peakRSSBytes = runs.map(\.peakRSSBytes).max() ?? 0
         peakAnonymousBytes = runs.map(\.peakAnonymousBytes).max() ?? 0
         latency = Latency(nanoseconds: latencies, unit: unit)
+        digest = runs.first?.digest
     }
 }
 
@@ -102,6 +109,13 @@ final class RunRecorder {
     private var peakWasReset = false
     /// When anonymous memory was last sampled; sampling reads `/proc`, so it happens at most once a millisecond.
     private var lastSample: UInt64 = 0
+    /// The decoded records the run read, or its store held after its writes; see ``add(tasks:)`` and
+    /// ``checkContents(_:)``.
+    private(set) var digest = RecordDigest()
+    /// Whether the workload recorded a ``digest``.
+    private(set) var hasDigest = false
+    /// The peak resident set size when the workload ended its timed work to read its store back, if it did.
+    private(set) var peakRSSBeforeCheck: Int?
 
     /// Creates a recorder with room for `expectedOperations` latencies.
     init(expectedOperations: Int) {
@@ -144,6 +158,32 @@ final class RunRecorder {
         return try body()
     }
 
+    /// Folds decoded tasks the run read into its ``digest``; call it where the run has them, inside its timed region
+    /// on every side that records a digest alike.
+    @inline(__always)
+    func add<Tasks: Sequence<TaskRecord>>(tasks: Tasks) {
+        digest.add(tasks: tasks)
+        hasDigest = true
+    }
+
+    /// Folds the digest of records the run read into its ``digest``.
+    @inline(__always)
+    func add(_ records: RecordDigest) {
+        digest.add(records)
+        hasDigest = true
+    }
+
+    /// Reads back what the run's writes left in its store, after its timed regions, and records it as the run's
+    /// ``digest``: the peak memory of the run is taken first, so that the reading does not count in it.
+    ///
+    /// - Parameter contents: Reads every record of the store and returns their digest.
+    func checkContents(_ contents: () throws -> RecordDigest) rethrows {
+        peakRSSBeforeCheck = ResourceUsage.peakRSSBytes()
+        sampleAnonymousMemory()
+        digest = try contents()
+        hasDigest = true
+    }
+
     /// Records the latency of an operation timed elsewhere (a commit's lag until a replica applied it).
     func record(latency nanoseconds: UInt64) {
         latencies.append(nanoseconds)
@@ -175,16 +215,6 @@ enum BlackHole {
     @inline(never)
     static func consume(_ checksum: UInt64) {
         sink.wrappingAdd(checksum, ordering: .relaxed)
-    }
-
-    /// Consumes a checksum of decoded tasks.
-    @inline(never)
-    static func consume<Tasks: Sequence<TaskRecord>>(tasks: Tasks) {
-        var checksum: UInt64 = 0
-        for task in tasks {
-            checksum = checksum &* 31 &+ UInt64(task.title.utf8.count) &+ (task.isDone ? 1 : 0)
-        }
-        consume(checksum)
     }
 
     /// Consumes a checksum of titles, for models other than ``TaskRecord``.

@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 
 /// Everything one kvbench run found: the machine, the settings and one row per scenario variant.
@@ -21,6 +22,8 @@ struct Report: Encodable {
         var subject: String
         /// The baseline.
         var baseline: String
+        /// The second baseline of most raw C rows, with its version.
+        var sqlite = "\(RawSQLite.name) \(String(cString: sqlite3_libversion()))"
         /// The seed of the generated data.
         var seed: UInt64
         /// The sizes of every scenario.
@@ -53,7 +56,7 @@ struct Report: Encodable {
             settings: size \(settings.size.rawValue), \(settings.repeats) measured runs after 1 warm-up, \
             chunks of \(settings.sizes.chunkSize) tasks, durability \(mode)
             subject:  \(settings.subject), models coded through \(settings.coding == .fields ? "FieldCodable" : "Codable"); \
-            baseline: \(settings.baseline), same run, runs interleaved; \
+            baseline: \(settings.baseline), same run, runs interleaved, and for most rows \(settings.sqlite); \
             task records of \(String(format: "%.0f", settings.averageTaskBytes)) bytes on average
             """
     }
@@ -67,13 +70,18 @@ struct Report: Encodable {
         var text = ""
         if !rawRows.isEmpty || (modelKindRows.isEmpty && historyRows.isEmpty && replicationRows.isEmpty) {
             text += Self.table(
-                rawRows, subject: "subject", baseline: "baseline", ratio: "ratio", baselineShort: "base")
+                rawRows, subject: "subject", baseline: "baseline", ratio: "ratio", baselineShort: "base",
+                showsSQLite: rawRows.contains { $0.sqlite != nil })
             text += """
 
                 N: records inserted, or in the store. obj/run: objects each subject run processes. obj/s: objects per \
                 second, median of the runs.
                 ratio: subject / baseline throughput (above 1: faster than raw C). CPU ratio: the same with CPU time \
                 instead of wall time (objects per CPU second of each side), which waiting does not move.
+                SQLite obj/s: the same work through the SQLite C API (WAL, prepared statements, WITHOUT ROWID tables, \
+                an index on projectID, foreign keys with ON DELETE CASCADE, synchronous \
+                \(settings.durability.sqliteSynchronous)), in the same run, its records and the subject's checked \
+                equal. vs SQLite: subject / SQLite throughput (above 1: faster than SQLite); - where not measured.
                 Latency (percentiles per operation), CPU s (median per run), RSS MB (peak resident set, which \
                 includes the store's mapped pages) and anon MB (largest anonymous memory seen after each timed \
                 region: the heap, without the mapped file) are the subject's; base columns are the baseline's.
@@ -141,27 +149,39 @@ struct Report: Encodable {
     /// `results` as an aligned table whose subject and baseline columns have the given names.
     private static func table(
         _ results: [ScenarioResult], subject subjectName: String, baseline baselineName: String,
-        ratio ratioName: String, baselineShort: String
+        ratio ratioName: String, baselineShort: String, showsSQLite: Bool = false
     ) -> String {
-        let headings = [
+        var headings = [
             "scenario", "N", "obj/run", "mode", "\(subjectName) obj/s", "\(baselineName) obj/s", ratioName, "CPU ratio",
+        ]
+        if showsSQLite { headings += ["SQLite obj/s", "vs SQLite"] }
+        headings += [
             "latency per", "p50", "p90", "p99", "CPU s", "RSS MB", "\(baselineShort) RSS MB", "anon MB",
             "\(baselineShort) anon MB",
         ]
-        let leftAligned: Set<Int> = [0, 3, 8]
+        let leftAligned: Set<Int> = [0, 3, showsSQLite ? 10 : 8]
         var rows = [headings]
         for result in results {
             let subject = result.subject
-            rows.append([
+            var row = [
                 result.label, grouped(result.records), grouped(subject.runs.first?.objects ?? 0),
                 result.durability.rawValue,
                 grouped(Int(subject.objectsPerSecond.rounded())),
                 grouped(Int(result.baseline.objectsPerSecond.rounded())), ratio(result.ratio), ratio(result.cpuRatio),
+            ]
+            if showsSQLite {
+                row += [
+                    result.sqlite.map { grouped(Int($0.objectsPerSecond.rounded())) } ?? "-",
+                    result.sqliteRatio.map(ratio) ?? "-",
+                ]
+            }
+            row += [
                 subject.latency.unit, duration(subject.latency.p50), duration(subject.latency.p90),
                 duration(subject.latency.p99), String(format: "%.3f", subject.cpuSeconds),
                 megabytes(subject.peakRSSBytes), megabytes(result.baseline.peakRSSBytes),
                 megabytes(subject.peakAnonymousBytes), megabytes(result.baseline.peakAnonymousBytes),
-            ])
+            ]
+            rows.append(row)
         }
         var widths = [Int](repeating: 0, count: headings.count)
         for row in rows {

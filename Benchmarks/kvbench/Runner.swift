@@ -17,7 +17,8 @@ struct Workload {
 /// Runs workloads side by side: one warm-up run each, then the measured runs interleaved, so that a machine that
 /// slows down or speeds up during the scenario affects every side alike.
 enum Runner {
-    /// The error of a workload that processed another number of objects than its scenario asked for.
+    /// The error of a workload that processed another number of objects than its scenario asked for, or whose runs
+    /// read or stored different records.
     struct CountMismatch: Error, CustomStringConvertible {
         /// What was wrong.
         var description: String
@@ -32,6 +33,8 @@ enum Runner {
     ///   - repeats: The number of measured runs of each workload.
     ///   - warmUps: The warm-up runs, when they should be smaller than the workloads themselves.
     /// - Returns: One measurement per workload, in the order of `workloads`.
+    /// - Throws: What a workload throws, or ``CountMismatch`` when a run processed another number of objects than
+    ///   its workload's ``Workload/objectsPerRun`` or the runs of a workload recorded different digests.
     static func measure(_ workloads: [Workload], repeats: Int, warmUps: [Workload]? = nil) throws -> [Measurement] {
         for workload in warmUps ?? workloads {
             _ = try runOnce(workload)
@@ -44,6 +47,14 @@ enum Runner {
                 let (run, recorded) = try runOnce(workloads[index])
                 runs[index].append(run)
                 latencies[index].append(contentsOf: recorded)
+            }
+        }
+        for (workload, runs) in zip(workloads, runs) {
+            if let first = runs.first?.digest, let other = runs.first(where: { $0.digest != first }) {
+                throw CountMismatch(
+                    description: "\(workload.name) read or stored other records in one run than in another: "
+                        + "\(first.records) records with checksum \(first.checksum), then "
+                        + "\(other.digest?.records ?? 0) with checksum \(other.digest?.checksum ?? 0)")
             }
         }
         return workloads.indices.map { index in
@@ -59,15 +70,22 @@ enum Runner {
     static func runOnce(_ workload: Workload) throws -> (Measurement.Run, [UInt64]) {
         let recorder = RunRecorder(expectedOperations: workload.operationsPerRun)
         let objects = try workload.run(recorder)
-        let peak = ResourceUsage.peakRSSBytes()
-        recorder.sampleAnonymousMemory()
+        let peak: Int
+        if let beforeCheck = recorder.peakRSSBeforeCheck {
+            peak = beforeCheck
+        } else {
+            peak = ResourceUsage.peakRSSBytes()
+            recorder.sampleAnonymousMemory()
+        }
+        if recorder.hasDigest { BlackHole.consume(recorder.digest.checksum) }
         guard objects == workload.objectsPerRun else {
             throw CountMismatch(
                 description: "\(workload.name) processed \(objects) objects instead of \(workload.objectsPerRun)")
         }
         let run = Measurement.Run(
             objects: objects, seconds: Double(recorder.nanoseconds) / 1e9, cpuSeconds: recorder.cpuSeconds,
-            peakRSSBytes: peak, peakAnonymousBytes: recorder.peakAnonymousBytes)
+            peakRSSBytes: peak, peakAnonymousBytes: recorder.peakAnonymousBytes,
+            digest: recorder.hasDigest ? recorder.digest : nil)
         return (run, recorder.latencies)
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 
 /// The report as an SVG chart with up to three panels: (a) each row's ratio to the raw C baseline as a bar on a log
-/// scale, from the reference line at 1.0; (b) the scale series' insert throughput against the store size on a log
+/// scale, from the reference line at 1.0, and below it, for the rows measured against SQLite, the ratio to SQLite
+/// as a lighter bar; (b) the scale series' insert throughput against the store size on a log
 /// axis, a line per ID order and side; (c) the class/struct comparison's ratios, classes over structs, drawn as (a).
 struct SVGChart {
     /// The report to draw.
@@ -9,6 +10,8 @@ struct SVGChart {
 
     private let width = 1_000.0
     private let ratioRowHeight = 24.0
+    /// The height of a row of panel (a) with two bars, raw C's and SQLite's.
+    private let sqliteRowHeight = 32.0
     private let labelWidth = 320.0
     private let font = "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\""
 
@@ -19,11 +22,18 @@ struct SVGChart {
 
     /// The chart as an SVG document.
     var svg: String {
+        let rawResults = report.results.filter { $0.baselineKind == .rawC }
+        let showsSQLite = rawResults.contains { $0.sqliteRatio != nil }
         let ratioPanel = ratioBars(
-            top: 0, results: report.results.filter { $0.baselineKind == .rawC },
-            title: "(a) Throughput ratio to the raw LMDB C API (\(report.settings.subject), \(mode))",
-            subtitle: "subject throughput / baseline throughput, log scale; right of 1.0 is faster than raw C",
-            reference: "1.0 = raw C")
+            top: 0, results: rawResults,
+            title: showsSQLite
+                ? "(a) Throughput ratio to the raw LMDB C API and to SQLite (\(report.settings.subject), \(mode))"
+                : "(a) Throughput ratio to the raw LMDB C API (\(report.settings.subject), \(mode))",
+            subtitle: showsSQLite
+                ? "subject throughput / baseline throughput, log scale; right of 1.0 is faster; per row, the upper "
+                    + "bar is against raw C, the lower, lighter one against SQLite"
+                : "subject throughput / baseline throughput, log scale; right of 1.0 is faster than raw C",
+            reference: showsSQLite ? "1.0 = raw C, SQLite" : "1.0 = raw C", showsSQLite: showsSQLite)
         let scalePanel = scaleLines(top: ratioPanel.height)
         var height = ratioPanel.height + scalePanel.height
         var modelKindBody = ""
@@ -51,15 +61,17 @@ struct SVGChart {
     // MARK: - Panels (a) and (c)
 
     private func ratioBars(
-        top: Double, results: [ScenarioResult], title: String, subtitle: String, reference: String
+        top: Double, results: [ScenarioResult], title: String, subtitle: String, reference: String,
+        showsSQLite: Bool = false
     ) -> (body: String, height: Double) {
+        let rowHeight = showsSQLite ? sqliteRowHeight : ratioRowHeight
         let plotTop = top + 78
         let plotLeft = labelWidth
-        let plotRight = width - 110
-        let plotBottom = plotTop + Double(max(results.count, 1)) * ratioRowHeight
+        let plotRight = width - (showsSQLite ? 150 : 110)
+        let plotBottom = plotTop + Double(max(results.count, 1)) * rowHeight
         var body = text(title, x: 20, y: top + 30, size: 16, weight: "bold")
         body += text(subtitle, x: 20, y: top + 50, fill: "#555")
-        let ratios = results.map(\.ratio).filter { $0 > 0 }
+        let ratios = (results.map(\.ratio) + results.compactMap(\.sqliteRatio)).filter { $0 > 0 }
         let low = min(-1, floor(log10(ratios.min() ?? 0.1)))
         let high = max(1, ceil(log10(ratios.max() ?? 10)))
         func x(_ ratio: Double) -> Double {
@@ -81,18 +93,31 @@ struct SVGChart {
         if results.isEmpty {
             body += text("no results", x: (plotLeft + plotRight) / 2, y: plotTop + 16, anchor: "middle")
         }
-        for (row, result) in results.enumerated() {
-            let center = plotTop + (Double(row) + 0.5) * ratioRowHeight
+        func bar(_ ratio: Double, top barTop: Double, height: Double, opacity: Double) -> String {
             let start = x(1)
-            let end = x(result.ratio)
-            let color = result.ratio >= 1 ? "#2e8b57" : "#d9822b"
-            body += """
-                <rect x="\(f(min(start, end)))" y="\(f(center - 8))" width="\(f(max(abs(end - start), 1)))" \
-                height="16" fill="\(color)"/>
+            let end = x(ratio)
+            let color = ratio >= 1 ? "#2e8b57" : "#d9822b"
+            return """
+                <rect x="\(f(min(start, end)))" y="\(f(barTop))" width="\(f(max(abs(end - start), 1)))" \
+                height="\(f(height))" fill="\(color)" fill-opacity="\(f(opacity))"/>
 
                 """
+        }
+        for (row, result) in results.enumerated() {
+            let center = plotTop + (Double(row) + 0.5) * rowHeight
             body += text(label(result), x: plotLeft - 10, y: center + 4, anchor: "end")
-            body += text(ratioLabel(result.ratio), x: plotRight + 10, y: center + 4)
+            if showsSQLite {
+                body += bar(result.ratio, top: center - 13, height: 12, opacity: 1)
+                body += text(ratioLabel(result.ratio) + " raw C", x: plotRight + 10, y: center - 3, size: 11)
+                if let sqliteRatio = result.sqliteRatio {
+                    body += bar(sqliteRatio, top: center + 1, height: 12, opacity: 0.45)
+                    body += text(
+                        ratioLabel(sqliteRatio) + " SQLite", x: plotRight + 10, y: center + 11, size: 11, fill: "#555")
+                }
+            } else {
+                body += bar(result.ratio, top: center - 8, height: 16, opacity: 1)
+                body += text(ratioLabel(result.ratio), x: plotRight + 10, y: center + 4)
+            }
         }
         body += line(x(1), plotTop - 8, x(1), plotBottom + 4, stroke: "#000", width: 1.5, dash: "5,3")
         body += text(reference, x: x(1), y: plotTop - 12, anchor: "middle", size: 11)

@@ -1,6 +1,7 @@
 import Foundation
 
-/// A named piece of work kvbench measures, with the subject on one side and the raw C API on the other.
+/// A named piece of work kvbench measures, with the subject on one side and the raw C API on the other; most also
+/// measure the same work through the SQLite C API (``RawSQLite``).
 ///
 /// A scenario prepares its data outside the timed regions, opens a fresh store per side (a fresh one per run when
 /// the work changes the store), and returns one ``ScenarioResult`` per row of the report.
@@ -101,6 +102,37 @@ struct ScenarioContext {
             idOrder: idOrder, baselineKind: .rawC, subject: subject, baseline: baseline)
     }
 
+    /// A row of the report comparing `subject` with `baseline` and with `sqlite`, the same work through the SQLite C
+    /// API, after checking that the subject and SQLite processed the same number of objects and read or stored the
+    /// same records (their ``Measurement/digest``s).
+    ///
+    /// - Throws: ``CrossCheckError`` when they did not.
+    func result(
+        _ kind: ScenarioKind,
+        variant: String? = nil,
+        records: Int,
+        subject: Measurement,
+        baseline: Measurement,
+        sqlite: Measurement
+    ) throws -> ScenarioResult {
+        var row = result(kind, variant: variant, records: records, subject: subject, baseline: baseline)
+        let subjectObjects = subject.runs.first?.objects ?? 0
+        let sqliteObjects = sqlite.runs.first?.objects ?? 0
+        guard subjectObjects == sqliteObjects, subject.digest == sqlite.digest else {
+            func described(_ objects: Int, _ digest: RecordDigest?) -> String {
+                let records = digest.map { "\($0.records) decoded records with checksum \($0.checksum)" } ?? "no digest"
+                return "\(objects) objects, \(records)"
+            }
+            throw CrossCheckError(
+                description: "\(row.label): \(Subjects.current.name) and \(RawSQLite.name) disagree: "
+                    + "\(Subjects.current.name) \(described(subjectObjects, subject.digest)); "
+                    + "\(RawSQLite.name) \(described(sqliteObjects, sqlite.digest)). One side read or stored other "
+                    + "records than the other: the two sides' workloads of this scenario no longer do the same work.")
+        }
+        row.sqlite = sqlite
+        return row
+    }
+
     /// The row of the history comparison, for a subject that records history: the subject's work with the store's
     /// change history on beside the same work with it off (`work` makes the subject's workload for settings and a
     /// name), runs interleaved; no row for another subject.
@@ -168,6 +200,8 @@ struct ScenarioResult: Encodable, Sendable {
     var subject: Measurement
     /// The baseline's measurement.
     var baseline: Measurement
+    /// The same work through the SQLite C API, for the rows measured against it.
+    var sqlite: Measurement?
 
     /// The subject's throughput divided by the baseline's: above 1 the subject is faster than raw C, or for a row of
     /// the class/struct comparison, classes are faster than structs.
@@ -184,13 +218,29 @@ struct ScenarioResult: Encodable, Sendable {
         return (subjectObjects / subject.cpuSeconds) / (baselineObjects / baseline.cpuSeconds)
     }
 
+    /// The subject's throughput divided by SQLite's, for the rows measured against it: above 1 the subject is
+    /// faster than SQLite.
+    var sqliteRatio: Double? {
+        sqlite.map { $0.objectsPerSecond > 0 ? subject.objectsPerSecond / $0.objectsPerSecond : 0 }
+    }
+
+    /// The subject's objects per CPU second divided by SQLite's, for the rows measured against it.
+    var sqliteCPURatio: Double? {
+        guard let sqlite else { return nil }
+        let subjectObjects = Double(subject.runs.first?.objects ?? 0)
+        let sqliteObjects = Double(sqlite.runs.first?.objects ?? 0)
+        guard subject.cpuSeconds > 0, sqlite.cpuSeconds > 0, sqliteObjects > 0 else { return 0 }
+        return (subjectObjects / subject.cpuSeconds) / (sqliteObjects / sqlite.cpuSeconds)
+    }
+
     /// The scenario and variant, as the report shows them.
     var label: String {
         variant.map { "\(scenario) (\($0))" } ?? scenario
     }
 
     private enum CodingKeys: String, CodingKey {
-        case scenario, variant, records, durability, idOrder, baselineKind, subject, baseline, ratio, cpuRatio
+        case scenario, variant, records, durability, idOrder, baselineKind, subject, baseline, ratio, cpuRatio, sqlite
+        case sqliteRatio, sqliteCPURatio
     }
 
     /// Encodes the row with its ratio.
@@ -206,5 +256,14 @@ struct ScenarioResult: Encodable, Sendable {
         try container.encode(baseline, forKey: .baseline)
         try container.encode(ratio, forKey: .ratio)
         try container.encode(cpuRatio, forKey: .cpuRatio)
+        try container.encodeIfPresent(sqlite, forKey: .sqlite)
+        try container.encodeIfPresent(sqliteRatio, forKey: .sqliteRatio)
+        try container.encodeIfPresent(sqliteCPURatio, forKey: .sqliteCPURatio)
     }
+}
+
+/// The error of a row whose KVStore and SQLite sides did not read or store the same records.
+struct CrossCheckError: Error, CustomStringConvertible {
+    /// What differed.
+    var description: String
 }

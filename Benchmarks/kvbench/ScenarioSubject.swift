@@ -79,6 +79,10 @@ protocol ScenarioSubject: AnyObject {
     ///
     /// - Returns: The number of records deleted, projects and tasks.
     func deleteProjects(ids: ArraySlice<UUID>) throws -> Int
+
+    /// Every task and project in the store, decoded, in one read transaction: what the writes of a run left, read
+    /// back after its timed regions to compare with the SQLite side's.
+    func contents() throws -> RecordDigest
 }
 
 /// How a store is opened.

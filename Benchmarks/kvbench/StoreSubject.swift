@@ -130,6 +130,18 @@ final class StoreSubject: ScenarioSubject {
     }
 }
 
+extension StoreSubject {
+    /// Every task and project, fetched without a predicate.
+    func contents() throws -> RecordDigest {
+        try container.read { txn in
+            var digest = RecordDigest()
+            digest.add(tasks: try txn.fetch(FetchDescriptor<TaskRecord>()))
+            for project in try txn.fetch(FetchDescriptor<ProjectRecord>()) { digest.add(project) }
+            return digest
+        }
+    }
+}
+
 extension TaskRecord: FieldCodable {
     /// Reads a task's fields directly, as `init(from:)` would through Codable.
     init(fields: borrowing FieldReader) throws {

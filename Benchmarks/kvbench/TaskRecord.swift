@@ -110,6 +110,17 @@ extension ProjectRecord {
         bytes.append(UInt8(truncatingIfNeeded: utf8.count))
         bytes.append(contentsOf: utf8)
     }
+
+    /// Decodes a record encoded by ``encode(into:)``, checking every tag and length.
+    ///
+    /// - Throws: ``RecordDecodingError`` when the bytes are not a project record.
+    init(decoding bytes: UnsafeRawBufferPointer) throws {
+        var reader = ByteReader(bytes)
+        try reader.expect(Tag.id)
+        id = try reader.uuid()
+        try reader.expect(Tag.name)
+        name = try reader.string()
+    }
 }
 
 extension UUID {

@@ -85,6 +85,29 @@ final class Workspace {
         }
         return try body(raw)
     }
+
+    /// Creates a SQLite database in a new directory, runs `body` with it, then closes it and removes the directory.
+    func withSQLite<R>(settings: StoreSettings, _ body: (RawSQLite) throws -> R) throws -> R {
+        let directory = try makeDirectory("sqlite")
+        let sqlite: RawSQLite
+        do {
+            sqlite = try RawSQLite(directory: directory, settings: settings)
+        } catch {
+            try? remove(directory)
+            throw error
+        }
+        let result: R
+        do {
+            result = try body(sqlite)
+        } catch {
+            try? sqlite.close()
+            try? remove(directory)
+            throw error
+        }
+        try sqlite.close()
+        try remove(directory)
+        return result
+    }
 }
 
 /// A failure to create or remove a temporary directory.

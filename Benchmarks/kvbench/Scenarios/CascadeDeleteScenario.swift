@@ -4,8 +4,10 @@ import Foundation
 /// transaction.
 ///
 /// The baseline reads the same task IDs from the index and deletes the same records and index entries with
-/// `mdb_del`. Each run starts from a freshly filled store. Throughput counts records deleted (projects and tasks);
-/// latency is per chunk of 50 projects.
+/// `mdb_del`. SQLite deletes the projects with the prepared `DELETE`, and its foreign key's `ON DELETE CASCADE`
+/// their tasks. Each run starts from a freshly filled store. Throughput counts records deleted (projects and tasks);
+/// latency is per chunk of 50 projects. After the timed region, the subject's and SQLite's stores are read back and
+/// must hold the same records.
 ///
 /// The class/struct comparison's cascade delete follows, in a table of its own; see ``modelKindRows(in:)``.
 struct CascadeDeleteScenario: Scenario {
@@ -41,6 +43,7 @@ struct CascadeDeleteScenario: Scenario {
                     for chunk in chunks {
                         deleted += try recorder.timedOperation { try subject.deleteProjects(ids: projectIDs[chunk]) }
                     }
+                    try recorder.checkContents { try subject.contents() }
                     return deleted
                 }
             }
@@ -57,9 +60,24 @@ struct CascadeDeleteScenario: Scenario {
                 return deleted
             }
         }
-        let measured = try context.measure(subjectWork(settings, name: Subject.name), baseline)
+        let sqlite = Workload(
+            name: RawSQLite.name, latencyUnit: "chunk", objectsPerRun: expected, operationsPerRun: chunks.count
+        ) { recorder in
+            try workspace.withSQLite(settings: settings) { sqlite in
+                try dataset.fill(sqlite, chunkSize: sizes.chunkSize)
+                var deleted = 0
+                for keys in chunkKeys {
+                    deleted += try recorder.timedOperation { try sqlite.deleteProjects(keys: keys) }
+                }
+                try recorder.checkContents { try sqlite.contents() }
+                return deleted
+            }
+        }
+        let measured = try context.measure(subjectWork(settings, name: Subject.name), baseline, sqlite)
         return [
-            context.result(.cascadeDelete, records: dataset.tasks.count, subject: measured[0], baseline: measured[1])
+            try context.result(
+                .cascadeDelete, records: dataset.tasks.count, subject: measured[0], baseline: measured[1],
+                sqlite: measured[2])
         ]
             + (try context.historyComparison(
                 .cascadeDelete, of: Subject.self, records: dataset.tasks.count, settings: settings, work: subjectWork))

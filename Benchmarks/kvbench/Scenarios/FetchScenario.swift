@@ -3,9 +3,13 @@ import Foundation
 /// Fetch by ID: batches of random IDs, each in one read transaction; the same IDs one read transaction each (the
 /// N+1 pattern); the same two through queries on the ID (`ids.contains($0.id)`, `$0.id == id`), as SwiftData code
 /// writes them; and the baseline's raw gets, a batch per read transaction for the batches and one read transaction
-/// per get for the one-at-a-time reads, so that each side pays the transactions the other pays.
+/// per get for the one-at-a-time reads, so that each side pays the transactions the other pays. SQLite steps the
+/// prepared `SELECT ... WHERE id = ?` once per ID, between `BEGIN` and `COMMIT` for a batch and alone (one read
+/// transaction each) for the one-at-a-time reads and `id ==`; for `ids.contains`, it runs one
+/// `SELECT ... WHERE id IN (?, ...)` of the batch's IDs.
 ///
-/// The subject returns decoded tasks in the caller's order; the baseline gets the raw bytes in the caller's order.
+/// The subject returns decoded tasks in the caller's order; the baseline gets the raw bytes in the caller's order;
+/// SQLite decodes each row into a task. The subject's and SQLite's tasks must be the same (``RecordDigest``).
 /// The store is filled once per side and read by every run. Latency is per batch, or per task for the N+1 variant.
 ///
 /// The class/struct comparison's fetches follow, in a table of their own; see ``modelKindRows(in:)``.
@@ -30,66 +34,111 @@ struct FetchScenario: Scenario {
 
         let rows = try context.workspace.withSubject(Subject.self, settings: settings) { subject in
             try context.workspace.withBaseline(settings: settings) { raw in
-                try dataset.fill(subject, chunkSize: sizes.chunkSize)
-                try dataset.fill(raw, chunkSize: sizes.chunkSize)
-                let batch = Self.batchWorkload(Subject.name, batches: batches, objects: objects) { ids in
-                    try subject.fetchTasks(ids: ids)
-                }
-                let oneByOne = Self.oneAtATimeWorkload(Subject.name, batches: batches, objects: objects) { id in
-                    try subject.fetchTask(id: id)
-                }
-                let baseline = Workload(
-                    name: RawLMDB.name, latencyUnit: "batch", objectsPerRun: objects, operationsPerRun: keys.count
-                ) { recorder in
-                    try recorder.timed {
-                        var found = 0
-                        for batch in keys {
-                            let result = try recorder.operation { try raw.getTasks(keys: batch) }
-                            BlackHole.consume(result.checksum)
-                            found += result.found
-                        }
-                        return found
+                try context.workspace.withSQLite(settings: settings) { sqlite in
+                    try dataset.fill(subject, chunkSize: sizes.chunkSize)
+                    try dataset.fill(raw, chunkSize: sizes.chunkSize)
+                    try dataset.fill(sqlite, chunkSize: sizes.chunkSize)
+                    try sqlite.idListStatement(count: count)
+                    let batch = Self.batchWorkload(Subject.name, batches: batches, objects: objects) { ids in
+                        try subject.fetchTasks(ids: ids)
                     }
-                }
-                let baselineOneByOne = Workload(
-                    name: RawLMDB.name, latencyUnit: "object", objectsPerRun: objects, operationsPerRun: objects
-                ) { recorder in
-                    try recorder.timed {
-                        var found = 0
-                        for batch in keys {
-                            try batch.withUnsafeBytes { batch in
-                                guard let base = batch.baseAddress else { return }
-                                for position in 0..<batch.count / 16 {
-                                    let result = try recorder.operation { try raw.getTask(key: base + position &* 16) }
-                                    BlackHole.consume(result.checksum)
-                                    found += result.found
+                    let oneByOne = Self.oneAtATimeWorkload(Subject.name, batches: batches, objects: objects) { id in
+                        try subject.fetchTask(id: id)
+                    }
+                    let baseline = Workload(
+                        name: RawLMDB.name, latencyUnit: "batch", objectsPerRun: objects, operationsPerRun: keys.count
+                    ) { recorder in
+                        try recorder.timed {
+                            var found = 0
+                            for batch in keys {
+                                let result = try recorder.operation { try raw.getTasks(keys: batch) }
+                                BlackHole.consume(result.checksum)
+                                found += result.found
+                            }
+                            return found
+                        }
+                    }
+                    let baselineOneByOne = Workload(
+                        name: RawLMDB.name, latencyUnit: "object", objectsPerRun: objects, operationsPerRun: objects
+                    ) { recorder in
+                        try recorder.timed {
+                            var found = 0
+                            for batch in keys {
+                                try batch.withUnsafeBytes { batch in
+                                    guard let base = batch.baseAddress else { return }
+                                    for position in 0..<batch.count / 16 {
+                                        let result = try recorder.operation {
+                                            try raw.getTask(key: base + position &* 16)
+                                        }
+                                        BlackHole.consume(result.checksum)
+                                        found += result.found
+                                    }
                                 }
                             }
+                            return found
                         }
-                        return found
                     }
+                    let queryBatch = Self.batchWorkload(Subject.name, batches: batches, objects: objects) { ids in
+                        try subject.queryTasks(ids: ids).map(Optional.some)
+                    }
+                    let queryOne = Self.oneAtATimeWorkload(Subject.name, batches: batches, objects: objects) { id in
+                        try subject.queryTask(id: id)
+                    }
+                    let sqliteBatch = Workload(
+                        name: RawSQLite.name, latencyUnit: "batch", objectsPerRun: objects, operationsPerRun: keys.count
+                    ) { recorder in
+                        try recorder.timed {
+                            for batch in keys {
+                                recorder.add(try recorder.operation { try sqlite.getTasks(keys: batch) })
+                            }
+                            return recorder.digest.records
+                        }
+                    }
+                    let sqliteOneByOne = Workload(
+                        name: RawSQLite.name, latencyUnit: "object", objectsPerRun: objects, operationsPerRun: objects
+                    ) { recorder in
+                        try recorder.timed {
+                            for batch in keys {
+                                try batch.withUnsafeBytes { batch in
+                                    guard let base = batch.baseAddress else { return }
+                                    for position in 0..<batch.count / 16 {
+                                        recorder.add(
+                                            try recorder.operation { try sqlite.getTask(key: base + position &* 16) })
+                                    }
+                                }
+                            }
+                            return recorder.digest.records
+                        }
+                    }
+                    let sqliteQueryBatch = Workload(
+                        name: "\(RawSQLite.name) (id in)", latencyUnit: "batch", objectsPerRun: objects,
+                        operationsPerRun: keys.count
+                    ) { recorder in
+                        try recorder.timed {
+                            for batch in keys {
+                                recorder.add(try recorder.operation { try sqlite.queryTasks(keys: batch) })
+                            }
+                            return recorder.digest.records
+                        }
+                    }
+                    let measured = try context.measure(
+                        batch, oneByOne, baseline, queryBatch, queryOne, baselineOneByOne, sqliteBatch, sqliteOneByOne,
+                        sqliteQueryBatch)
+                    return [
+                        try context.result(
+                            .fetch, variant: "batch", records: dataset.tasks.count, subject: measured[0],
+                            baseline: measured[2], sqlite: measured[6]),
+                        try context.result(
+                            .fetch, variant: "one txn each", records: dataset.tasks.count, subject: measured[1],
+                            baseline: measured[5], sqlite: measured[7]),
+                        try context.result(
+                            .fetch, variant: "query id in", records: dataset.tasks.count, subject: measured[3],
+                            baseline: measured[2], sqlite: measured[8]),
+                        try context.result(
+                            .fetch, variant: "query id ==", records: dataset.tasks.count, subject: measured[4],
+                            baseline: measured[5], sqlite: measured[7]),
+                    ]
                 }
-                let queryBatch = Self.batchWorkload(Subject.name, batches: batches, objects: objects) { ids in
-                    try subject.queryTasks(ids: ids).map(Optional.some)
-                }
-                let queryOne = Self.oneAtATimeWorkload(Subject.name, batches: batches, objects: objects) { id in
-                    try subject.queryTask(id: id)
-                }
-                let measured = try context.measure(batch, oneByOne, baseline, queryBatch, queryOne, baselineOneByOne)
-                return [
-                    context.result(
-                        .fetch, variant: "batch", records: dataset.tasks.count, subject: measured[0],
-                        baseline: measured[2]),
-                    context.result(
-                        .fetch, variant: "one txn each", records: dataset.tasks.count, subject: measured[1],
-                        baseline: measured[5]),
-                    context.result(
-                        .fetch, variant: "query id in", records: dataset.tasks.count, subject: measured[3],
-                        baseline: measured[2]),
-                    context.result(
-                        .fetch, variant: "query id ==", records: dataset.tasks.count, subject: measured[4],
-                        baseline: measured[5]),
-                ]
             }
         }
         return rows + (try modelKindRows(in: context))
@@ -105,7 +154,7 @@ struct FetchScenario: Scenario {
                 var found = 0
                 for ids in batches {
                     let tasks = try recorder.operation { try fetch(ids) }
-                    BlackHole.consume(tasks: tasks.lazy.compactMap { $0 })
+                    recorder.add(tasks: tasks.lazy.compactMap { $0 })
                     found += tasks.count { $0 != nil }
                 }
                 return found
@@ -127,7 +176,7 @@ struct FetchScenario: Scenario {
                     for id in ids {
                         if let task = try recorder.operation({ try fetch(id) }) { tasks.append(task) }
                     }
-                    BlackHole.consume(tasks: tasks)
+                    recorder.add(tasks: tasks)
                     found += tasks.count
                 }
                 return found

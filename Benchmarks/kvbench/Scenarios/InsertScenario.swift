@@ -1,8 +1,10 @@
 /// Chunked insert: N tasks with their index entries, 10,000 per write transaction, into a store that holds their
 /// projects already.
 ///
-/// The baseline puts the same keys, record bytes and index entries through the C API with the same chunking. Each
-/// run starts from a fresh store; the projects are inserted before the timed region. Latency is per chunk.
+/// The baseline puts the same keys, record bytes and index entries through the C API with the same chunking; SQLite
+/// inserts the same tasks with the prepared `INSERT`, a transaction per chunk. Each run starts from a fresh store;
+/// the projects are inserted before the timed region. Latency is per chunk. After the timed region, the subject's
+/// and SQLite's stores are read back and must hold the same records.
 ///
 /// The class/struct comparison's insert follows, in a table of its own; see ``modelKindRows(in:)``.
 struct InsertScenario: Scenario {
@@ -27,6 +29,7 @@ struct InsertScenario: Scenario {
                     for chunk in chunks {
                         try recorder.timedOperation { try subject.insert(tasks: dataset.tasks[chunk]) }
                     }
+                    try recorder.checkContents { try subject.contents() }
                     return count
                 }
             }
@@ -42,8 +45,23 @@ struct InsertScenario: Scenario {
                 return count
             }
         }
-        let measured = try context.measure(subjectWork(settings, name: Subject.name), baseline)
-        return [context.result(.insert, records: count, subject: measured[0], baseline: measured[1])]
+        let sqlite = Workload(
+            name: RawSQLite.name, latencyUnit: "chunk", objectsPerRun: count, operationsPerRun: chunks.count
+        ) { recorder in
+            try workspace.withSQLite(settings: settings) { sqlite in
+                try dataset.fill(sqlite, chunkSize: sizes.chunkSize, includingTasks: false)
+                for chunk in chunks {
+                    try recorder.timedOperation { try sqlite.insert(tasks: dataset.tasks[chunk]) }
+                }
+                try recorder.checkContents { try sqlite.contents() }
+                return count
+            }
+        }
+        let measured = try context.measure(subjectWork(settings, name: Subject.name), baseline, sqlite)
+        return [
+            try context.result(
+                .insert, records: count, subject: measured[0], baseline: measured[1], sqlite: measured[2])
+        ]
             + (try context.historyComparison(
                 .insert, of: Subject.self, records: count, settings: settings, work: subjectWork))
             + (try modelKindRows(in: context))

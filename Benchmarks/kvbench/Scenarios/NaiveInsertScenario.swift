@@ -1,7 +1,9 @@
 /// Naive insert: one write transaction per task, to show what not batching costs.
 ///
 /// Compare its throughput with the chunked insert's: the difference is the price of a commit per record, which
-/// `--sync` makes much larger. The baseline commits once per task too. Latency is per task (one transaction).
+/// `--sync` makes much larger. The baseline commits once per task too, and so does SQLite (the prepared `INSERT`
+/// alone, in autocommit mode). Latency is per task (one transaction). After the timed region, the subject's and
+/// SQLite's stores are read back and must hold the same records.
 struct NaiveInsertScenario: Scenario {
     /// Runs the scenario.
     func run<Subject: ScenarioSubject>(
@@ -24,6 +26,7 @@ struct NaiveInsertScenario: Scenario {
                             try recorder.operation { try subject.insert(tasks: dataset.tasks[position..<position + 1]) }
                         }
                     }
+                    try recorder.checkContents { try subject.contents() }
                     return count
                 }
             }
@@ -43,8 +46,25 @@ struct NaiveInsertScenario: Scenario {
                 return count
             }
         }
-        let measured = try context.measure(subjectWork(settings, name: Subject.name), baseline)
-        return [context.result(.naiveInsert, records: count, subject: measured[0], baseline: measured[1])]
+        let sqlite = Workload(
+            name: RawSQLite.name, latencyUnit: "object", objectsPerRun: count, operationsPerRun: count
+        ) { recorder in
+            try workspace.withSQLite(settings: settings) { sqlite in
+                try dataset.fill(sqlite, chunkSize: sizes.chunkSize, includingTasks: false)
+                try recorder.timed {
+                    for position in 0..<count {
+                        try recorder.operation { try sqlite.insert(tasks: dataset.tasks[position..<position + 1]) }
+                    }
+                }
+                try recorder.checkContents { try sqlite.contents() }
+                return count
+            }
+        }
+        let measured = try context.measure(subjectWork(settings, name: Subject.name), baseline, sqlite)
+        return [
+            try context.result(
+                .naiveInsert, records: count, subject: measured[0], baseline: measured[1], sqlite: measured[2])
+        ]
             + (try context.historyComparison(
                 .naiveInsert, of: Subject.self, records: count, settings: settings, work: subjectWork))
     }

@@ -4,7 +4,9 @@ import Foundation
 /// transaction per batch.
 ///
 /// The baseline walks the index with `MDB_SET_KEY` and `MDB_GET_MULTIPLE`/`MDB_NEXT_MULTIPLE` and gets each task.
-/// The store is filled once per side. Latency is per batch of projects.
+/// SQLite steps the prepared `SELECT ... WHERE projectID = ?` per project, through its index, between `BEGIN` and
+/// `COMMIT`, and decodes each task; its tasks and the subject's must be the same. The store is filled once per side.
+/// Latency is per batch of projects.
 struct PrefetchScenario: Scenario {
     /// Runs the scenario.
     func run<Subject: ScenarioSubject>(
@@ -29,39 +31,55 @@ struct PrefetchScenario: Scenario {
 
         return try context.workspace.withSubject(Subject.self, settings: settings) { subject in
             try context.workspace.withBaseline(settings: settings) { raw in
-                try dataset.fill(subject, chunkSize: sizes.chunkSize)
-                try dataset.fill(raw, chunkSize: sizes.chunkSize)
-                let subjectWork = Workload(
-                    name: Subject.name, latencyUnit: "batch", objectsPerRun: expected, operationsPerRun: batches.count
-                ) { recorder in
-                    try recorder.timed {
-                        var found = 0
-                        for projectIDs in batches {
-                            let groups = try recorder.operation { try subject.tasks(ofProjects: projectIDs) }
-                            BlackHole.consume(tasks: groups.joined())
-                            found += groups.reduce(0) { $0 + $1.count }
+                try context.workspace.withSQLite(settings: settings) { sqlite in
+                    try dataset.fill(subject, chunkSize: sizes.chunkSize)
+                    try dataset.fill(raw, chunkSize: sizes.chunkSize)
+                    try dataset.fill(sqlite, chunkSize: sizes.chunkSize)
+                    let subjectWork = Workload(
+                        name: Subject.name, latencyUnit: "batch", objectsPerRun: expected,
+                        operationsPerRun: batches.count
+                    ) { recorder in
+                        try recorder.timed {
+                            var found = 0
+                            for projectIDs in batches {
+                                let groups = try recorder.operation { try subject.tasks(ofProjects: projectIDs) }
+                                recorder.add(tasks: groups.joined())
+                                found += groups.reduce(0) { $0 + $1.count }
+                            }
+                            return found
                         }
-                        return found
                     }
-                }
-                let baseline = Workload(
-                    name: RawLMDB.name, latencyUnit: "batch", objectsPerRun: expected, operationsPerRun: keys.count
-                ) { recorder in
-                    try recorder.timed {
-                        var found = 0
-                        for batch in keys {
-                            let result = try recorder.operation { try raw.tasksOfProjects(keys: batch) }
-                            BlackHole.consume(result.checksum)
-                            found += result.found
+                    let baseline = Workload(
+                        name: RawLMDB.name, latencyUnit: "batch", objectsPerRun: expected, operationsPerRun: keys.count
+                    ) { recorder in
+                        try recorder.timed {
+                            var found = 0
+                            for batch in keys {
+                                let result = try recorder.operation { try raw.tasksOfProjects(keys: batch) }
+                                BlackHole.consume(result.checksum)
+                                found += result.found
+                            }
+                            return found
                         }
-                        return found
                     }
+                    let sqliteWork = Workload(
+                        name: RawSQLite.name, latencyUnit: "batch", objectsPerRun: expected,
+                        operationsPerRun: keys.count
+                    ) { recorder in
+                        try recorder.timed {
+                            for batch in keys {
+                                recorder.add(try recorder.operation { try sqlite.tasksOfProjects(keys: batch) })
+                            }
+                            return recorder.digest.records
+                        }
+                    }
+                    let measured = try context.measure(subjectWork, baseline, sqliteWork)
+                    return [
+                        try context.result(
+                            .prefetch, records: dataset.tasks.count, subject: measured[0], baseline: measured[1],
+                            sqlite: measured[2])
+                    ]
                 }
-                let measured = try context.measure(subjectWork, baseline)
-                return [
-                    context.result(
-                        .prefetch, records: dataset.tasks.count, subject: measured[0], baseline: measured[1])
-                ]
             }
         }
     }

@@ -5,8 +5,11 @@ import Foundation
 /// of the same queries.
 ///
 /// The baseline of the first two rows is the raw index lookup of the same queries, of the count row the raw count of
-/// the index key's duplicates. The full-scan run asks fewer queries, each of which reads the whole table; throughput
-/// counts the tasks returned, or counted. Latency is per query.
+/// the index key's duplicates. SQLite runs the prepared `SELECT ... WHERE projectID = ?` alone (a read transaction
+/// each) through its index, the same forced to scan the table for the full scan (which tests the column of every
+/// row), and `SELECT count(*)` for the count; its tasks or counts and the subject's must be the same. The full-scan
+/// run asks fewer queries, each of which reads the whole table; throughput counts the tasks returned, or counted.
+/// Latency is per query.
 struct QueryScenario: Scenario {
     /// Runs the scenario.
     func run<Subject: ScenarioSubject>(
@@ -27,78 +30,108 @@ struct QueryScenario: Scenario {
 
         return try context.workspace.withSubject(Subject.self, settings: settings) { subject in
             try context.workspace.withBaseline(settings: settings) { raw in
-                try dataset.fill(subject, chunkSize: sizes.chunkSize)
-                try dataset.fill(raw, chunkSize: sizes.chunkSize)
-                func subjectWork(_ plan: QueryPlan, _ queries: [UUID]) -> Workload {
-                    Workload(
-                        name: "\(Subject.name) (\(plan.rawValue))", latencyUnit: "query",
-                        objectsPerRun: queries.count * Dataset.tasksPerProject, operationsPerRun: queries.count
+                try context.workspace.withSQLite(settings: settings) { sqlite in
+                    try dataset.fill(subject, chunkSize: sizes.chunkSize)
+                    try dataset.fill(raw, chunkSize: sizes.chunkSize)
+                    try dataset.fill(sqlite, chunkSize: sizes.chunkSize)
+                    func subjectWork(_ plan: QueryPlan, _ queries: [UUID]) -> Workload {
+                        Workload(
+                            name: "\(Subject.name) (\(plan.rawValue))", latencyUnit: "query",
+                            objectsPerRun: queries.count * Dataset.tasksPerProject, operationsPerRun: queries.count
+                        ) { recorder in
+                            try recorder.timed {
+                                var found = 0
+                                for projectID in queries {
+                                    let tasks = try recorder.operation {
+                                        try subject.tasks(withProjectID: projectID, plan: plan)
+                                    }
+                                    recorder.add(tasks: tasks)
+                                    found += tasks.count
+                                }
+                                return found
+                            }
+                        }
+                    }
+                    let baseline = Workload(
+                        name: RawLMDB.name, latencyUnit: "query",
+                        objectsPerRun: projectIDs.count * Dataset.tasksPerProject, operationsPerRun: projectIDs.count
                     ) { recorder in
                         try recorder.timed {
                             var found = 0
-                            for projectID in queries {
-                                let tasks = try recorder.operation {
-                                    try subject.tasks(withProjectID: projectID, plan: plan)
-                                }
-                                BlackHole.consume(tasks: tasks)
-                                found += tasks.count
+                            try Self.forEachKey(in: keys) { key in
+                                let result = try recorder.operation { try raw.tasksOfProject(key: key) }
+                                BlackHole.consume(result.checksum)
+                                found += result.found
                             }
                             return found
                         }
                     }
-                }
-                let baseline = Workload(
-                    name: RawLMDB.name, latencyUnit: "query",
-                    objectsPerRun: projectIDs.count * Dataset.tasksPerProject, operationsPerRun: projectIDs.count
-                ) { recorder in
-                    try recorder.timed {
-                        var found = 0
-                        try Self.forEachKey(in: keys) { key in
-                            let result = try recorder.operation { try raw.tasksOfProject(key: key) }
-                            BlackHole.consume(result.checksum)
-                            found += result.found
+                    let subjectCount = Workload(
+                        name: "\(Subject.name) (count)", latencyUnit: "query",
+                        objectsPerRun: projectIDs.count * Dataset.tasksPerProject, operationsPerRun: projectIDs.count
+                    ) { recorder in
+                        try recorder.timed {
+                            var counted = 0
+                            for projectID in projectIDs {
+                                counted += try recorder.operation { try subject.countTasks(withProjectID: projectID) }
+                            }
+                            return counted
                         }
-                        return found
                     }
-                }
-                let subjectCount = Workload(
-                    name: "\(Subject.name) (count)", latencyUnit: "query",
-                    objectsPerRun: projectIDs.count * Dataset.tasksPerProject, operationsPerRun: projectIDs.count
-                ) { recorder in
-                    try recorder.timed {
-                        var counted = 0
-                        for projectID in projectIDs {
-                            counted += try recorder.operation { try subject.countTasks(withProjectID: projectID) }
+                    let baselineCount = Workload(
+                        name: "\(RawLMDB.name) (count)", latencyUnit: "query",
+                        objectsPerRun: projectIDs.count * Dataset.tasksPerProject, operationsPerRun: projectIDs.count
+                    ) { recorder in
+                        try recorder.timed {
+                            var counted = 0
+                            try Self.forEachKey(in: keys) { key in
+                                counted += try recorder.operation { try raw.countTasksOfProject(key: key) }
+                            }
+                            return counted
                         }
-                        return counted
                     }
-                }
-                let baselineCount = Workload(
-                    name: "\(RawLMDB.name) (count)", latencyUnit: "query",
-                    objectsPerRun: projectIDs.count * Dataset.tasksPerProject, operationsPerRun: projectIDs.count
-                ) { recorder in
-                    try recorder.timed {
-                        var counted = 0
-                        try Self.forEachKey(in: keys) { key in
-                            counted += try recorder.operation { try raw.countTasksOfProject(key: key) }
+                    func sqliteWork(_ plan: QueryPlan, _ queries: [UInt8]) -> Workload {
+                        Workload(
+                            name: "\(RawSQLite.name) (\(plan.rawValue))", latencyUnit: "query",
+                            objectsPerRun: queries.count / 16 * Dataset.tasksPerProject,
+                            operationsPerRun: queries.count / 16
+                        ) { recorder in
+                            try recorder.timed {
+                                try Self.forEachKey(in: queries) { key in
+                                    recorder.add(
+                                        try recorder.operation { try sqlite.tasksOfProject(key: key, plan: plan) })
+                                }
+                                return recorder.digest.records
+                            }
                         }
-                        return counted
                     }
+                    let sqliteCount = Workload(
+                        name: "\(RawSQLite.name) (count)", latencyUnit: "query",
+                        objectsPerRun: projectIDs.count * Dataset.tasksPerProject, operationsPerRun: projectIDs.count
+                    ) { recorder in
+                        try recorder.timed {
+                            var counted = 0
+                            try Self.forEachKey(in: keys) { key in
+                                counted += try recorder.operation { try sqlite.countTasksOfProject(key: key) }
+                            }
+                            return counted
+                        }
+                    }
+                    let measured = try context.measure(
+                        subjectWork(.index, projectIDs), subjectWork(.fullScan, scanned), baseline, subjectCount,
+                        baselineCount, sqliteWork(.index, keys), sqliteWork(.fullScan, flatKeys(scanned)), sqliteCount)
+                    return [
+                        try context.result(
+                            .query, variant: QueryPlan.index.rawValue, records: dataset.tasks.count,
+                            subject: measured[0], baseline: measured[2], sqlite: measured[5]),
+                        try context.result(
+                            .query, variant: QueryPlan.fullScan.rawValue, records: dataset.tasks.count,
+                            subject: measured[1], baseline: measured[2], sqlite: measured[6]),
+                        try context.result(
+                            .query, variant: "count", records: dataset.tasks.count, subject: measured[3],
+                            baseline: measured[4], sqlite: measured[7]),
+                    ]
                 }
-                let measured = try context.measure(
-                    subjectWork(.index, projectIDs), subjectWork(.fullScan, scanned), baseline, subjectCount,
-                    baselineCount)
-                return [
-                    context.result(
-                        .query, variant: QueryPlan.index.rawValue, records: dataset.tasks.count,
-                        subject: measured[0], baseline: measured[2]),
-                    context.result(
-                        .query, variant: QueryPlan.fullScan.rawValue, records: dataset.tasks.count,
-                        subject: measured[1], baseline: measured[2]),
-                    context.result(
-                        .query, variant: "count", records: dataset.tasks.count, subject: measured[3],
-                        baseline: measured[4]),
-                ]
             }
         }
     }

@@ -5,8 +5,11 @@ import TestSupport
 /// its due date moved, and every tenth one moves to another project, which moves its index entry.
 ///
 /// The baseline gets each record, puts the changed bytes (prepared before the timed region with the same
-/// ``TaskChange/apply(to:)``), and deletes and puts the index entry of moved tasks. Each run starts from a freshly
-/// filled store. Latency is per chunk.
+/// ``TaskChange/apply(to:)``), and deletes and puts the index entry of moved tasks. SQLite runs a prepared `UPDATE`
+/// that is ``TaskChange/apply(to:)`` in SQL once per task (one that sets `projectID` for the moved tasks), a
+/// transaction per chunk. Each run starts from a
+/// freshly filled store. Latency is per chunk. After the timed region, the subject's and SQLite's stores are read
+/// back and must hold the same records.
 ///
 /// The class/struct comparison's updates and saves follow, in a table of their own; see ``modelKindRows(in:)``.
 struct UpdateScenario: Scenario {
@@ -54,6 +57,7 @@ struct UpdateScenario: Scenario {
                     for chunk in chunks {
                         try recorder.timedOperation { try subject.update(changes[chunk]) }
                     }
+                    try recorder.checkContents { try subject.contents() }
                     return count
                 }
             }
@@ -70,8 +74,25 @@ struct UpdateScenario: Scenario {
                 return updated
             }
         }
-        let measured = try context.measure(subjectWork(settings, name: Subject.name), baseline)
-        return [context.result(.update, records: dataset.tasks.count, subject: measured[0], baseline: measured[1])]
+        let sqlite = Workload(
+            name: RawSQLite.name, latencyUnit: "chunk", objectsPerRun: count, operationsPerRun: chunks.count
+        ) { recorder in
+            try workspace.withSQLite(settings: settings) { sqlite in
+                try dataset.fill(sqlite, chunkSize: sizes.chunkSize)
+                var updated = 0
+                for chunk in chunks {
+                    updated += try recorder.timedOperation { try sqlite.update(changes[chunk]) }
+                }
+                try recorder.checkContents { try sqlite.contents() }
+                return updated
+            }
+        }
+        let measured = try context.measure(subjectWork(settings, name: Subject.name), baseline, sqlite)
+        return [
+            try context.result(
+                .update, records: dataset.tasks.count, subject: measured[0], baseline: measured[1],
+                sqlite: measured[2])
+        ]
             + (try context.historyComparison(
                 .update, of: Subject.self, records: dataset.tasks.count, settings: settings, work: subjectWork))
             + (try modelKindRows(in: context))
