@@ -292,24 +292,23 @@ final class RawSQLite {
     /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`) and commits it, or rolls it back when `body` throws.
     @inline(__always)
     func write<R>(_ body: () throws -> R) throws -> R {
-        try run(statements.beginImmediate, "begin a write transaction")
-        let result: R
-        do {
-            result = try body()
-        } catch {
-            sqlite3_step(statements.rollback)
-            sqlite3_reset(statements.rollback)
-            throw error
-        }
-        try run(statements.commit, "commit")
-        return result
+        try transaction(begin: statements.beginImmediate, "begin a write transaction", end: "commit", body)
     }
 
     /// Runs `body` in one read transaction: a deferred `BEGIN`, which takes its snapshot at the first read, then
     /// `COMMIT`.
     @inline(__always)
     func read<R>(_ body: () throws -> R) throws -> R {
-        try run(statements.begin, "begin a read transaction")
+        try transaction(begin: statements.begin, "begin a read transaction", end: "end a read transaction", body)
+    }
+
+    /// Runs `begin`, then `body`, then `COMMIT`, or `ROLLBACK` when `body` throws; `starting` and `ending` name the
+    /// two steps in errors.
+    @inline(__always)
+    private func transaction<R>(
+        begin: OpaquePointer, _ starting: StaticString, end ending: StaticString, _ body: () throws -> R
+    ) throws -> R {
+        try run(begin, starting)
         let result: R
         do {
             result = try body()
@@ -318,7 +317,7 @@ final class RawSQLite {
             sqlite3_reset(statements.rollback)
             throw error
         }
-        try run(statements.commit, "end a read transaction")
+        try run(statements.commit, ending)
         return result
     }
 

@@ -212,10 +212,15 @@ struct ScenarioResult: Encodable, Sendable {
     /// The subject's objects per CPU second divided by the baseline's: the ratio of the work each side's processor
     /// does, which waiting (for the disk, another thread, a server) does not move as it moves the wall-time ratio.
     var cpuRatio: Double {
-        let subjectObjects = Double(subject.runs.first?.objects ?? 0)
-        let baselineObjects = Double(baseline.runs.first?.objects ?? 0)
-        guard subject.cpuSeconds > 0, baseline.cpuSeconds > 0, baselineObjects > 0 else { return 0 }
-        return (subjectObjects / subject.cpuSeconds) / (baselineObjects / baseline.cpuSeconds)
+        Self.cpuRatio(of: subject, to: baseline)
+    }
+
+    /// `measurement`'s objects per CPU second divided by `other`'s; 0 when either took no measurable CPU time.
+    private static func cpuRatio(of measurement: Measurement, to other: Measurement) -> Double {
+        let objects = Double(measurement.runs.first?.objects ?? 0)
+        let otherObjects = Double(other.runs.first?.objects ?? 0)
+        guard measurement.cpuSeconds > 0, other.cpuSeconds > 0, otherObjects > 0 else { return 0 }
+        return (objects / measurement.cpuSeconds) / (otherObjects / other.cpuSeconds)
     }
 
     /// The subject's throughput divided by SQLite's, for the rows measured against it: above 1 the subject is
@@ -226,11 +231,7 @@ struct ScenarioResult: Encodable, Sendable {
 
     /// The subject's objects per CPU second divided by SQLite's, for the rows measured against it.
     var sqliteCPURatio: Double? {
-        guard let sqlite else { return nil }
-        let subjectObjects = Double(subject.runs.first?.objects ?? 0)
-        let sqliteObjects = Double(sqlite.runs.first?.objects ?? 0)
-        guard subject.cpuSeconds > 0, sqlite.cpuSeconds > 0, sqliteObjects > 0 else { return 0 }
-        return (subjectObjects / subject.cpuSeconds) / (sqliteObjects / sqlite.cpuSeconds)
+        sqlite.map { Self.cpuRatio(of: subject, to: $0) }
     }
 
     /// The scenario and variant, as the report shows them.
