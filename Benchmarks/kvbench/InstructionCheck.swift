@@ -8,7 +8,7 @@ import Foundation
 
 /// `make bench-check`: the instructions each operation of a small fixed workload costs, counted by callgrind, against
 /// a baseline committed in the repository. Wall time on a shared virtual machine moves by ±10% from run to run; the
-/// instruction counts of a fixed workload move by a few tenths of a percent (up to 2.5% for the full scan), so a
+/// instruction counts of a fixed workload, run from the same place with the same environment, repeat exactly, so a
 /// growth of more than 5% is a change of the code, not noise.
 ///
 /// The parent (`kvbench --instructions <baseline.json> [--update]`, outside the option parser like ``ChildProcess``)
@@ -292,16 +292,22 @@ enum InstructionCheck {
         let output = FileManager.default.temporaryDirectory
             .appendingPathComponent("kvbench-callgrind-\(getpid())-\(UUID().uuidString).out").path
         defer { try? FileManager.default.removeItem(atPath: output) }
+        // The child starts from the same place with the same environment wherever the checkout is and whoever runs
+        // it: the sizes of the environment and of the program's path move the process's memory layout, and the
+        // full scan's count moved by up to 7% with them (alignment-dependent copies and comparisons).
+        let executable = URL(fileURLWithPath: ChildProcess.executablePath())
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.currentDirectoryURL = executable.deletingLastPathComponent()
         process.arguments = [
             "valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=\(measuredSymbol)",
-            "--callgrind-out-file=\(output)", ChildProcess.executablePath(), workloadFlag, workload.name,
+            "--callgrind-out-file=\(output)", "./" + executable.lastPathComponent, workloadFlag, workload.name,
         ]
-        var environment = ProcessInfo.processInfo.environment
-        // The same hash seeds in every run: dictionaries then probe alike, and the counts repeat.
-        environment["SWIFT_DETERMINISTIC_HASHING"] = "1"
-        process.environment = environment
+        process.environment = [
+            "PATH": "/usr/local/bin:/usr/bin:/bin", "TMPDIR": "/tmp",
+            // The same hash seeds in every run: dictionaries then probe alike, and the counts repeat.
+            "SWIFT_DETERMINISTIC_HASHING": "1",
+        ]
         let errors = Pipe()
         process.standardError = errors
         do {
