@@ -8,8 +8,9 @@ import Foundation
 
 /// `make bench-check`: the instructions each operation of a small fixed workload costs, counted by callgrind, against
 /// a baseline committed in the repository. Wall time on a shared virtual machine moves by ±10% from run to run; the
-/// instruction counts of a fixed workload, run from the same place with the same environment, repeat exactly, so a
-/// growth of more than 5% is a change of the code, not noise.
+/// instruction counts of a fixed workload, run from the same place with the same environment, repeat exactly (within
+/// about 1% from another checkout, whose binary differs in its embedded paths), so a growth of more than 5% is a
+/// change of the code, not noise.
 ///
 /// The parent (`kvbench --instructions <baseline.json> [--update]`, outside the option parser like ``ChildProcess``)
 /// runs each ``Workload`` in a child kvbench under `valgrind --tool=callgrind`, which counts only inside
