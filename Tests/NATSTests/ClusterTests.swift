@@ -107,13 +107,15 @@ import Testing
         // Every acknowledged message is in the stream, once, in the order of the publishes.
         let sequences = acknowledged.map(\.sequence)
         #expect(sequences == sequences.sorted() && Set(sequences).count == before + after)
-        let survivorStream = admin.jetStream(timeout: .seconds(2))
-        let info = try await Self.retrying(until: .now + .seconds(10)) {
+        // Generous limits: under the address sanitizer's run of the whole suite the survivors answer their API slowly
+        // after the election, and a retry only waits when an answer does not come.
+        let survivorStream = admin.jetStream(timeout: .seconds(5))
+        let info = try await Self.retrying(until: .now + .seconds(30)) {
             try await survivorStream.streamInfo("REPLICATED")
         }
         #expect(info.state.messages == UInt64(before + after))
         #expect(info.cluster?.leader != leaderName)
-        let reader = try await Self.retrying(until: .now + .seconds(10)) {
+        let reader = try await Self.retrying(until: .now + .seconds(30)) {
             try await survivorStream.createConsumer(
                 stream: "REPLICATED", configuration: ConsumerConfiguration(ackPolicy: .none))
         }
