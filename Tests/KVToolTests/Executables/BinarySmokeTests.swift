@@ -1,20 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The built `kvtool` executable runs: the thin `main` reaches the same code as the in-process tests.
 @Suite struct BinarySmokeTests {
     /// The executable named `name` (`kvtool` by default) beside the test bundle in the build directory.
     static func executable(named name: String = "kvtool") throws -> URL {
-        let candidates = [Bundle.main.executableURL, URL(fileURLWithPath: CommandLine.arguments[0])].compactMap { $0 }
-        for candidate in candidates {
-            var directory = candidate.deletingLastPathComponent()
-            for _ in 0..<3 {
-                let binary = directory.appendingPathComponent(name)
-                if FileManager.default.isExecutableFile(atPath: binary.path) { return binary }
-                directory = directory.deletingLastPathComponent()
-            }
-        }
-        throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "\(name) beside \(candidates)"])
+        try builtExecutable(named: name)
     }
 
     /// Runs the executable (`kvtool` by default) and returns its exit status, standard output and standard error.
