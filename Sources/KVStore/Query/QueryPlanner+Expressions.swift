@@ -107,7 +107,7 @@ extension QueryPlanner {
         return elements(of: sequence)
     }
 
-    private static func evaluatedWithoutInput<E: PredicateExpression>(_ expression: E) throws -> Any {
+    static func evaluatedWithoutInput<E: PredicateExpression>(_ expression: E) throws -> Any {
         try expression.evaluate(PredicateBindings()) as Any
     }
 

@@ -18,9 +18,10 @@ extension EntityStore {
             }
     }
 
-    /// Plans a fetch.
+    /// Plans a fetch: an equality on an attribute from the template of its attribute (``EqualityPlans``), anything
+    /// else in full.
     func plan(_ descriptor: FetchDescriptor<M>) -> PlannedQuery {
-        QueryPlanner.plan(
+        equalityPlans.plan(
             predicate: descriptor.predicate, sortBy: descriptor.sortBy, fetchLimit: descriptor.fetchLimit,
             fetchOffset: descriptor.fetchOffset, indexes: plannerIndexes)
     }

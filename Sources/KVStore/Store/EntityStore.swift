@@ -41,6 +41,8 @@ final class EntityStore<M: StoredModel>: AnyEntityStore {
     /// The record key and the indexes as the query planner sees them, made once: making them for every fetch cost
     /// more than a key lookup.
     let plannerIndexes: [PlannerIndex<M>]
+    /// The plans of equalities, one per attribute, reused with each new constant.
+    let equalityPlans = EqualityPlans<M>()
     let relationshipDescriptions: [Relationship<M>]
     /// The relationships without their model types, in the order of `relationshipDescriptions`; computed once,
     /// since naming a target entity asks the runtime for generic metadata.
