@@ -61,12 +61,20 @@ extension RecordDecoding {
                     debugDescription: "A FieldReader was used after the init(fields:) it was handed to returned."))
         }
         if fieldCursor.container == nil {
-            if fieldCursor.remaining > 0 {
-                var position = fieldCursor.next
+            // The entries not read yet, in stored order: a field further on is found by skipping the values before
+            // it, which costs less than an entry table (a scan's test reads one field of each record).
+            var entry = fieldCursor.next
+            var remaining = fieldCursor.remaining
+            while remaining > 0 {
+                var position = entry
                 if fields.id(try reader.readVarint(at: &position), isNamed: name, in: .topLevel) {
+                    fieldCursor.next = entry
+                    fieldCursor.remaining = remaining
                     fieldCursor.foundNext = true
                     return position
                 }
+                entry = try reader.endOfValue(at: position, depth: 1)
+                remaining -= 1
             }
             fieldCursor.container = try keyedContainer(
                 keyedBy: RecordCodingKey.self, at: fieldCursor.object, path: .depth(0), depth: 0)

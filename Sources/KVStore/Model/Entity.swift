@@ -63,6 +63,21 @@ public struct Entity<M: StoredModel>: Sendable {
     /// declared; they only matter once the store records history (``ModelContainer/enableHistory(retention:)``).
     public var preservedOnDeletion: [String]
 
+    /// Whether a fetch or count that scans may test the records' stored fields instead of decoding every model
+    /// (`true` by default).
+    ///
+    /// A predicate made of comparisons between attributes and constants, `&&`, `||` and `!` is tested on the field
+    /// each attribute is stored in, and only the records it matches are decoded. That relies on what the store's
+    /// other readers of fields rely on (indexes rebuilt from records, aggregates, `kvtool`): a top-level stored
+    /// property is kept under its own name and decodes as it is stored, as synthesized `Codable` and a
+    /// ``FieldCodable`` conformance that reads each field into its property do. The scan checks it on its first
+    /// records and on every match, and decodes every record once a record's fields disagree with its model.
+    ///
+    /// Set it to `false` for a model whose decoding changes what it reads (custom `CodingKeys` that give a property
+    /// another property's name, an `init(from:)` that normalizes a value): its scans then decode every model and
+    /// evaluate the predicate on it.
+    public var testsStoredFields = true
+
     /// Creates an entity description.
     ///
     /// A relationship stored in a field of this model gets an index on that field unless one is declared. An index or
@@ -462,7 +477,7 @@ public struct ModelIndex<M: StoredModel>: Sendable {
     static var computedMarker: String { "<computed " }
 
     /// The property name a key path ends with: `\Task.project.name` gives `project.name`.
-    static func fieldName(of keyPath: PartialKeyPath<M> & Sendable) -> String {
+    static func fieldName(of keyPath: AnyKeyPath) -> String {
         // Key paths print as `\Type.property.property` in debug and release builds alike.
         let text = String(describing: keyPath)
         let typeName = String(describing: M.self)

@@ -83,7 +83,7 @@ extension EntityStore {
     /// A record that holds nothing of the attribute's type under that name is decoded instead, and the first record
     /// read is checked against its decoded model, so that a property stored under another name (custom
     /// `CodingKeys`) is caught and the aggregate decodes models.
-    func storedFieldName(of keyPath: PartialKeyPath<M> & Sendable) -> String? {
+    func storedFieldName(of keyPath: AnyKeyPath) -> String? {
         guard !ModelIndex<M>.isComputed(keyPath) else { return nil }
         let name = ModelIndex<M>.fieldName(of: keyPath)
         guard !name.contains("."), !externalAttributes.contains(where: { $0.name == name }) else { return nil }

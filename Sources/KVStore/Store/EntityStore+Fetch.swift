@@ -35,6 +35,13 @@ extension EntityStore {
         let wanted = planned.isSorted || descriptor.sortBy.isEmpty ? descriptor.fetchLimit.map { offset + $0 } : nil
         var results: [M] = []
         if wanted == 0 { return [] }
+        if case .scan = planned.plan, let predicate = descriptor.predicate, !planned.isExact {
+            try forEachScanMatch(of: predicate, in: txn, reader: reader, restart: { results.removeAll() }) { model in
+                results.append(try model())
+                return wanted.map { results.count < $0 } ?? true
+            }
+            return descriptor.sortedPage(of: results, alreadySorted: planned.isSorted)
+        }
         try forEachCandidate(planned.plan, in: txn, reader: reader) { model in
             guard try planned.isExact || descriptor.matches(model) else { return true }
             results.append(model)
@@ -65,12 +72,78 @@ extension EntityStore {
             }
             return count
         }
+        if case .scan = planned.plan, !planned.isExact {
+            try forEachScanMatch(of: predicate, in: txn, reader: reader, restart: { count = 0 }) { _ in
+                count += 1
+                return true
+            }
+            return count
+        }
         try forEachCandidate(planned.plan, in: txn, reader: reader) { model in
             if try planned.isExact || predicate.evaluate(model) { count += 1 }
             return true
         }
         return count
     }
+
+    /// Scans the records and calls `body` with each one `predicate` matches, until it returns false; `body` decodes
+    /// the model by calling the function it is given (a count does not).
+    ///
+    /// A predicate of the shapes ``StoredFieldFilter`` compiles is tested on the records' fields, and only the
+    /// records it matches are decoded. The test relies on each attribute it reads being stored under its property's
+    /// name as the property's value (see ``Entity/testsStoredFields``), and the scan checks that against the decoded
+    /// model on the first ``checkedRecords`` records it tests and on every match: a record whose fields disagree
+    /// with its model turns the test off, and when the test had already passed over records unchecked, `restart` is
+    /// called and the scan starts again, decoding every record. A record the test cannot read (a missing field, a
+    /// value of another type, damaged bytes) is decoded, and its decoding reports what is wrong.
+    ///
+    /// - Throws: ``KVStoreError/corruptRecord`` when a record does not decode, what the predicate throws, what
+    ///   `body` throws.
+    func forEachScanMatch(
+        of predicate: Predicate<M>, in txn: borrowing Transaction, reader: RecordReader, restart: () -> Void,
+        _ body: (_ model: () throws -> M) throws -> Bool
+    ) throws {
+        var filter = testsStoredFields ? StoredFieldFilter<M>.compile(predicate, fieldName: storedFieldName) : nil
+        var checked = 0
+        var passedOverUnchecked = false
+        var mustRestart = false
+        try txn.scanEntries(records) { key, value in
+            if let active = filter,
+                let verdict = try? reader.decoder.decodeFields(from: value, fields: reader.fields, { try active.test($0) })
+            {
+                if !verdict, checked >= Self.checkedRecords {
+                    passedOverUnchecked = true
+                    return true
+                }
+                let model = try decode(value, key: key, reader: reader)
+                let agrees = try? reader.decoder.decodeFields(from: value, fields: reader.fields) { fields in
+                    try active.readsSameValues(from: fields, as: model)
+                }
+                if agrees == true {
+                    checked += 1
+                    return try verdict ? body { model } : true
+                }
+                filter = nil
+                if passedOverUnchecked {
+                    mustRestart = true
+                    return false
+                }
+                return try predicate.evaluate(model) ? body { model } : true
+            }
+            let model = try decode(value, key: key, reader: reader)
+            return try predicate.evaluate(model) ? body { model } : true
+        }
+        guard mustRestart else { return }
+        restart()
+        try txn.scanEntries(records) { key, value in
+            let model = try decode(value, key: key, reader: reader)
+            return try predicate.evaluate(model) ? body { model } : true
+        }
+    }
+
+    /// How many records a scan's stored-field test is checked on before it is trusted with the records it does not
+    /// match (see ``forEachScanMatch(of:in:reader:restart:_:)``).
+    static var checkedRecords: Int { 32 }
 
     /// The number of entries of the index `name` between two bounds, for an exact range: of integers, whose keys are
     /// never cut, on an index that is not multi-entry, so that every model has one entry. A key's entries of a

@@ -43,6 +43,8 @@ final class EntityStore<M: StoredModel>: AnyEntityStore {
     let plannerIndexes: [PlannerIndex<M>]
     /// The plans of equalities, one per attribute, reused with each new constant.
     let equalityPlans = EqualityPlans<M>()
+    /// Whether scans may test stored fields (``Entity/testsStoredFields``).
+    let testsStoredFields: Bool
     let relationshipDescriptions: [Relationship<M>]
     /// The relationships without their model types, in the order of `relationshipDescriptions`; computed once,
     /// since naming a target entity asks the runtime for generic metadata.
@@ -127,12 +129,14 @@ final class EntityStore<M: StoredModel>: AnyEntityStore {
         usesFieldCodable: Bool = true,
         externalTable: ExternalValueTable? = nil,
         externalAttributes: [StoredExternalAttribute] = [],
-        retiredExternalFields: [ExternalFieldCatalog] = []
+        retiredExternalFields: [ExternalFieldCatalog] = [],
+        testsStoredFields: Bool = true
     ) {
         self.name = name
         self.records = records
         self.indexes = indexes
         self.plannerIndexes = Self.plannerIndexes(of: indexes)
+        self.testsStoredFields = testsStoredFields
         self.relationshipDescriptions = relationships
         self.relationships = Self.describe(relationships)
         self.referenceIndexes = Self.referenceIndexes(self.relationships, indexes: indexes)

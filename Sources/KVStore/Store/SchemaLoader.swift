@@ -87,7 +87,7 @@ struct SchemaLoader {
                 catalogTable: catalog, entry: entry, derivedIndexes: derived, longKeyHash: longKeyHash,
                 usesFieldCodable: usesFieldCodable,
                 externalTable: externalTable, externalAttributes: externalAttributes,
-                retiredExternalFields: retiredExternal)
+                retiredExternalFields: retiredExternal, testsStoredFields: entity.testsStoredFields)
         }
         var store = makeStore(entry)
         try checkCompatibility(store)
