@@ -109,7 +109,8 @@ extension EntityStore {
         var mustRestart = false
         try txn.scanEntries(records) { key, value in
             if let active = filter,
-                let verdict = try? reader.decoder.decodeFields(from: value, fields: reader.fields, { try active.test($0) })
+                let verdict = try? reader.decoder.decodeFields(
+                    from: value, fields: reader.fields, { try active.test($0) })
             {
                 if !verdict, checked >= Self.checkedRecords {
                     passedOverUnchecked = true

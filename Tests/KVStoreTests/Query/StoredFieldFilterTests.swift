@@ -283,7 +283,8 @@ struct SwappedUntestedItem: Model {
             try context.save()
             try container.close()
         }
-        let container = try ModelContainer(for: NewScanItem.self, configuration: ModelConfiguration(path: directory.path))
+        let container = try ModelContainer(
+            for: NewScanItem.self, configuration: ModelConfiguration(path: directory.path))
         defer { try? container.close() }
         let context = ModelContext(container)
         context.insert(NewScanItem(count: 100, note: "new"))
