@@ -37,26 +37,48 @@ __attribute__((target("sse4.2"))) static uint32_t crc32c_sse42(uint32_t crc, con
         count -= 8;
     }
     uint32_t rest = (uint32_t)value;
-    while (count--) rest = __builtin_ia32_crc32qi(rest, *bytes++);
+    // The last bytes four, two and one at a time: the instruction reads its operand's bytes in memory order.
+    if (count >= 4) {
+        uint32_t word;
+        memcpy(&word, bytes, 4);
+        rest = __builtin_ia32_crc32si(rest, word);
+        bytes += 4;
+        count -= 4;
+    }
+    if (count >= 2) {
+        uint16_t half;
+        memcpy(&half, bytes, 2);
+        rest = __builtin_ia32_crc32hi(rest, half);
+        bytes += 2;
+        count -= 2;
+    }
+    if (count) rest = __builtin_ia32_crc32qi(rest, *bytes);
     return ~rest;
 }
 #endif
 
 typedef uint32_t (*crc32c_function)(uint32_t, const unsigned char *, size_t);
 
+// Set once, with release order, after the table is built; read with acquire order.
 static crc32c_function selected;
 static pthread_once_t selection = PTHREAD_ONCE_INIT;
 
 static void select_function(void) {
     build_table();
-    selected = crc32c_table;
+    crc32c_function function = crc32c_table;
 #if defined(__x86_64__)
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("sse4.2")) selected = crc32c_sse42;
+    if (__builtin_cpu_supports("sse4.2")) function = crc32c_sse42;
 #endif
+    __atomic_store_n(&selected, function, __ATOMIC_RELEASE);
 }
 
 uint32_t kvstore_crc32c(uint32_t crc, const void *bytes, size_t count) {
-    pthread_once(&selection, select_function);
-    return selected(crc, (const unsigned char *)bytes, count);
+    // A scan checks every record: after the first call, one load instead of pthread_once's call.
+    crc32c_function function = __atomic_load_n(&selected, __ATOMIC_ACQUIRE);
+    if (!function) {
+        pthread_once(&selection, select_function);
+        function = __atomic_load_n(&selected, __ATOMIC_ACQUIRE);
+    }
+    return function(crc, (const unsigned char *)bytes, count);
 }

@@ -21,6 +21,9 @@ struct FieldCursor {
     var foundNext = false
     /// The entry table of the fields, once a field was asked for out of order.
     var container: RecordKeyedDecodingContainer<RecordCodingKey>?
+    /// The last name looked up in the field table and its top-level id (`nil` when the table has none), kept from
+    /// record to record while the table stays the same: a scan's test asks for the same field in every record.
+    var lookup: (name: String, id: UInt32?)?
 
     /// Forgets the record, so that a reader kept past its call throws.
     mutating func end() {
@@ -36,7 +39,9 @@ extension RecordDecoding {
     /// - Returns: The number that identifies the record for its ``FieldReader``.
     func beginFields(at offset: Int) throws -> Int {
         let record = fieldCursor.nextRecord
-        fieldCursor = FieldCursor(record: record, nextRecord: record &+ 1 == 0 ? 1 : record &+ 1, object: offset)
+        fieldCursor = FieldCursor(
+            record: record, nextRecord: record &+ 1 == 0 ? 1 : record &+ 1, object: offset,
+            lookup: fieldCursor.lookup)
         var position = offset
         if try reader.readKind(at: &position) == .object {
             fieldCursor.remaining = try reader.readCount(at: &position, minimumElementSize: 2)
@@ -62,12 +67,19 @@ extension RecordDecoding {
         }
         if fieldCursor.container == nil {
             // The entries not read yet, in stored order: a field further on is found by skipping the values before
-            // it, which costs less than an entry table (a scan's test reads one field of each record).
+            // it, which costs less than an entry table (a scan's test reads one field of each record), comparing ids.
+            let id: UInt32?
+            if let lookup = fieldCursor.lookup, lookup.name == name {
+                id = lookup.id
+            } else {
+                id = fields.existingID(for: name, in: .topLevel)
+                fieldCursor.lookup = (name, id)
+            }
             var entry = fieldCursor.next
-            var remaining = fieldCursor.remaining
+            var remaining = id == nil ? 0 : fieldCursor.remaining
             while remaining > 0 {
                 var position = entry
-                if fields.id(try reader.readVarint(at: &position), isNamed: name, in: .topLevel) {
+                if try reader.readVarint(at: &position) == id.map(UInt64.init) {
                     fieldCursor.next = entry
                     fieldCursor.remaining = remaining
                     fieldCursor.foundNext = true

@@ -331,7 +331,10 @@ final class RecordDecoding: Decoder {
     private func beginRecord(_ bytes: BorrowedBytes, fields: FieldTable) {
         reader = ByteReader(bytes)
         // A batch decodes every record with the same table: keeping it saves reference counting per record.
-        if !self.fields.isIdentical(to: fields) { self.fields = fields }
+        if !self.fields.isIdentical(to: fields) {
+            self.fields = fields
+            fieldCursor.lookup = nil
+        }
         isBusy = true
     }
 

@@ -10,8 +10,9 @@ import Foundation
 // the comparison is the very one `evaluate` makes on the model's property.
 
 /// A test of a record's stored fields, equivalent to a predicate on its model: `true` or `false`, or `nil` when the
-/// record cannot tell (a field is missing, or holds a value of another type), and the model must be decoded to know.
-typealias StoredFieldTest = (borrowing FieldReader) throws -> Bool?
+/// record cannot tell (a field is missing, holds a value in another encoding, or does not read), and the model must
+/// be decoded to know.
+typealias StoredFieldTest = (StoredRecordFields) -> Bool?
 
 /// A predicate compiled into a ``StoredFieldTest``, with what checks that its fields are the model's properties.
 struct StoredFieldFilter<M: StoredModel> {
@@ -21,15 +22,16 @@ struct StoredFieldFilter<M: StoredModel> {
     let checks: [(borrowing FieldReader, M) throws -> Bool]
 
     /// Compiles `predicate`, or returns `nil` when it holds anything but the shapes compiled (see the file's
-    /// comment) or an attribute that is not a stored field of a type read directly.
+    /// comment) or an attribute that is not a stored field of a type read in place (``InPlaceReadable``).
     /// - Parameters:
     ///   - predicate: The predicate.
     ///   - fieldName: The name of the field that stores the attribute at a key path, or `nil` when it is not a
     ///     top-level stored field.
+    ///   - fields: The field table of the records tested, which gives the fields' ids.
     static func compile(
-        _ predicate: Predicate<M>, fieldName: @escaping (AnyKeyPath) -> String?
+        _ predicate: Predicate<M>, fieldName: @escaping (AnyKeyPath) -> String?, fields: FieldTable
     ) -> StoredFieldFilter? {
-        let compiler = StoredFieldCompiler<M>(fieldName: fieldName)
+        let compiler = StoredFieldCompiler<M>(fieldName: fieldName, fields: fields)
         guard let node = predicate.expression as? any StoredFieldNode, let test = node.storedFieldTest(compiler)
         else { return nil }
         return StoredFieldFilter(test: test, checks: compiler.checks)
@@ -48,76 +50,63 @@ struct StoredFieldFilter<M: StoredModel> {
 final class StoredFieldCompiler<M: StoredModel> {
     /// The name of the field of an attribute, `nil` when it is not a top-level stored field.
     let fieldName: (AnyKeyPath) -> String?
+    /// The field table that gives the fields' ids.
+    let fields: FieldTable
     /// The checks of the attributes read so far.
     var checks: [(borrowing FieldReader, M) throws -> Bool] = []
 
-    init(fieldName: @escaping (AnyKeyPath) -> String?) {
+    init(fieldName: @escaping (AnyKeyPath) -> String?, fields: FieldTable) {
         self.fieldName = fieldName
+        self.fields = fields
     }
 
-    /// A test that reads the attribute at `keyPath`, of type `V`, and passes its value to `condition`; `nil` when the
-    /// key path is not a stored attribute of the model of type `V`, or `V` is not `Decodable`.
-    ///
-    /// This is the general form, generic over `V` at run time; ``equality(_:_:negated:)`` and
-    /// ``comparison(_:_:_:)`` build tests specialized for the common types instead.
-    func leaf<V: Equatable>(_ keyPath: AnyKeyPath, _: V.Type, _ condition: @escaping (V) -> Bool) -> StoredFieldTest? {
-        guard let name = field(keyPath, V.self), let read = TypedReaders<V>.fieldReader() else { return nil }
-        return { fields in try read(fields, name).map(condition) }
-    }
-
-    /// The name of the field of the attribute at `keyPath` when it is a stored attribute of type `V`, after adding
-    /// its check; `nil` otherwise.
-    private func field<V: Equatable>(_ keyPath: AnyKeyPath, _: V.Type) -> String? {
+    /// The id of the field of the attribute at `keyPath` when it is a stored attribute of type `V` that the records
+    /// hold, after adding its check; `nil` otherwise.
+    private func field<V: Equatable>(_ keyPath: AnyKeyPath, _: V.Type) -> UInt64? {
         guard let property = keyPath as? KeyPath<M, V>, let name = fieldName(keyPath),
-            let read = TypedReaders<V>.fieldReader()
+            let id = fields.existingID(for: name, in: .topLevel), let read = TypedReaders<V>.fieldReader()
         else { return nil }
         checks.append { fields, model in try read(fields, name) == model[keyPath: property] }
-        return name
+        return UInt64(id)
     }
 
-    /// A test of `attribute == constant`, or of `!=` when `negated`.
+    /// A test of `attribute == constant`, or of `!=` when `negated`; `nil` when `V` is not one of the types read in
+    /// place.
     func equality<V: Equatable>(_ keyPath: AnyKeyPath, _ constant: V, negated: Bool) -> StoredFieldTest? {
         typealias Tests = SpecializedFieldTests
-        // The common types get code of their own: generic code asks the runtime for metadata at every record.
-        if let name = field(keyPath, V.self) {
-            func cast<T>(_: T.Type) -> T { knownTypeCast(constant, to: T.self) }
-            if V.self == UUID.self { return Tests.equality(name, cast(UUID.self), negated) }
-            if V.self == UUID?.self { return Tests.equality(name, cast(UUID?.self), negated) }
-            if V.self == String.self { return Tests.equality(name, cast(String.self), negated) }
-            if V.self == String?.self { return Tests.equality(name, cast(String?.self), negated) }
-            if V.self == Int.self { return Tests.equality(name, cast(Int.self), negated) }
-            if V.self == Int?.self { return Tests.equality(name, cast(Int?.self), negated) }
-            if V.self == Bool.self { return Tests.equality(name, cast(Bool.self), negated) }
-            if V.self == Bool?.self { return Tests.equality(name, cast(Bool?.self), negated) }
-            if V.self == Double.self { return Tests.equality(name, cast(Double.self), negated) }
-            if V.self == Double?.self { return Tests.equality(name, cast(Double?.self), negated) }
-            if V.self == Date.self { return Tests.equality(name, cast(Date.self), negated) }
-            if V.self == Date?.self { return Tests.equality(name, cast(Date?.self), negated) }
-            checks.removeLast()
-        }
-        return negated ? leaf(keyPath, V.self) { $0 != constant } : leaf(keyPath, V.self) { $0 == constant }
+        guard let id = field(keyPath, V.self) else { return nil }
+        // Each type gets code of its own: generic code asks the runtime for metadata at every record.
+        func cast<T>(_: T.Type) -> T { knownTypeCast(constant, to: T.self) }
+        if V.self == UUID.self { return Tests.equality(id, cast(UUID.self), negated) }
+        if V.self == UUID?.self { return Tests.equality(id, cast(UUID?.self), negated) }
+        if V.self == String.self { return Tests.equality(id, cast(String.self), negated) }
+        if V.self == String?.self { return Tests.equality(id, cast(String?.self), negated) }
+        if V.self == Int.self { return Tests.equality(id, cast(Int.self), negated) }
+        if V.self == Int?.self { return Tests.equality(id, cast(Int?.self), negated) }
+        if V.self == Bool.self { return Tests.equality(id, cast(Bool.self), negated) }
+        if V.self == Bool?.self { return Tests.equality(id, cast(Bool?.self), negated) }
+        if V.self == Double.self { return Tests.equality(id, cast(Double.self), negated) }
+        if V.self == Double?.self { return Tests.equality(id, cast(Double?.self), negated) }
+        if V.self == Date.self { return Tests.equality(id, cast(Date.self), negated) }
+        if V.self == Date?.self { return Tests.equality(id, cast(Date?.self), negated) }
+        checks.removeLast()
+        return nil
     }
 
-    /// A test of `attribute op constant`.
+    /// A test of `attribute op constant`; `nil` when `V` is not one of the types read in place.
     func comparison<V: Comparable>(
         _ keyPath: AnyKeyPath, _ op: PredicateExpressions.ComparisonOperator, _ constant: V
     ) -> StoredFieldTest? {
         typealias Tests = SpecializedFieldTests
-        if let name = field(keyPath, V.self) {
-            func cast<T>(_: T.Type) -> T { knownTypeCast(constant, to: T.self) }
-            if V.self == Int.self { return Tests.comparison(name, op, cast(Int.self)) }
-            if V.self == Double.self { return Tests.comparison(name, op, cast(Double.self)) }
-            if V.self == Date.self { return Tests.comparison(name, op, cast(Date.self)) }
-            if V.self == String.self { return Tests.comparison(name, op, cast(String.self)) }
-            if V.self == UUID.self { return Tests.comparison(name, op, cast(UUID.self)) }
-            checks.removeLast()
-        }
-        switch op {
-        case .lessThan: return leaf(keyPath, V.self) { $0 < constant }
-        case .lessThanOrEqual: return leaf(keyPath, V.self) { $0 <= constant }
-        case .greaterThan: return leaf(keyPath, V.self) { $0 > constant }
-        case .greaterThanOrEqual: return leaf(keyPath, V.self) { $0 >= constant }
-        }
+        guard let id = field(keyPath, V.self) else { return nil }
+        func cast<T>(_: T.Type) -> T { knownTypeCast(constant, to: T.self) }
+        if V.self == Int.self { return Tests.comparison(id, op, cast(Int.self)) }
+        if V.self == Double.self { return Tests.comparison(id, op, cast(Double.self)) }
+        if V.self == Date.self { return Tests.comparison(id, op, cast(Date.self)) }
+        if V.self == String.self { return Tests.comparison(id, op, cast(String.self)) }
+        if V.self == UUID.self { return Tests.comparison(id, op, cast(UUID.self)) }
+        checks.removeLast()
+        return nil
     }
 }
 
@@ -125,22 +114,22 @@ final class StoredFieldCompiler<M: StoredModel> {
 /// specializes them for, so that a record's test makes no generic calls.
 enum SpecializedFieldTests {
     /// A test of `field == constant`, or of `!=` when `negated`.
-    static func equality<T: StoredFieldReadable & Equatable>(
-        _ name: String, _ constant: T, _ negated: Bool
+    static func equality<T: InPlaceReadable & Equatable>(
+        _ id: UInt64, _ constant: T, _ negated: Bool
     ) -> StoredFieldTest {
-        if negated { return { fields in try T.read(from: fields, name: name).map { $0 != constant } } }
-        return { fields in try T.read(from: fields, name: name).map { $0 == constant } }
+        if negated { return { fields in fields.value(ofField: id, as: T.self).map { $0 != constant } } }
+        return { fields in fields.value(ofField: id, as: T.self).map { $0 == constant } }
     }
 
     /// A test of `field op constant`.
-    static func comparison<T: StoredFieldReadable & Comparable>(
-        _ name: String, _ op: PredicateExpressions.ComparisonOperator, _ constant: T
+    static func comparison<T: InPlaceReadable & Comparable>(
+        _ id: UInt64, _ op: PredicateExpressions.ComparisonOperator, _ constant: T
     ) -> StoredFieldTest {
         switch op {
-        case .lessThan: return { fields in try T.read(from: fields, name: name).map { $0 < constant } }
-        case .lessThanOrEqual: return { fields in try T.read(from: fields, name: name).map { $0 <= constant } }
-        case .greaterThan: return { fields in try T.read(from: fields, name: name).map { $0 > constant } }
-        case .greaterThanOrEqual: return { fields in try T.read(from: fields, name: name).map { $0 >= constant } }
+        case .lessThan: return { fields in fields.value(ofField: id, as: T.self).map { $0 < constant } }
+        case .lessThanOrEqual: return { fields in fields.value(ofField: id, as: T.self).map { $0 <= constant } }
+        case .greaterThan: return { fields in fields.value(ofField: id, as: T.self).map { $0 > constant } }
+        case .greaterThanOrEqual: return { fields in fields.value(ofField: id, as: T.self).map { $0 >= constant } }
         }
     }
 }
@@ -194,7 +183,7 @@ extension PredicateExpressions.KeyPath: StoredFieldNode where Root: QueryPlanner
 extension PredicateExpressions.Negation: StoredFieldNode {
     func storedFieldTest<M>(_ compiler: StoredFieldCompiler<M>) -> StoredFieldTest? {
         guard let test = operandTest(wrapped, compiler) else { return nil }
-        return { fields in try test(fields).map { !$0 } }
+        return { fields in test(fields).map { !$0 } }
     }
 }
 
@@ -205,9 +194,9 @@ extension PredicateExpressions.Conjunction: StoredFieldNode {
             return nil
         }
         return { fields in
-            let first = try left(fields)
+            let first = left(fields)
             if first == false { return false }
-            let second = try right(fields)
+            let second = right(fields)
             if second == false { return false }
             return first == nil || second == nil ? nil : true
         }
@@ -221,9 +210,9 @@ extension PredicateExpressions.Disjunction: StoredFieldNode {
             return nil
         }
         return { fields in
-            let first = try left(fields)
+            let first = left(fields)
             if first == true { return true }
-            let second = try right(fields)
+            let second = right(fields)
             if second == true { return true }
             return first == nil || second == nil ? nil : false
         }
