@@ -1,4 +1,5 @@
 import CLMDB
+import Foundation
 
 /// The baseline's reads: gets by ID and index lookups, each folding what it reads into a checksum.
 extension RawLMDB {
@@ -78,6 +79,35 @@ extension RawLMDB {
         }
     }
 
+    /// Reads the tasks of one project, whose ID is `key`, in a read transaction of its own by scanning the task table
+    /// and testing each record's `projectID` in place: the raw form of a query that no index answers.
+    ///
+    /// The corresponding LMDB calls are `mdb_cursor_get` with `MDB_FIRST` and `MDB_NEXT`; each record's checksum is
+    /// checked, as the store checks every record it tests, and `projectID`, a task's last field, is the 16 bytes
+    /// before the checksum.
+    func tasksOfProjectByScan(key: UnsafeRawPointer) throws -> ReadResult {
+        try read { txn in
+            try withCursor(txn, tasks) { cursor in
+                var result = ReadResult()
+                var taskKey = MDB_val()
+                var value = MDB_val()
+                var code = mdb_cursor_get(cursor, &taskKey, &value, MDB_FIRST)
+                while code == 0 {
+                    let record = unsafe UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size)
+                    guard record.count >= 20 else { throw RawLMDBError(code: EILSEQ, operation: "a task record") }
+                    let checksum = try checkedFold(0, value)
+                    if memcmp(record.baseAddress! + (record.count - 20), key, 16) == 0 {
+                        result.found += 1
+                        result.checksum = result.checksum &* 31 &+ checksum
+                    }
+                    code = mdb_cursor_get(cursor, &taskKey, &value, MDB_NEXT)
+                }
+                if code != MDB_NOTFOUND { try check(code, "mdb_cursor_get") }
+                return result
+            }
+        }
+    }
+
     /// Counts the tasks of one project, whose ID is `key`, in a read transaction of its own: the raw form of a count
     /// on the indexed attribute, `mdb_cursor_count` on the project's key.
     func countTasksOfProject(key: UnsafeRawPointer) throws -> Int {
@@ -114,7 +144,7 @@ extension RawLMDB {
         if code == MDB_NOTFOUND { return }
         try check(code, "mdb_get")
         result.found += 1
-        result.checksum = fold(result.checksum, value)
+        result.checksum = try checkedFold(result.checksum, value)
     }
 }
 

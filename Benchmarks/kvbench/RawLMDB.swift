@@ -1,12 +1,14 @@
 import CLMDB
 import Foundation
+import KVStore
 
 /// The baseline: the scenarios' storage work done directly through the LMDB C API.
 ///
 /// It uses the same layout as the subjects (a `Task` table keyed by 16-byte IDs, a `Project` table, and a
 /// `Task.projectID` index table with `MDB_DUPSORT | MDB_DUPFIXED` from project ID to task IDs) and stores bytes
-/// prepared before the timed regions (``EncodedRecords``), so it measures LMDB itself: no encoding, no decoding, no
-/// checks beyond return codes. Reads fold what they read into a checksum for the ``BlackHole``.
+/// prepared before the timed regions (``EncodedRecords``), so it measures LMDB itself and what the store promises on
+/// every read: no encoding, no decoding, and each record read checked against its CRC-32C, as the store checks it
+/// (``checkedFold(_:_:)``). Reads fold what they read into a checksum for the ``BlackHole``.
 ///
 /// The map cannot grow: ``StoreSettings/mapSize`` must hold the whole scenario.
 final class RawLMDB: RawStore {
@@ -145,6 +147,20 @@ func check(_ code: Int32, _ operation: StaticString) throws {
 func fold(_ checksum: UInt64, _ value: MDB_val) -> UInt64 {
     let first = value.mv_data.map { UInt64($0.load(as: UInt8.self)) } ?? 0
     return checksum &* 31 &+ UInt64(value.mv_size) &+ first
+}
+
+/// Checks a record LMDB returned as the store checks every record it reads (its last 4 bytes are the little-endian
+/// CRC-32C of the bytes before them), then folds it into `checksum`.
+///
+/// - Throws: ``RawLMDBError`` (`EILSEQ`) when the record's checksum does not match.
+@inline(__always)
+func checkedFold(_ checksum: UInt64, _ value: MDB_val) throws -> UInt64 {
+    let bytes = unsafe UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size)
+    guard bytes.count >= 4,
+        unsafe Checksum.crc32c(BorrowedBytes(unsafe: UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - 4)])))
+            == UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: bytes.count - 4, as: UInt32.self))
+    else { throw RawLMDBError(code: EILSEQ, operation: "checksum of a record") }
+    return fold(checksum, value)
 }
 
 /// A raw store of kvbench: an LMDB environment read through the C API, with the helpers its reads share.
