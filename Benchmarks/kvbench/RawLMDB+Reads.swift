@@ -93,10 +93,11 @@ extension RawLMDB {
                 var value = MDB_val()
                 var code = mdb_cursor_get(cursor, &taskKey, &value, MDB_FIRST)
                 while code == 0 {
-                    let record = unsafe UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size)
-                    guard record.count >= 20 else { throw RawLMDBError(code: EILSEQ, operation: "a task record") }
+                    guard let record = value.mv_data, value.mv_size >= 20 else {
+                        throw RawLMDBError(code: EILSEQ, operation: "a task record")
+                    }
                     let checksum = try checkedFold(0, value)
-                    if memcmp(record.baseAddress! + (record.count - 20), key, 16) == 0 {
+                    if memcmp(record + (value.mv_size - 20), key, 16) == 0 {
                         result.found += 1
                         result.checksum = result.checksum &* 31 &+ checksum
                     }

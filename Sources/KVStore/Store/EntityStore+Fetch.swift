@@ -277,6 +277,8 @@ extension EntityStore {
             let index = try storedIndex(name)
             var ids: [UUID] = []
             var seen = Set<UUID>()
+            // The IDs under one key are distinct: only several keys (of a multi-entry index, or cut ones) can repeat one.
+            let isOneKey = keys.count == 1
             for key in keys {
                 // A cut key's group in a unique index may hold several owners, of values that differ after the cut:
                 // all are candidates, and the predicate keeps the right ones.
@@ -284,7 +286,7 @@ extension EntityStore {
                     underKey: IndexKey.finalized(key, hash: longKeyHash), in: index.table,
                     isUnique: index.description.isUnique, txn: txn
                 ) { id in
-                    appendOnce(id, to: &ids, seen: &seen)
+                    if isOneKey { ids.append(id) } else { appendOnce(id, to: &ids, seen: &seen) }
                     return true
                 }
             }

@@ -362,3 +362,46 @@ struct NewScanItem: Model {
 
     static let entity = Entity<NewScanItem>(name: "ScanVersioned")
 }
+
+// Example: begin scan tests off
+struct Subscriber: Model {
+    var id = UUID.timeOrdered()
+    var email: String
+
+    init(email: String) {
+        self.email = email
+    }
+
+    // The stored email keeps its capitals; the model reads it lowercased.
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(UUID.self, forKey: .id)
+        email = try container.decode(String.self, forKey: .email).lowercased()
+    }
+
+    static var entity: Entity<Subscriber> {
+        var entity = Entity<Subscriber>()
+        entity.testsStoredFields = false  // scans decode every model and evaluate the predicate on it
+        return entity
+    }
+}
+// Example: end scan tests off
+
+extension StoredFieldFilterTests {
+    /// A model whose decoding normalizes a value, with the tests off: its scans find what its models hold.
+    @Test func aNormalizingModelWithTheTestsOff() throws {
+        try withContainer(Subscriber.self) { container throws in
+            let context = ModelContext(container)
+            for index in 0..<40 { context.insert(Subscriber(email: "m\(index)@example.org")) }
+            context.insert(Subscriber(email: "Ann@Example.org"))
+            try context.save()
+            let ann = FetchDescriptor<Subscriber>(predicate: #Predicate { $0.email == "ann@example.org" })
+            #expect(try context.fetch(ann).map(\.email) == ["ann@example.org"])
+            #expect(try context.fetchCount(ann) == 1)
+        }
+    }
+
+    @Test func theArticleShowsTheExampleAsTested() throws {
+        #expect(try documentationDifferences([("scan tests off", 0)], testedIn: #filePath) == [])
+    }
+}
