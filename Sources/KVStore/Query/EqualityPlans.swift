@@ -24,35 +24,8 @@ final class EqualityPlans<Root>: Sendable {
     /// The most entries of each table.
     static var capacity: Int { 256 }
 
-    /// How the planner reads an equality on one attribute, whatever the constant.
-    private struct Template {
-        /// The index read, `nil` when the planner chose no single key of an index: such predicates are planned in
-        /// full each time.
-        let index: String?
-        /// The index's encoder of the attribute's values.
-        let encode: @Sendable (Any) -> [UInt8]?
-        /// Whether a read of one key answers the equality exactly when the key is not cut (see
-        /// ``QueryPlanner/isExact(_:predicate:terms:indexes:)``).
-        let answersExactly: Bool
-        /// The plan's ``PlannedQuery/uniqueIndexes``.
-        let uniqueIndexes: [String]
-        /// The plan's ``PlannedQuery/mayCount``, which depends on the indexes on the attribute alone.
-        let mayCount: Bool
-    }
-
-    /// What the planner has learnt, behind one lock.
-    private struct Tables {
-        /// The reader of each expression type's equality, `nil` for a type that is not an equality of an attribute
-        /// and a constant.
-        var readers: [ObjectIdentifier: QueryPlanner.EqualityReader?] = [:]
-        /// The templates by key path object, each key path held so that its identifier keeps naming it.
-        var byObject: [ObjectIdentifier: (keyPath: AnyKeyPath, template: Template)] = [:]
-        /// The templates by key path.
-        var byKeyPath: [AnyKeyPath: Template] = [:]
-    }
-
     /// The tables. (Key paths are immutable objects, the encoders `@Sendable`, and the readers hold no state.)
-    private let tables = Locked(Tables())
+    private let tables = Locked(EqualityPlanTables())
 
     /// Plans a fetch as ``QueryPlanner/plan(predicate:sortBy:fetchLimit:fetchOffset:indexes:)`` does, from a template
     /// when the predicate is one equality on an attribute planned before.
@@ -99,7 +72,7 @@ final class EqualityPlans<Root>: Sendable {
     }
 
     /// The template of the attribute at `keyPath`, if one was made.
-    private func template(for keyPath: AnyKeyPath) -> Template? {
+    private func template(for keyPath: AnyKeyPath) -> EqualityTemplate? {
         let object = ObjectIdentifier(keyPath)
         return tables.withLock { tables in
             if let known = tables.byObject[object] { return known.template }
@@ -114,14 +87,14 @@ final class EqualityPlans<Root>: Sendable {
     private func remember(
         _ planned: PlannedQuery, for equality: (keyPath: AnyKeyPath, constant: Any), indexes: [PlannerIndex<Root>]
     ) {
-        var template = Template(
+        var template = EqualityTemplate(
             index: nil, encode: { _ in nil }, answersExactly: false, uniqueIndexes: [], mayCount: false)
         if case .keys(let name, let keys) = planned.plan, keys.count == 1,
             let index = indexes.first(where: { $0.name == name }), index.attributes.count == 1,
             index.matches(equality.keyPath, index.attributes[0]),
             keys[0].count <= IndexKey.maximumLength, index.encodeComponent(equality.constant) == keys[0]
         {
-            template = Template(
+            template = EqualityTemplate(
                 index: name, encode: index.encodeComponent, answersExactly: planned.isExact,
                 uniqueIndexes: planned.uniqueIndexes, mayCount: planned.mayCount)
         }
@@ -196,4 +169,32 @@ extension QueryPlanner {
     ) -> (E) -> Any? {
         { operand in knownTypeCast(operand, to: C.self).plannerConstant }
     }
+}
+
+/// How the planner reads an equality on one attribute, whatever the constant.
+private struct EqualityTemplate {
+    /// The index read, `nil` when the planner chose no single key of an index: such predicates are planned in
+    /// full each time.
+    let index: String?
+    /// The index's encoder of the attribute's values.
+    let encode: @Sendable (Any) -> [UInt8]?
+    /// Whether a read of one key answers the equality exactly when the key is not cut (see
+    /// ``QueryPlanner/isExact(_:predicate:terms:indexes:)``).
+    let answersExactly: Bool
+    /// The plan's ``PlannedQuery/uniqueIndexes``.
+    let uniqueIndexes: [String]
+    /// The plan's ``PlannedQuery/mayCount``, which depends on the indexes on the attribute alone.
+    let mayCount: Bool
+}
+
+/// What ``EqualityPlans`` has learnt, behind its lock. It and ``EqualityTemplate`` are declared outside the generic
+/// class, whose nested types would be generic too and cost a metadata lookup at every use.
+private struct EqualityPlanTables {
+    /// The reader of each expression type's equality, `nil` for a type that is not an equality of an attribute
+    /// and a constant.
+    var readers: [ObjectIdentifier: QueryPlanner.EqualityReader?] = [:]
+    /// The templates by key path object, each key path held so that its identifier keeps naming it.
+    var byObject: [ObjectIdentifier: (keyPath: AnyKeyPath, template: EqualityTemplate)] = [:]
+    /// The templates by key path.
+    var byKeyPath: [AnyKeyPath: EqualityTemplate] = [:]
 }
