@@ -1,9 +1,10 @@
 import Foundation
 
-/// The report as an SVG chart with up to three panels: (a) each row's ratio to the raw C baseline as a bar on a log
-/// scale, from the reference line at 1.0, and below it, for the rows measured against SQLite, the ratio to SQLite
-/// as a lighter bar; (b) the scale series' insert throughput against the store size on a log
-/// axis, a line per ID order and side; (c) the class/struct comparison's ratios, classes over structs, drawn as (a).
+/// The report as an SVG chart with up to three panels: (a) each row's ratio to the raw C baseline as a bar from 0 on a
+/// linear axis, with the reference line at 1.0 and the performance issue's target, 0.8, dashed, and below it, for the
+/// rows measured against SQLite, the ratio to SQLite as a lighter bar (its target: 1.0); (b) the scale series' insert
+/// throughput against the store size on a log axis, a line per ID order and side; (c) the class/struct comparison's
+/// ratios, classes over structs, drawn as (a) with the reference models' target, 0.7.
 struct SVGChart {
     /// The report to draw.
     let report: Report
@@ -30,10 +31,10 @@ struct SVGChart {
                 ? "(a) Throughput ratio to the raw LMDB C API and to SQLite (\(report.settings.subject), \(mode))"
                 : "(a) Throughput ratio to the raw LMDB C API (\(report.settings.subject), \(mode))",
             subtitle: showsSQLite
-                ? "subject throughput / baseline throughput, log scale; right of 1.0 is faster; per row, the upper "
-                    + "bar is against raw C, the lower, lighter one against SQLite"
-                : "subject throughput / baseline throughput, log scale; right of 1.0 is faster than raw C",
-            reference: showsSQLite ? "1.0 = raw C, SQLite" : "1.0 = raw C", showsSQLite: showsSQLite)
+                ? "subject / baseline throughput (right of 1.0: faster); upper bar: raw C, target 0.8 (dashed); "
+                    + "lower, lighter bar: SQLite, target 1.0"
+                : "subject throughput / baseline throughput; right of 1.0 is faster than raw C (target 0.8, dashed)",
+            reference: showsSQLite ? "1.0 = raw C, SQLite" : "1.0 = raw C", target: 0.8, showsSQLite: showsSQLite)
         let scalePanel = scaleLines(top: ratioPanel.height)
         var height = ratioPanel.height + scalePanel.height
         var modelKindBody = ""
@@ -42,9 +43,9 @@ struct SVGChart {
             let modelKindPanel = ratioBars(
                 top: height, results: modelKindResults,
                 title: "(c) Throughput ratio of PersistentModel classes to Model structs (\(mode))",
-                subtitle: "class throughput / struct throughput, the same work through a ModelContext, log scale; "
-                    + "right of 1.0 is faster than structs",
-                reference: "1.0 = structs")
+                subtitle: "class throughput / struct throughput, the same work through a ModelContext; right of 1.0 "
+                    + "is faster than structs (target 0.7, dashed)",
+                reference: "1.0 = structs", target: 0.7)
             modelKindBody = line(20, height + 5, width - 20, height + 5, stroke: "#ddd") + modelKindPanel.body
             height += modelKindPanel.height
         }
@@ -61,7 +62,7 @@ struct SVGChart {
     // MARK: - Panels (a) and (c)
 
     private func ratioBars(
-        top: Double, results: [ScenarioResult], title: String, subtitle: String, reference: String,
+        top: Double, results: [ScenarioResult], title: String, subtitle: String, reference: String, target: Double,
         showsSQLite: Bool = false
     ) -> (body: String, height: Double) {
         let rowHeight = showsSQLite ? sqliteRowHeight : ratioRowHeight
@@ -71,34 +72,28 @@ struct SVGChart {
         let plotBottom = plotTop + Double(max(results.count, 1)) * rowHeight
         var body = text(title, x: 20, y: top + 30, size: 16, weight: "bold")
         body += text(subtitle, x: 20, y: top + 50, fill: "#555")
-        let ratios = (results.map(\.ratio) + results.compactMap(\.sqliteRatio)).filter { $0 > 0 }
-        let low = min(-1, floor(log10(ratios.min() ?? 0.1)))
-        let high = max(1, ceil(log10(ratios.max() ?? 10)))
+        let ratios = (results.map(\.ratio) + results.compactMap(\.sqliteRatio)).filter { $0.isFinite }
+        // A linear axis from 0 to the next half above the largest ratio, 1.5 at least.
+        let high = max(1.5, ((ratios.max() ?? 1) * 2).rounded(.up) / 2)
         func x(_ ratio: Double) -> Double {
-            plotLeft + (log10(max(ratio, pow(10, low))) - low) / (high - low) * (plotRight - plotLeft)
+            plotLeft + min(max(ratio, 0), high) / high * (plotRight - plotLeft)
         }
-        // Grid: a line per decade, lighter ones at 2 and 5.
-        for decade in Int(low)...Int(high) {
-            let base = pow(10, Double(decade))
-            body += line(x(base), plotTop - 4, x(base), plotBottom, stroke: "#bbb")
-            body += text(tick(base), x: x(base), y: plotBottom + 16, anchor: "middle", fill: "#333")
-            if decade < Int(high) {
-                for factor in [2.0, 5.0] {
-                    body += line(x(base * factor), plotTop, x(base * factor), plotBottom, stroke: "#eee")
-                }
-            }
+        // Grid: a line per quarter, darker and labelled at each half.
+        for quarter in 0...Int(high * 4) {
+            let value = Double(quarter) / 4
+            let isHalf = quarter % 2 == 0
+            body += line(x(value), plotTop - 4, x(value), plotBottom, stroke: isHalf ? "#bbb" : "#eee")
+            if isHalf { body += text(tick(value), x: x(value), y: plotBottom + 16, anchor: "middle", fill: "#333") }
         }
         body += line(plotLeft, plotBottom, plotRight, plotBottom, stroke: "#333")
         body += text("ratio", x: plotRight + 10, y: plotTop - 10, fill: "#555")
         if results.isEmpty {
             body += text("no results", x: (plotLeft + plotRight) / 2, y: plotTop + 16, anchor: "middle")
         }
-        func bar(_ ratio: Double, top barTop: Double, height: Double, opacity: Double) -> String {
-            let start = x(1)
-            let end = x(ratio)
-            let color = ratio >= 1 ? "#2e8b57" : "#d9822b"
+        func bar(_ ratio: Double, target: Double, top barTop: Double, height: Double, opacity: Double) -> String {
+            let color = ratio >= target ? "#2e8b57" : "#d9822b"
             return """
-                <rect x="\(f(min(start, end)))" y="\(f(barTop))" width="\(f(max(abs(end - start), 1)))" \
+                <rect x="\(f(x(0)))" y="\(f(barTop))" width="\(f(max(x(ratio) - x(0), 1)))" \
                 height="\(f(height))" fill="\(color)" fill-opacity="\(f(opacity))"/>
 
                 """
@@ -107,20 +102,23 @@ struct SVGChart {
             let center = plotTop + (Double(row) + 0.5) * rowHeight
             body += text(label(result), x: plotLeft - 10, y: center + 4, anchor: "end")
             if showsSQLite {
-                body += bar(result.ratio, top: center - 13, height: 12, opacity: 1)
+                body += bar(result.ratio, target: target, top: center - 13, height: 12, opacity: 1)
                 body += text(ratioLabel(result.ratio) + " raw C", x: plotRight + 10, y: center - 3, size: 11)
                 if let sqliteRatio = result.sqliteRatio {
-                    body += bar(sqliteRatio, top: center + 1, height: 12, opacity: 0.45)
+                    body += bar(sqliteRatio, target: 1, top: center + 1, height: 12, opacity: 0.45)
                     body += text(
                         ratioLabel(sqliteRatio) + " SQLite", x: plotRight + 10, y: center + 11, size: 11, fill: "#555")
                 }
             } else {
-                body += bar(result.ratio, top: center - 8, height: 16, opacity: 1)
+                body += bar(result.ratio, target: target, top: center - 8, height: 16, opacity: 1)
                 body += text(ratioLabel(result.ratio), x: plotRight + 10, y: center + 4)
             }
         }
-        body += line(x(1), plotTop - 8, x(1), plotBottom + 4, stroke: "#000", width: 1.5, dash: "5,3")
-        body += text(reference, x: x(1), y: plotTop - 12, anchor: "middle", size: 11)
+        body += line(x(1), plotTop - 8, x(1), plotBottom + 4, stroke: "#000", width: 1.5)
+        body += text(reference, x: x(1) + 4, y: plotTop - 12, anchor: "start", size: 11)
+        body += line(x(target), plotTop - 4, x(target), plotBottom + 4, stroke: "#b22222", width: 1.5, dash: "5,3")
+        body += text(
+            "target \(tick(target))", x: x(target) - 4, y: plotTop - 12, anchor: "end", size: 11, fill: "#b22222")
         return (body, plotBottom - top + 50)
     }
 
@@ -262,7 +260,7 @@ struct SVGChart {
     }
 
     private func tick(_ ratio: Double) -> String {
-        ratio >= 1 ? String(format: "%.0f", ratio) : String(format: "%g", ratio)
+        String(format: "%g", ratio)
     }
 
     /// A round step near `rough`: 1, 2, 2.5 or 5 times a power of ten.
