@@ -285,16 +285,8 @@ struct SwappedUntestedItem: Model {
     /// model's decoding does.
     @Test func aMissingOptionalFieldReadsNil() throws {
         let directory = StoreDirectory()
-        do {
-            let container = try ModelContainer(
-                for: OldScanItem.self, configuration: ModelConfiguration(path: directory.path))
-            let context = ModelContext(container)
-            for index in 0..<50 { context.insert(OldScanItem(count: index)) }
-            try context.save()
-            try container.close()
-        }
-        let container = try ModelContainer(
-            for: NewScanItem.self, configuration: ModelConfiguration(path: directory.path))
+        let container = try Self.reopen(
+            directory.path, writtenWith: (0..<50).map { OldScanItem(count: $0) }, as: NewScanItem.self)
         defer { try? container.close() }
         let context = ModelContext(container)
         context.insert(NewScanItem(count: 100, note: "new"))
@@ -306,20 +298,25 @@ struct SwappedUntestedItem: Model {
 }
 
 extension StoredFieldFilterTests {
+    /// A container for `New` on the store at `path`, which a container for `Old`, an earlier version of the entity,
+    /// wrote `models` to and closed.
+    static func reopen<Old: Model, New: Model>(
+        _ path: String, writtenWith models: [Old], as _: New.Type
+    ) throws -> ModelContainer {
+        let old = try ModelContainer(for: Old.self, configuration: ModelConfiguration(path: path))
+        let context = ModelContext(old)
+        for model in models { context.insert(model) }
+        try context.save()
+        try old.close()
+        return try ModelContainer(for: New.self, configuration: ModelConfiguration(path: path))
+    }
+
     /// Integers stored in a field a later version reads as `Double`: the test cannot read them in place, so the
     /// scan decodes those records, and the model reads them as `Double`.
     @Test func aValueInAnotherEncodingIsDecoded() throws {
         let directory = StoreDirectory()
-        do {
-            let container = try ModelContainer(
-                for: IntScoreItem.self, configuration: ModelConfiguration(path: directory.path))
-            let context = ModelContext(container)
-            for score in 0..<40 { context.insert(IntScoreItem(score: score)) }
-            try context.save()
-            try container.close()
-        }
-        let container = try ModelContainer(
-            for: DoubleScoreItem.self, configuration: ModelConfiguration(path: directory.path))
+        let container = try Self.reopen(
+            directory.path, writtenWith: (0..<40).map { IntScoreItem(score: $0) }, as: DoubleScoreItem.self)
         defer { try? container.close() }
         let context = ModelContext(container)
         context.insert(DoubleScoreItem(score: 38.5))
