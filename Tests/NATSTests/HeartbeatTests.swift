@@ -68,7 +68,9 @@ import Testing
         let connection = try await NATSConnection.connect(servers: [server.url], options: options)
         defer { connection.close() }
         server.pause()
-        let error = await #expect(throws: NATSError.self) { try await connection.flush(timeout: .seconds(5)) }
+        // The heartbeat declares the server dead after about 200 ms. The flush's own timeout is far beyond that: at
+        // 5 seconds it once expired first, in CI's address-sanitizer run of the whole suite on a loaded machine.
+        let error = await #expect(throws: NATSError.self) { try await connection.flush(timeout: .seconds(120)) }
         guard case .connectionLost(let lost, let reason) = error else {
             Issue.record("expected connectionLost, got \(String(describing: error))")
             return
