@@ -1,6 +1,7 @@
 import CLMDB
 import CommandLineKit
 import Foundation
+import KVStore
 
 #if canImport(Glibc)
     import Glibc
@@ -85,6 +86,24 @@ enum InstructionCheck {
         try body(subject)
     }
 
+    /// Opens a fresh store of the class/struct comparison's models of `kind` (``ClassModelSubject``'s or
+    /// ``StructModelSubject``'s), filled with `dataset`'s projects, and calls `body` with its container; the store is
+    /// removed afterwards.
+    private static func withComparisonStore(
+        _ dataset: Dataset, _ models: [any StoredModel.Type], _ body: (ModelContainer) throws -> Void
+    ) throws {
+        let workspace = try Workspace()
+        let directory = try workspace.makeDirectory("instructions")
+        let settings = StoreSettings(mapSize: 64 << 20, durability: .noSync, coding: .fields)
+        let configuration = ComparisonStore.configuration(directory: directory, settings: settings)
+        let filling = try ModelContainer(for: TaskValue.self, ProjectValue.self, configuration: configuration)
+        try ComparisonStore.fill(filling, with: dataset, includingTasks: false, chunkSize: 1_000)
+        try filling.close()
+        let container = try ModelContainer(for: models, configuration: configuration)
+        defer { try? container.close() }
+        try body(container)
+    }
+
     /// The workloads, in the order of the table.
     static let workloads: [Workload] = [
         Workload(name: "insert", operations: 2_000) { counted in
@@ -93,6 +112,38 @@ enum InstructionCheck {
                 try counted {
                     for chunk in Dataset.chunks(of: dataset.tasks.count, size: 1_000) {
                         try subject.insert(tasks: dataset.tasks[chunk])
+                    }
+                }
+            }
+        },
+        // The class/struct comparison's insert: tasks made before each chunk (not counted), inserted into one context
+        // and saved a chunk at a time, the classes in the project objects the context fetched.
+        Workload(name: "insert (classes)", operations: 2_000) { counted in
+            let dataset = try dataset()
+            try withComparisonStore(dataset, [TaskObject.self, ProjectObject.self]) { container in
+                let context = ModelContext(container)
+                let projects = Dictionary(
+                    uniqueKeysWithValues: try context.fetch(FetchDescriptor<ProjectObject>()).map { ($0.id, $0) })
+                for chunk in Dataset.chunks(of: dataset.tasks.count, size: 1_000) {
+                    let tasks = dataset.tasks[chunk].map {
+                        TaskObject($0, project: $0.projectID.flatMap { projects[$0] })
+                    }
+                    try counted {
+                        for task in tasks { context.insert(task) }
+                        try context.save()
+                    }
+                }
+            }
+        },
+        Workload(name: "insert (structs)", operations: 2_000) { counted in
+            let dataset = try dataset()
+            try withComparisonStore(dataset, [TaskValue.self, ProjectValue.self]) { container in
+                let context = ModelContext(container)
+                for chunk in Dataset.chunks(of: dataset.tasks.count, size: 1_000) {
+                    let tasks = dataset.tasks[chunk].map(TaskValue.init)
+                    try counted {
+                        for task in tasks { context.insert(task) }
+                        try context.save()
                     }
                 }
             }

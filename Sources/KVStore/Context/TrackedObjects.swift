@@ -97,18 +97,37 @@ struct TrackedObjects {
             relationshipsAt offsets: [Int], includingDeleted: Bool, includingInserted: Bool,
             collectingUnreferenced: Bool, into unreferenced: inout [ModelKey]
         ) -> [Entry] {
+            // The table's dictionary is passed `inout` to a function that walks it: one exclusive access to the
+            // property for the whole walk, where each `byID.values[index]` of a loop here would begin and end one
+            // (a run-time check each, a quarter of the walk). The walk calls nothing that reaches the table.
+            Self.possiblyChanged(
+                in: &byID, relationshipsAt: offsets, includingDeleted: includingDeleted,
+                includingInserted: includingInserted,
+                unreferencedBy: collectingUnreferenced ? isUniquelyReferenced : nil, into: &unreferenced)
+        }
+
+        /// ``possiblyChanged(relationshipsAt:includingDeleted:includingInserted:collectingUnreferenced:into:)`` on
+        /// `entries`; `isUniquelyReferenced`, when given, collects the unchanged stored objects nothing else
+        /// references.
+        private static func possiblyChanged(
+            in entries: inout [ModelKey: Entry], relationshipsAt offsets: [Int], includingDeleted: Bool,
+            includingInserted: Bool, unreferencedBy isUniquelyReferenced: ((inout AnyObject) -> Bool)?,
+            into unreferenced: inout [ModelKey]
+        ) -> [Entry] {
             var found: [Entry] = []
-            var index = byID.startIndex
-            while index != byID.endIndex {
-                if Self.mayDiffer(
-                    &byID.values[index], relationshipsAt: offsets, includingDeleted: includingDeleted,
+            var index = entries.startIndex
+            while index != entries.endIndex {
+                if mayDiffer(
+                    &entries.values[index], relationshipsAt: offsets, includingDeleted: includingDeleted,
                     includingInserted: includingInserted)
                 {
-                    found.append(byID.values[index])
-                } else if collectingUnreferenced, isUnreferenced(&byID.values[index]) {
-                    unreferenced.append(byID.keys[index])
+                    found.append(entries.values[index])
+                } else if let isUniquelyReferenced,
+                    isUnreferenced(&entries.values[index], isUniquelyReferenced: isUniquelyReferenced)
+                {
+                    unreferenced.append(entries.keys[index])
                 }
-                byID.formIndex(after: &index)
+                entries.formIndex(after: &index)
             }
             return found
         }
@@ -137,24 +156,39 @@ struct TrackedObjects {
 
         /// Lets go of the stored objects that nothing outside the table references.
         func releaseUnreferenced() {
-            var gone: [ModelKey] = []
-            // Indexes walked by hand: `indices` would hold a second reference to the dictionary, and the in-place
-            // access below would copy it (and its objects' references).
-            var index = byID.startIndex
-            while index != byID.endIndex {
-                if isUnreferenced(&byID.values[index]) { gone.append(byID.keys[index]) }
-                byID.formIndex(after: &index)
-            }
+            let gone = Self.unreferenced(in: &byID, isUniquelyReferenced: isUniquelyReferenced)
             for id in gone { byID[id] = nil }
         }
 
-        /// Whether nothing outside the table references the object of the entry at `index`, read in place.
-        func isOnlyReference(at index: [ModelKey: Entry].Index) -> Bool {
-            isUniquelyReferenced(&byID.values[index].object)
+        /// The keys of the stored entries of `entries` whose objects nothing else references, read in place, in one
+        /// access to the table's dictionary.
+        private static func unreferenced(
+            in entries: inout [ModelKey: Entry], isUniquelyReferenced: (inout AnyObject) -> Bool
+        ) -> [ModelKey] {
+            var gone: [ModelKey] = []
+            // Indexes walked by hand: `indices` would hold a second reference to the dictionary, and the in-place
+            // access below would copy it (and its objects' references).
+            var index = entries.startIndex
+            while index != entries.endIndex {
+                if isUnreferenced(&entries.values[index], isUniquelyReferenced: isUniquelyReferenced) {
+                    gone.append(entries.keys[index])
+                }
+                entries.formIndex(after: &index)
+            }
+            return gone
+        }
+
+        /// Calls `body` with the entries, in one exclusive access to them: `body` must not reach the table otherwise.
+        ///
+        /// - Throws: What `body` throws.
+        func withEntries<Result>(_ body: (inout [ModelKey: Entry]) throws -> Result) rethrows -> Result {
+            try body(&byID)
         }
 
         /// Whether `entry` is stored and nothing else references its object, read in place.
-        private func isUnreferenced(_ entry: inout Entry) -> Bool {
+        private static func isUnreferenced(
+            _ entry: inout Entry, isUniquelyReferenced: (inout AnyObject) -> Bool
+        ) -> Bool {
             guard case .stored = entry.state else { return false }
             return isUniquelyReferenced(&entry.object)
         }
