@@ -19,6 +19,9 @@ struct Measurement: Codable, Sendable {
         /// What the run read, or what its store held after its writes, as decoded records, for the workloads that
         /// record it (the KVStore subject's and SQLite's); `nil` for the others.
         var digest: RecordDigest?
+        /// The bytes the run's store kept on disk once closed (see `Workspace.storeBytes(in:)`), for the workloads
+        /// that report it (the scale series'); `nil` for the others.
+        var storeBytes: Int?
 
         /// The run's throughput.
         var objectsPerSecond: Double {
@@ -41,6 +44,8 @@ struct Measurement: Codable, Sendable {
     /// The digest of the decoded records every run read or left in its store (``Runner`` requires the runs to
     /// agree), or `nil` when the workload records none.
     var digest: RecordDigest?
+    /// The largest store the runs kept on disk, in bytes, or `nil` when they report none.
+    var storeBytes: Int?
 
     /// Summarizes runs and the operation latencies they recorded.
     ///
@@ -56,6 +61,7 @@ struct Measurement: Codable, Sendable {
         peakAnonymousBytes = runs.map(\.peakAnonymousBytes).max() ?? 0
         latency = Latency(nanoseconds: latencies, unit: unit)
         digest = runs.first?.digest
+        storeBytes = runs.compactMap(\.storeBytes).max()
     }
 }
 

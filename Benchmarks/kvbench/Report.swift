@@ -87,6 +87,18 @@ struct Report: Encodable {
                 region: the heap, without the mapped file) are the subject's; base columns are the baseline's.
                 """
         }
+        let sizedRows = rawRows.filter { $0.subject.storeBytes != nil }
+        if !sizedRows.isEmpty {
+            text += "\n\nThe stores on disk after the scale series' inserts, once closed:\n\n"
+            text += Self.storeSizeTable(sizedRows)
+            text += """
+
+                B/record: the bytes of the store's files (LMDB's data.mdb, whose size is every page written, free \
+                pages included; SQLite's database file, its log checkpointed at close) over the tasks in it, its \
+                projects (a tenth as many) and indexes included. The raw LMDB baseline stores the same keys, records \
+                and index entries as KVStore, without its catalog or its checks of references.
+                """
+        }
         if !modelKindRows.isEmpty {
             if !text.isEmpty { text += "\n\n" }
             text += """
@@ -193,6 +205,46 @@ struct Report: Encodable {
             row.enumerated().map { column, cell in
                 let padding = String(repeating: " ", count: widths[column] - cell.count)
                 return leftAligned.contains(column) ? cell + padding : padding + cell
+            }.joined(separator: "  ")
+        }
+        lines.insert(String(repeating: "-", count: lines[0].count), at: 1)
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The bytes per record of the stores of `results`, each side's and KVStore's over SQLite's.
+    private static func storeSizeTable(_ results: [ScenarioResult]) -> String {
+        func perRecord(_ measurement: Measurement?, _ records: Int) -> String {
+            guard let bytes = measurement?.storeBytes, records > 0 else { return "-" }
+            return String(format: "%.0f", Double(bytes) / Double(records))
+        }
+        func megabytes(_ measurement: Measurement?) -> String {
+            measurement?.storeBytes.map { String(format: "%.1f", Double($0) / 1_048_576) } ?? "-"
+        }
+        let headings = [
+            "scenario", "N", "subject MB", "subject B/record", "base B/record", "SQLite MB", "SQLite B/record",
+            "subject/SQLite",
+        ]
+        var rows = [headings]
+        for result in results {
+            let sizes = (result.subject.storeBytes, result.sqlite?.storeBytes)
+            var versus = "-"
+            if let subject = sizes.0, let sqlite = sizes.1, sqlite > 0 {
+                versus = String(format: "%.2f", Double(subject) / Double(sqlite))
+            }
+            rows.append([
+                result.label, grouped(result.records), megabytes(result.subject),
+                perRecord(result.subject, result.records), perRecord(result.baseline, result.records),
+                megabytes(result.sqlite), perRecord(result.sqlite, result.records), versus,
+            ])
+        }
+        var widths = [Int](repeating: 0, count: headings.count)
+        for row in rows {
+            for (column, cell) in row.enumerated() { widths[column] = max(widths[column], cell.count) }
+        }
+        var lines = rows.map { row in
+            row.enumerated().map { column, cell in
+                let padding = String(repeating: " ", count: widths[column] - cell.count)
+                return column == 0 ? cell + padding : padding + cell
             }.joined(separator: "  ")
         }
         lines.insert(String(repeating: "-", count: lines[0].count), at: 1)

@@ -3,8 +3,10 @@ import Foundation
 /// One run of one point of the scale series, done in a child process: the arguments after `--child scale`.
 ///
 /// The child does a warm-up run of at most 10,000 tasks, then one measured run of ``count`` tasks in a fresh
-/// store, and prints a ``ScalePoint/Outcome``. The parent starts one child per measured run, alternating subject
-/// and baseline, so that each peak resident set size is one run's own and a noisy machine affects both sides alike.
+/// store, and prints a ``ScalePoint/Outcome``. The parent starts one child per measured run, rotating the order of
+/// the subject, the raw LMDB baseline and SQLite, so that each peak resident set size is one run's own and a noisy
+/// machine affects the sides alike. The subject's and SQLite's stores are read back after the timed regions, and
+/// every side reports the bytes its closed store keeps on disk.
 struct ScalePoint: Codable, Sendable {
     /// Which side a child measures.
     enum Side: String, Codable, Sendable {
@@ -12,6 +14,8 @@ struct ScalePoint: Codable, Sendable {
         case subject
         /// The raw C API.
         case baseline
+        /// The SQLite C API.
+        case sqlite
     }
 
     /// What a child reports: its measured run and the latency of each chunk in nanoseconds.
@@ -44,7 +48,8 @@ struct ScalePoint: Codable, Sendable {
     func measure<Subject: ScenarioSubject>(_ subject: Subject.Type) throws -> Outcome {
         let workspace = try Workspace()
         _ = try Runner.runOnce(workload(Subject.self, count: warmUpCount, workspace: workspace))
-        let (run, latencies) = try Runner.runOnce(workload(Subject.self, count: count, workspace: workspace))
+        var (run, latencies) = try Runner.runOnce(workload(Subject.self, count: count, workspace: workspace))
+        run.storeBytes = workspace.lastStoreBytes
         return Outcome(run: run, latencies: latencies)
     }
 
@@ -58,10 +63,14 @@ struct ScalePoint: Codable, Sendable {
         let chunks = Dataset.chunks(of: count, size: chunkSize)
         let side = side
         let order = order
-        return Workload(
-            name: side == .subject ? Subject.name : RawLMDB.name, latencyUnit: "chunk", objectsPerRun: count,
-            operationsPerRun: chunks.count
-        ) { recorder in
+        let name =
+            switch side {
+            case .subject: Subject.name
+            case .baseline: RawLMDB.name
+            case .sqlite: RawSQLite.name
+            }
+        return Workload(name: name, latencyUnit: "chunk", objectsPerRun: count, operationsPerRun: chunks.count) {
+            recorder in
             // Projects too are made and stored a chunk at a time: only their IDs stay in memory.
             var generator = ChunkGenerator(order: order, projectCount: Swift.max(1, count / Dataset.tasksPerProject))
             let projectChunks = Dataset.chunks(of: generator.projectCount, size: chunkSize)
@@ -75,6 +84,7 @@ struct ScalePoint: Codable, Sendable {
                         let tasks = generator.next(chunk.count)
                         try recorder.timedOperation { try subject.insert(tasks: tasks[...]) }
                     }
+                    try recorder.checkContents { try subject.contents() }
                     return count
                 }
             case .baseline:
@@ -87,6 +97,18 @@ struct ScalePoint: Codable, Sendable {
                         let bytes = try EncodedRecords(tasks: generator.next(chunk.count)[...])
                         try recorder.timedOperation { try raw.insert(bytes, range: 0..<bytes.count, into: raw.tasks) }
                     }
+                    return count
+                }
+            case .sqlite:
+                return try workspace.withSQLite(settings: settings) { sqlite in
+                    for chunk in projectChunks {
+                        try sqlite.insert(projects: generator.nextProjects(chunk.count)[...])
+                    }
+                    for chunk in chunks {
+                        let tasks = generator.next(chunk.count)
+                        try recorder.timedOperation { try sqlite.insert(tasks: tasks[...]) }
+                    }
+                    try recorder.checkContents { try sqlite.contents() }
                     return count
                 }
             }

@@ -113,9 +113,11 @@ struct ScenarioContext {
         records: Int,
         subject: Measurement,
         baseline: Measurement,
-        sqlite: Measurement
+        sqlite: Measurement,
+        idOrder: IDOrder = .timeOrdered
     ) throws -> ScenarioResult {
-        var row = result(kind, variant: variant, records: records, subject: subject, baseline: baseline)
+        var row = result(
+            kind, variant: variant, records: records, subject: subject, baseline: baseline, idOrder: idOrder)
         let subjectObjects = subject.runs.first?.objects ?? 0
         let sqliteObjects = sqlite.runs.first?.objects ?? 0
         guard subjectObjects == sqliteObjects, subject.digest == sqlite.digest else {

@@ -93,7 +93,7 @@ struct ScenarioSizes: Codable, Sendable {
             modelKindProjectCount = 2_000
             modelKindInsertCount = 20_000
             modelKindWindowFetches = 100
-        case .large:
+        case .large, .huge:
             insertCount = 1_000_000
             naiveInsertCount = 20_000
             projectCount = 100_000
@@ -108,7 +108,7 @@ struct ScenarioSizes: Codable, Sendable {
             queryPowerScanQueries = 1
             updateCount = 10_000
             cascadeProjects = 500
-            scalePoints = [10_000, 100_000, 1_000_000]
+            scalePoints = size == .huge ? [10_000, 100_000, 1_000_000, 10_000_000] : [10_000, 100_000, 1_000_000]
             modelKindProjectCount = 10_000
             modelKindInsertCount = 100_000
             modelKindWindowFetches = 100

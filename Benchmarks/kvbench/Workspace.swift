@@ -8,6 +8,9 @@ final class Workspace {
     /// The root directory.
     let root: String
     private var counter = 0
+    /// The bytes of the files the last store closed by ``withSubject(_:settings:_:)``, ``withBaseline(settings:_:)``
+    /// or ``withSQLite(settings:_:)`` kept on disk, measured after it closed (see ``storeBytes(in:)``).
+    private(set) var lastStoreBytes: Int?
 
     /// Creates a new, empty directory under the system's temporary directory.
     ///
@@ -70,6 +73,7 @@ final class Workspace {
             throw error
         }
         try subject.close()
+        lastStoreBytes = Self.storeBytes(in: directory)
         try remove(directory)
         return result
     }
@@ -81,6 +85,7 @@ final class Workspace {
         let raw = try RawLMDB(directory: directory, settings: settings)
         defer {
             raw.close()
+            lastStoreBytes = Self.storeBytes(in: directory)
             try? remove(directory)
         }
         return try body(raw)
@@ -105,8 +110,23 @@ final class Workspace {
             throw error
         }
         try sqlite.close()
+        lastStoreBytes = Self.storeBytes(in: directory)
         try remove(directory)
         return result
+    }
+
+    /// The bytes of the regular files in `directory` but LMDB's lock file, the space a closed store keeps on disk:
+    /// LMDB's `data.mdb` (its size is the pages ever written, free pages included), or SQLite's database file (its
+    /// write-ahead log is checkpointed into it and removed at close). `nil` when the directory cannot be read.
+    static func storeBytes(in directory: String) -> Int? {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return nil }
+        var total = 0
+        for name in names where name != "lock.mdb" {
+            var status = stat()
+            guard lstat("\(directory)/\(name)", &status) == 0 else { return nil }
+            if status.st_mode & S_IFMT == S_IFREG { total += Int(status.st_size) }
+        }
+        return total
     }
 }
 
