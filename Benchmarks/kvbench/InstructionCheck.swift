@@ -86,9 +86,9 @@ enum InstructionCheck {
         try body(subject)
     }
 
-    /// Opens a fresh store of the class/struct comparison's models of `kind` (``ClassModelSubject``'s or
-    /// ``StructModelSubject``'s), filled with `dataset`'s projects, and calls `body` with its container; the store is
-    /// removed afterwards.
+    /// Fills a fresh store with `dataset`'s projects through the class/struct comparison's struct twins, opens it
+    /// for `models` (``TaskObject`` and ``ProjectObject``, or ``TaskValue`` and ``ProjectValue``) and calls `body`
+    /// with the container; the store is removed with the workspace.
     private static func withComparisonStore(
         _ dataset: Dataset, _ models: [any StoredModel.Type], _ body: (ModelContainer) throws -> Void
     ) throws {
