@@ -19,16 +19,9 @@ final class ClassModelSubject: ModelKindSubject {
     init(
         directory: String, settings: StoreSettings, filledWith dataset: Dataset, includingTasks: Bool, chunkSize: Int
     ) throws {
-        let configuration = ComparisonStore.configuration(directory: directory, settings: settings)
-        let filling = try ModelContainer(for: TaskValue.self, ProjectValue.self, configuration: configuration)
-        do {
-            try ComparisonStore.fill(filling, with: dataset, includingTasks: includingTasks, chunkSize: chunkSize)
-        } catch {
-            try? filling.close()
-            throw error
-        }
-        try filling.close()
-        container = try ModelContainer(for: TaskObject.self, ProjectObject.self, configuration: configuration)
+        container = try ComparisonStore.open(
+            for: [TaskObject.self, ProjectObject.self], directory: directory, settings: settings,
+            filledWith: dataset, includingTasks: includingTasks, chunkSize: chunkSize)
     }
 
     /// Closes the store.

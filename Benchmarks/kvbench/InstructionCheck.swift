@@ -93,13 +93,10 @@ enum InstructionCheck {
         _ dataset: Dataset, _ models: [any StoredModel.Type], _ body: (ModelContainer) throws -> Void
     ) throws {
         let workspace = try Workspace()
-        let directory = try workspace.makeDirectory("instructions")
-        let settings = StoreSettings(mapSize: 64 << 20, durability: .noSync, coding: .fields)
-        let configuration = ComparisonStore.configuration(directory: directory, settings: settings)
-        let filling = try ModelContainer(for: TaskValue.self, ProjectValue.self, configuration: configuration)
-        try ComparisonStore.fill(filling, with: dataset, includingTasks: false, chunkSize: 1_000)
-        try filling.close()
-        let container = try ModelContainer(for: models, configuration: configuration)
+        let container = try ComparisonStore.open(
+            for: models, directory: try workspace.makeDirectory("instructions"),
+            settings: StoreSettings(mapSize: 64 << 20, durability: .noSync, coding: .fields), filledWith: dataset,
+            includingTasks: false, chunkSize: 1_000)
         defer { try? container.close() }
         try body(container)
     }

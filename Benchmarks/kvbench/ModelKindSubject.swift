@@ -123,6 +123,24 @@ enum ComparisonStore {
         return configuration
     }
 
+    /// A new store in `directory` holding `dataset`'s projects and, unless `includingTasks` is false, its tasks,
+    /// written through the struct twins (whose records are the classes'), then opened for `models`.
+    static func open(
+        for models: [any StoredModel.Type], directory: String, settings: StoreSettings, filledWith dataset: Dataset,
+        includingTasks: Bool, chunkSize: Int
+    ) throws -> ModelContainer {
+        let configuration = configuration(directory: directory, settings: settings)
+        let filling = try ModelContainer(for: TaskValue.self, ProjectValue.self, configuration: configuration)
+        do {
+            try fill(filling, with: dataset, includingTasks: includingTasks, chunkSize: chunkSize)
+        } catch {
+            try? filling.close()
+            throw error
+        }
+        try filling.close()
+        return try ModelContainer(for: models, configuration: configuration)
+    }
+
     /// Writes `dataset`'s projects and, unless `includingTasks` is false, its tasks to `container`, one write
     /// transaction per chunk.
     static func fill(_ container: ModelContainer, with dataset: Dataset, includingTasks: Bool, chunkSize: Int) throws {

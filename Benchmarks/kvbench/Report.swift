@@ -195,7 +195,13 @@ struct Report: Encodable {
             ]
             rows.append(row)
         }
-        var widths = [Int](repeating: 0, count: headings.count)
+        return aligned(rows, leftAligned: leftAligned)
+    }
+
+    /// `rows` (the headings first) as lines of columns padded to their widest cell, two spaces apart, the columns
+    /// in `leftAligned` on the left and the others on the right, with a rule under the headings.
+    private static func aligned(_ rows: [[String]], leftAligned: Set<Int>) -> String {
+        var widths = [Int](repeating: 0, count: rows.first?.count ?? 0)
         for row in rows {
             for (column, cell) in row.enumerated() {
                 widths[column] = max(widths[column], cell.count)
@@ -237,18 +243,7 @@ struct Report: Encodable {
                 megabytes(result.sqlite), perRecord(result.sqlite, result.records), versus,
             ])
         }
-        var widths = [Int](repeating: 0, count: headings.count)
-        for row in rows {
-            for (column, cell) in row.enumerated() { widths[column] = max(widths[column], cell.count) }
-        }
-        var lines = rows.map { row in
-            row.enumerated().map { column, cell in
-                let padding = String(repeating: " ", count: widths[column] - cell.count)
-                return column == 0 ? cell + padding : padding + cell
-            }.joined(separator: "  ")
-        }
-        lines.insert(String(repeating: "-", count: lines[0].count), at: 1)
-        return lines.joined(separator: "\n") + "\n"
+        return aligned(rows, leftAligned: [0])
     }
 
     /// Writes the report as pretty-printed JSON.

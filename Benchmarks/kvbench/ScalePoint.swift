@@ -74,18 +74,25 @@ struct ScalePoint: Codable, Sendable {
             // Projects too are made and stored a chunk at a time: only their IDs stay in memory.
             var generator = ChunkGenerator(order: order, projectCount: Swift.max(1, count / Dataset.tasksPerProject))
             let projectChunks = Dataset.chunks(of: generator.projectCount, size: chunkSize)
+            /// Stores the projects, then the tasks a timed chunk at a time, then reads the store back: the work of
+            /// the sides whose records are compared.
+            func insertAndRead(
+                projects: (ArraySlice<ProjectRecord>) throws -> Void, tasks: (ArraySlice<TaskRecord>) throws -> Void,
+                contents: () throws -> RecordDigest
+            ) throws -> Int {
+                for chunk in projectChunks { try projects(generator.nextProjects(chunk.count)[...]) }
+                for chunk in chunks {
+                    let made = generator.next(chunk.count)
+                    try recorder.timedOperation { try tasks(made[...]) }
+                }
+                try recorder.checkContents(contents)
+                return count
+            }
             switch side {
             case .subject:
                 return try workspace.withSubject(Subject.self, settings: settings) { subject in
-                    for chunk in projectChunks {
-                        try subject.insert(projects: generator.nextProjects(chunk.count)[...])
-                    }
-                    for chunk in chunks {
-                        let tasks = generator.next(chunk.count)
-                        try recorder.timedOperation { try subject.insert(tasks: tasks[...]) }
-                    }
-                    try recorder.checkContents { try subject.contents() }
-                    return count
+                    try insertAndRead(
+                        projects: subject.insert(projects:), tasks: subject.insert(tasks:), contents: subject.contents)
                 }
             case .baseline:
                 return try workspace.withBaseline(settings: settings) { raw in
@@ -101,15 +108,8 @@ struct ScalePoint: Codable, Sendable {
                 }
             case .sqlite:
                 return try workspace.withSQLite(settings: settings) { sqlite in
-                    for chunk in projectChunks {
-                        try sqlite.insert(projects: generator.nextProjects(chunk.count)[...])
-                    }
-                    for chunk in chunks {
-                        let tasks = generator.next(chunk.count)
-                        try recorder.timedOperation { try sqlite.insert(tasks: tasks[...]) }
-                    }
-                    try recorder.checkContents { try sqlite.contents() }
-                    return count
+                    try insertAndRead(
+                        projects: sqlite.insert(projects:), tasks: sqlite.insert(tasks:), contents: sqlite.contents)
                 }
             }
         }
