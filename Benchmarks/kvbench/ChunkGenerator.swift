@@ -1,36 +1,35 @@
 import Foundation
 
 /// Generates the projects, then the tasks, of the scale series a chunk at a time, each task in a random one of the
-/// projects, so that a process holds one chunk and the projects' IDs whatever the size of the store.
+/// projects, so that a process holds one chunk whatever the size of the store: a project's ID is computed from its
+/// position (``RecordFactory/projectID(at:)``), not kept.
 struct ChunkGenerator {
     private var factory: RecordFactory
     /// How many projects there are.
     let projectCount: Int
-    /// The IDs of the projects made so far; tasks are made once they all are, since a task's project must exist.
-    private var projectIDs: [UUID] = []
+    /// How many projects were made so far; tasks are made once they all are, since a task's project must exist.
+    private var projectsMade = 0
 
     /// Creates the generator; equal arguments give equal chunks.
     init(order: IDOrder, projectCount: Int) {
         factory = RecordFactory(order: order, seed: ScenarioContext.seed &+ 60)
         self.projectCount = projectCount
-        projectIDs.reserveCapacity(projectCount)
     }
 
     /// The next `count` projects.
     mutating func nextProjects(_ count: Int) -> [ProjectRecord] {
-        precondition(projectIDs.count + count <= projectCount, "more projects than the generator was made for")
-        let projects = (0..<count).map { _ in factory.makeProject() }
-        projectIDs.append(contentsOf: projects.map(\.id))
-        return projects
+        precondition(projectsMade + count <= projectCount, "more projects than the generator was made for")
+        projectsMade += count
+        return (0..<count).map { _ in factory.makeProject() }
     }
 
     /// The next `count` tasks, once every project was made.
     mutating func next(_ count: Int) -> [TaskRecord] {
-        precondition(projectIDs.count == projectCount, "tasks before all their projects")
+        precondition(projectsMade == projectCount, "tasks before all their projects")
         var tasks: [TaskRecord] = []
         tasks.reserveCapacity(count)
         for _ in 0..<count {
-            tasks.append(factory.makeTask(projectID: projectIDs[factory.randomInt(below: projectIDs.count)]))
+            tasks.append(factory.makeTask(projectID: factory.projectID(at: factory.randomInt(below: projectCount))))
         }
         return tasks
     }

@@ -18,11 +18,20 @@ struct RecordFactory {
         "team offsite agenda", "API rate limits", "the settings screen", "crash reports",
     ]
 
+    /// The seed of the project IDs' generator.
+    private let projectSeed: UInt64
+
     /// Creates a factory whose task IDs follow `order`; projects always get time-ordered IDs.
     init(order: IDOrder, seed: UInt64) {
         random = SplitMix64(seed: seed)
         taskIDs = IDGenerator(order: order, seed: seed &+ 1)
-        projectIDs = IDGenerator(order: .timeOrdered, seed: seed &+ 2)
+        projectSeed = seed &+ 2
+        projectIDs = IDGenerator(order: .timeOrdered, seed: projectSeed)
+    }
+
+    /// The ID of the `index`th project (from 0) that ``makeProject()`` makes, made or not.
+    func projectID(at index: Int) -> UUID {
+        IDGenerator.timeOrderedID(at: index, seed: projectSeed)
     }
 
     /// A new project.

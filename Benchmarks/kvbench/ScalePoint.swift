@@ -92,7 +92,7 @@ struct ScalePoint: Codable, Sendable {
             case .subject:
                 return try workspace.withSubject(Subject.self, settings: settings) { subject in
                     try insertAndRead(
-                        projects: subject.insert(projects:), tasks: subject.insert(tasks:), contents: subject.contents)
+                        projects: subject.insert(projects:), tasks: subject.importTasks, contents: subject.contents)
                 }
             case .baseline:
                 return try workspace.withBaseline(settings: settings) { raw in

@@ -35,6 +35,10 @@ protocol ScenarioSubject: AnyObject {
     /// The chunked insert calls it with 10,000 tasks at a time, the naive insert with one.
     func insert(tasks: ArraySlice<TaskRecord>) throws
 
+    /// Inserts `tasks` as an importer of millions does, through the subject's own chunked insert when it has one: the
+    /// scale series calls it with a chunk at a time.
+    func importTasks(_ tasks: ArraySlice<TaskRecord>) throws
+
     /// Fetches a batch of tasks by ID in one read transaction.
     ///
     /// - Parameter ids: The IDs, in the caller's order.
@@ -129,4 +133,11 @@ struct TaskChange: Sendable {
 enum Subjects {
     /// The subject of this build: KVStore, the library itself. ``BindingSubject`` measures the bare binding instead.
     static var current: any ScenarioSubject.Type { StoreSubject.self }
+}
+
+extension ScenarioSubject {
+    /// A subject without a chunked insert of its own imports as it inserts: in one write transaction.
+    func importTasks(_ tasks: ArraySlice<TaskRecord>) throws {
+        try insert(tasks: tasks)
+    }
 }

@@ -56,6 +56,14 @@ final class StoreSubject: ScenarioSubject {
         }
     }
 
+    /// Inserts tasks through the library's chunked insert (`ModelContext.insert(contentsOf:chunkSize:)`), the way an
+    /// importer writes millions: sorted by key, in one write transaction, or several when the pages they change pass
+    /// the configuration's budget (``ModelConfiguration/chunkMemoryBudget``, 16 MiB), which keeps the memory LMDB
+    /// holds for a transaction flat as the store grows.
+    func importTasks(_ tasks: ArraySlice<TaskRecord>) throws {
+        try ModelContext(container).insert(contentsOf: tasks, chunkSize: tasks.count)
+    }
+
     /// The library's batch fetch: one read transaction, lookups in key order, results in the caller's order.
     func fetchTasks(ids: [UUID]) throws -> [TaskRecord?] {
         try container.read { txn in try txn.models(for: ids, as: TaskRecord.self) }

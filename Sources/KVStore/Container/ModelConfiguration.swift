@@ -56,6 +56,20 @@ public struct ModelConfiguration: Sendable, Hashable {
     /// store.
     public var migrationWaitTimeout: Duration = .seconds(30)
 
+    /// The memory, in bytes, that one transaction of a chunked insert (`ModelContext.insert(contentsOf:chunkSize:)`)
+    /// may hold in changed pages before it commits. The default is 16 MiB.
+    ///
+    /// LMDB keeps a copy of every page a write transaction changes in the process's heap until the commit. A chunk of
+    /// 10,000 models in a store of millions changes a leaf per model in each of its tables (random keys), about 40 MB
+    /// per table, where the same chunk in a small store changes a few pages; a budget of pages keeps an importer's
+    /// memory flat as its store grows, where a fixed count of models does not. The pages are estimated from each
+    /// table's statistics (LMDB does not count them), on the high side for keys written in order; a transaction holds
+    /// at least ``ModelContext/chunkBudgetInterval`` models (or the whole chunk when it is smaller), and at most the
+    /// chunk size. Structs end a transaction once the estimate passes the budget and go on with the rest of the chunk
+    /// in the next; ``PersistentModel`` classes, whose save is one transaction, size each chunk from the pages the
+    /// last one changed.
+    public var chunkMemoryBudget = 16 << 20
+
     /// The author that the store's change history records for this container's commits (`"importer"`, `"sync"`),
     /// unless a context or transaction names another (``ModelContext/author``); `nil` records none. It only matters
     /// once the store records history (``ModelContainer/enableHistory(retention:)``).

@@ -14,12 +14,16 @@ extension ModelContext {
     /// }
     /// ```
     ///
+    /// Each chunk is written in key order, in one write transaction, or in several when the pages they change pass
+    /// the configuration's ``ModelConfiguration/chunkMemoryBudget``: a chunk in a store of millions of models changes
+    /// a page per model in each table, and LMDB holds a copy of each until the commit.
+    ///
     /// - Parameters:
     ///   - models: The models to save.
-    ///   - chunkSize: How many models each write transaction holds.
-    ///   - progress: Called after each chunk commits, with the number of models committed so far.
+    ///   - chunkSize: How many models each write transaction holds at most.
+    ///   - progress: Called after each write transaction commits, with the number of models committed so far.
     /// - Returns: The number of models saved.
-    /// - Throws: ``KVStoreError/invalidModel`` for a chunk size below 1, or the error of the failing chunk (what
+    /// - Throws: ``KVStoreError/invalidModel`` for a chunk size below 1, or the error of the failing transaction (what
     ///   `ModelContainer.write(_:)` throws, such as ``KVStoreError/uniqueViolation``), with
     ///   ``KVStoreError/committedCount`` set.
     @discardableResult
@@ -29,6 +33,8 @@ extension ModelContext {
         progress: ((Int) -> Void)? = nil
     ) throws -> Int where S.Element: Model {
         let size = try validChunkSize(chunkSize)
+        let store = try container.store(for: S.Element.self)
+        let budget = container.configuration.chunkMemoryBudget
         var committed = 0
         var chunk: [S.Element] = []
         chunk.reserveCapacity(size)
@@ -36,12 +42,16 @@ extension ModelContext {
             guard !chunk.isEmpty else { return }
             // Key order keeps a chunk of random IDs close together in the tree.
             chunk.sort { $0.id.isOrdered(before: $1.id) }
-            try writeChunk(committed: committed) { txn in
-                for model in chunk { try txn.insert(model) }
+            var start = chunk.startIndex
+            while start < chunk.endIndex {
+                let written = try writeChunk(committed: committed) { txn in
+                    try Self.write(chunk[start...], of: store, withinBudget: budget, in: txn)
+                }
+                start += written
+                committed += written
+                progress?(committed)
             }
-            committed += chunk.count
             chunk.removeAll(keepingCapacity: true)
-            progress?(committed)
         }
         for model in models {
             chunk.append(model)
@@ -49,6 +59,34 @@ extension ModelContext {
         }
         try flush()
         return committed
+    }
+
+    /// How many models a chunked insert's transaction writes between two estimates of the pages it changed, and so at
+    /// least (unless its chunk holds fewer): estimating costs a statistics read per table.
+    public static let chunkBudgetInterval = 256
+
+    /// Inserts the first of `models` in `txn`, in order, until the pages the transaction changed in the entity's tables
+    /// pass `budget` bytes (estimated every ``chunkBudgetInterval`` models), and returns how many it inserted.
+    private static func write<M: Model>(
+        _ models: ArraySlice<M>, of store: EntityStore<M>, withinBudget budget: Int,
+        in txn: borrowing ModelTransaction
+    ) throws -> Int {
+        let footprint =
+            models.count > chunkBudgetInterval
+            ? try txn.run { try WriteFootprint(store: store, firstID: models.first?.id, in: txn.transaction.pointee) }
+            : nil
+        var written = 0
+        for model in models {
+            try txn.insert(model)
+            written += 1
+            if let footprint, written.isMultiple(of: chunkBudgetInterval), written < models.count {
+                let bytes = try txn.run {
+                    try footprint.changedBytes(afterWriting: written, in: txn.transaction.pointee)
+                }
+                if bytes >= budget { break }
+            }
+        }
+        return written
     }
 
     /// Deletes the models of type `type` with `ids`, applying delete rules, one chunk per write transaction.

@@ -48,12 +48,17 @@ extension ModelContext {
     }
 
     /// Inserts the objects of any sequence, even a lazy one of millions, and saves the context after every
-    /// `chunkSize` of them: the context lets go of a saved chunk's objects that nothing else references, so an
+    /// `chunkSize` of them at most: the context lets go of a saved chunk's objects that nothing else references, so an
     /// importer's memory holds about one chunk (a context that inserts without saving holds everything it inserted).
     ///
     /// ```swift
     /// try context.insert(contentsOf: rows.lazy.map { Task(title: $0) }, chunkSize: 1_000)
     /// ```
+    ///
+    /// A save is one write transaction, which LMDB holds a copy of every changed page for until it commits: in a store
+    /// of millions of models each object changes a page per table. So each chunk after the first is sized from the
+    /// pages the last save changed, to stay within the configuration's ``ModelConfiguration/chunkMemoryBudget``
+    /// (between ``ModelContext/chunkBudgetInterval`` objects and `chunkSize`).
     ///
     /// Each save writes every change of the context, so changes made before the call go with its first chunk. When a
     /// save fails, the chunks before it stay committed, the failing chunk stays pending in the context (save again,
@@ -61,7 +66,7 @@ extension ModelContext {
     ///
     /// - Parameters:
     ///   - objects: The objects to insert, with the new objects their relationship properties hold.
-    ///   - chunkSize: How many of `objects` each save holds.
+    ///   - chunkSize: How many of `objects` each save holds at most.
     ///   - progress: Called after each chunk commits, with the number of objects of `objects` committed so far.
     /// - Returns: The number of objects of `objects` saved.
     /// - Throws: ``KVStoreError/invalidModel`` for a chunk size below 1, or the error of the failing save (what
@@ -77,10 +82,15 @@ extension ModelContext {
                 .invalidModel, entity: S.Element.entity.name,
                 message: "The chunk size must be at least 1, not \(chunkSize)")
         }
+        let budget = container.configuration.chunkMemoryBudget
+        var size = chunkSize
         var committed = 0
         var inChunk = 0
+        // The saves below measure the pages they change (see `writePending`); saves after the call do not.
+        defer { lastSaveChangedBytes = nil }
         func flush() throws {
             guard inChunk > 0 else { return }
+            lastSaveChangedBytes = 0
             do {
                 try save()
             } catch var error as KVStoreError {
@@ -92,13 +102,19 @@ extension ModelContext {
                 throw wrapped
             }
             committed += inChunk
+            // The next chunk holds as many objects as fit the budget at this chunk's pages per object, at most
+            // twice this one (the first estimates are high while the tables are small) and within the bounds.
+            if let bytes = lastSaveChangedBytes, bytes > 0 {
+                let fitting = Int(min(Double(inChunk) * Double(budget) / Double(bytes), Double(chunkSize)))
+                size = min(chunkSize, max(Self.chunkBudgetInterval, min(2 * inChunk, fitting)))
+            }
             inChunk = 0
             progress?(committed)
         }
         for object in objects {
             insert(object)
             inChunk += 1
-            if inChunk == chunkSize { try flush() }
+            if inChunk >= size { try flush() }
         }
         try flush()
         return committed

@@ -52,6 +52,10 @@ public final class ModelContext {
     /// Changes whenever a relationship of an object the context holds changed, so that lists of related objects
     /// computed before are computed again.
     var relationshipGeneration = 0
+    /// The estimated bytes of pages the last save's transaction changed in the tables of the entities it wrote (see
+    /// ``WriteFootprint``). `nil` when saves are not measured; a chunked insert of classes sets it (to 0) so that its
+    /// saves are, and sizes its chunks by it.
+    var lastSaveChangedBytes: Int?
     /// The link through which the relationship properties of the context's objects reach it (see ``LoaderLink``).
     lazy var loaderLink = LoaderLink(self)
 
@@ -196,6 +200,7 @@ public final class ModelContext {
         let changes = pending.inSaveOrder
         let merged = try container.write { txn -> [UUID: UUID] in
             if let author { txn.historyAuthor = author }
+            let footprints = lastSaveChangedBytes == nil ? [] : try footprints(of: changes, in: txn)
             var merged: [UUID: UUID] = [:]
             var deletes: [(store: any AnyEntityStore, ids: [UUID])] = []
             for (_, id, change) in changes {
@@ -214,6 +219,14 @@ public final class ModelContext {
             }
             // Deletes run after the inserts, all in one pass of the delete rules.
             if !deletes.isEmpty { try txn.delete(deletes) }
+            if !footprints.isEmpty {
+                var bytes = 0
+                for (footprint, writes) in footprints {
+                    let lmdb = txn.transaction
+                    bytes += try txn.run { try footprint.changedBytes(afterWriting: writes, in: lmdb.pointee) }
+                }
+                lastSaveChangedBytes = bytes
+            }
             return merged
         }
         // The changes of one entity are adjacent: each run is one list.
@@ -230,6 +243,36 @@ public final class ModelContext {
         }
         if let run { written[run.entity] = run.ids }
         return (merged, deleted, written)
+    }
+
+    /// The estimates of the pages `txn` changes in the tables of each entity of `changes` (whose changes of one entity
+    /// are adjacent), begun before it writes them, with the number of changes of each.
+    private func footprints(
+        of changes: [(entity: PendingChanges.EntityKey, id: UUID, change: PendingChanges.Change)],
+        in txn: borrowing ModelTransaction
+    ) throws -> [(footprint: WriteFootprint, writes: Int)] {
+        func modelEntityName<T: StoredModel>(_: T) -> String { T.entity.name }
+        // Each entity's run of changes, with its first ID: the changes of an entity are in key order.
+        var runs: [(entity: PendingChanges.EntityKey, name: String, firstID: UUID, writes: Int)] = []
+        for (entity, id, change) in changes {
+            if let last = runs.last, last.entity == entity {
+                runs[runs.count - 1].writes += 1
+                continue
+            }
+            let name =
+                switch change {
+                case .insert(let model): modelEntityName(model)
+                case .delete(let type): entityName(of: type)
+                }
+            runs.append((entity, name, id, 1))
+        }
+        return try runs.map { run in
+            let store = try container.store(named: run.name)
+            let footprint = try txn.run {
+                try WriteFootprint(store: store, firstID: run.firstID, in: txn.transaction.pointee)
+            }
+            return (footprint, run.writes)
+        }
     }
 
     /// Forgets every pending change, and the models prefetched so far. The ``PersistentModel`` objects the context

@@ -48,6 +48,10 @@ final class CatalogEntityStore: AnyEntityStore {
         }
     }
 
+    var modelTables: [Table] {
+        [records] + indexes.map(\.table)
+    }
+
     func exists(_ id: UUID, in txn: borrowing Transaction) throws -> Bool {
         try withKey(id) { key in try txn.containsKey(key, in: records) }
     }

@@ -7,6 +7,8 @@ protocol AnyEntityStore: AnyObject, Sendable {
     var name: String { get }
     /// The entity's relationships, declared or only in the catalog: the delete rules of all of them apply.
     var allRelationships: [RelationshipInfo] { get }
+    /// The tables a save of a model writes: its records and each index's entries.
+    var modelTables: [Table] { get }
     /// Whether a model with `id` is stored.
     func exists(_ id: UUID, in txn: borrowing Transaction) throws -> Bool
     /// The positions in `ids` of the IDs no stored model has, in ascending order.
@@ -191,6 +193,10 @@ final class EntityStore<M: StoredModel>: AnyEntityStore {
     /// The indexes of the store that the model does not declare, which writes maintain from the records.
     var derivedIndexes: [DerivedIndex] {
         state.withLock { $0.derived }
+    }
+
+    var modelTables: [Table] {
+        [records] + indexes.map(\.table) + derivedIndexes.map(\.table)
     }
 
     /// The entity's relationships: those the model declares, then those the catalog has and the model does not
