@@ -67,7 +67,8 @@ public struct ModelConfiguration: Sendable, Hashable {
     /// at least ``ModelContext/chunkBudgetInterval`` models (or the whole chunk when it is smaller), and at most the
     /// chunk size. Structs end a transaction once the estimate passes the budget and go on with the rest of the chunk
     /// in the next; ``PersistentModel`` classes, whose save is one transaction, size each chunk from the pages the
-    /// last one changed.
+    /// last one changed. A budget of 0 or less commits every ``ModelContext/chunkBudgetInterval`` models; `Int.max`
+    /// commits by the chunk size alone.
     public var chunkMemoryBudget = 16 << 20
 
     /// The author that the store's change history records for this container's commits (`"importer"`, `"sync"`),

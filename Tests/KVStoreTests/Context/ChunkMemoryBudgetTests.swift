@@ -64,8 +64,9 @@ import Testing
         }
     }
 
-    @Test func aBudgetOfNothingCommitsEveryInterval() throws {
-        try withContainer(Task.self, budget: 0) { container in
+    @Test(arguments: [0, -1, Int.min])
+    func aBudgetOfNothingCommitsEveryInterval(budget: Int) throws {
+        try withContainer(Task.self, budget: budget) { container in
             var reported: [Int] = []
             try ModelContext(container).insert(contentsOf: randomTasks(1_000), chunkSize: 10_000) {
                 reported.append($0)
@@ -87,6 +88,25 @@ import Testing
             #expect(error == .uniqueViolation)
             #expect(error.committedCount == 2 * ModelContext.chunkBudgetInterval)
             #expect(try ModelContext(container).fetchCount(FetchDescriptor<Project>()) == 512)
+        }
+    }
+
+    @Test func aBudgetOfEverythingCommitsByTheChunkSizeAlone() throws {
+        try withContainer(Task.self, budget: .max) { container in
+            var reported: [Int] = []
+            try ModelContext(container).insert(contentsOf: randomTasks(5_000), chunkSize: 2_000) {
+                reported.append($0)
+            }
+            #expect(reported == [2_000, 4_000, 5_000])
+        }
+        try withContainer(RefProject.self, budget: .max) { container in
+            var reported: [Int] = []
+            try ModelContext(container).insert(
+                contentsOf: (0..<5_000).map { RefTask(title: "task \($0)") }, chunkSize: 2_000
+            ) {
+                reported.append($0)
+            }
+            #expect(reported == [2_000, 4_000, 5_000])
         }
     }
 
