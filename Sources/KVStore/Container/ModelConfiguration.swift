@@ -57,7 +57,8 @@ public struct ModelConfiguration: Sendable, Hashable {
     public var migrationWaitTimeout: Duration = .seconds(30)
 
     /// The memory, in bytes, that one transaction of a chunked insert (`ModelContext.insert(contentsOf:chunkSize:)`)
-    /// may hold in changed pages before it commits. The default is 16 MiB.
+    /// or chunked update (`ModelContext.update(_:chunkSize:progress:_:)`) may hold in changed pages before it commits.
+    /// The default is 16 MiB.
     ///
     /// LMDB keeps a copy of every page a write transaction changes in the process's heap until the commit. A chunk of
     /// 10,000 models in a store of millions changes a leaf per model in each of its tables (random keys), about 40 MB

@@ -147,8 +147,10 @@ extension ModelContext {
     ///
     /// - Parameters:
     ///   - descriptor: Which models to change; its sort, limit and offset are ignored.
-    ///   - chunkSize: How many models each write transaction changes.
-    ///   - progress: Called after each chunk commits, with the number of models changed so far.
+    ///   - chunkSize: How many models each write transaction changes at most: a transaction also commits once the
+    ///     pages it changed pass the configuration's ``ModelConfiguration/chunkMemoryBudget``, as the chunked insert
+    ///     does.
+    ///   - progress: Called after each write transaction commits, with the number of models changed so far.
     ///   - change: Changes one model. It must keep the model's ID.
     /// - Returns: The number of models changed.
     /// - Throws: ``KVStoreError/invalidModel`` for a chunk size below 1 or a `change` that alters a model's ID, or the
@@ -164,6 +166,7 @@ extension ModelContext {
     ) throws -> Int {
         let size = try validChunkSize(chunkSize)
         let store = try container.store(for: M.self)
+        let budget = container.configuration.chunkMemoryBudget
         var after: [UInt8]? = nil
         var updated = 0
         while true {
@@ -173,6 +176,10 @@ extension ModelContext {
                         try descriptor.predicate?.evaluate(model) ?? true
                     }
                 }
+                let footprint =
+                    page.models.count > Self.chunkBudgetInterval
+                    ? try txn.run { try WriteFootprint(store: store, firstID: nil, in: txn.transaction.pointee) } : nil
+                var written = 0
                 for var model in page.models {
                     let id = model.id
                     try change(&model)
@@ -181,6 +188,13 @@ extension ModelContext {
                             .invalidModel, entity: store.name, id: id, message: "update must not change a model's ID")
                     }
                     try txn.insert(model)
+                    written += 1
+                    if let footprint, written.isMultiple(of: Self.chunkBudgetInterval), written < page.models.count {
+                        let lmdb = txn.transaction
+                        let bytes = try txn.run { try footprint.changedBytes(afterWriting: written, in: lmdb.pointee) }
+                        // Past the budget, the rest of the page goes to the next transaction, after this model.
+                        if bytes >= budget { return (written, withKey(id) { Array($0) }, false) }
+                    }
                 }
                 return (page.models.count, page.lastKey, page.isLast)
             }

@@ -110,6 +110,28 @@ import Testing
         }
     }
 
+    @Test func aChunkedUpdatePastTheBudgetGoesOnAfterTheLastModelItChanged() throws {
+        try withContainer(Task.self, budget: 0) { container in
+            let tasks = randomTasks(1_500)
+            try ModelContext(container).insert(contentsOf: tasks)
+            var reported: [Int] = []
+            // Four tasks in seven match: the pages skip the others, and each transaction changes 256 matches.
+            let updated = try ModelContext(container).update(
+                FetchDescriptor<Task>(predicate: #Predicate { $0.priority < 4 }), chunkSize: 1_000,
+                progress: { reported.append($0) }
+            ) { task in task.title += " (changed)" }
+            let matching = tasks.count { $0.priority < 4 }
+            #expect(updated == matching)
+            let interval = ModelContext.chunkBudgetInterval
+            #expect(reported == Array(stride(from: interval, to: matching, by: interval)) + [matching])
+            // Each matching task changed exactly once, the others not at all.
+            let stored = try ModelContext(container).models(for: tasks.map(\.id), as: Task.self)
+            for (task, stored) in zip(tasks, stored) {
+                #expect(stored?.title == (task.priority < 4 ? task.title + " (changed)" : task.title))
+            }
+        }
+    }
+
     @Test func classChunksAreSizedFromThePagesTheLastSaveChanged() throws {
         try withContainer(RefProject.self, budget: 64 << 10) { container in
             let context = ModelContext(container)
