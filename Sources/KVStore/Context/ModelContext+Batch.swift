@@ -33,7 +33,6 @@ extension ModelContext {
         progress: ((Int) -> Void)? = nil
     ) throws -> Int where S.Element: Model {
         let size = try validChunkSize(chunkSize)
-        let store = try container.store(for: S.Element.self)
         let budget = container.configuration.chunkMemoryBudget
         var committed = 0
         var chunk: [S.Element] = []
@@ -45,7 +44,8 @@ extension ModelContext {
             var start = chunk.startIndex
             while start < chunk.endIndex {
                 let written = try writeChunk(committed: committed) { txn in
-                    try Self.write(chunk[start...], of: store, withinBudget: budget, in: txn)
+                    try Self.write(
+                        chunk[start...], of: container.store(for: S.Element.self), withinBudget: budget, in: txn)
                 }
                 start += written
                 committed += written
@@ -71,22 +71,49 @@ extension ModelContext {
         _ models: ArraySlice<M>, of store: EntityStore<M>, withinBudget budget: Int,
         in txn: borrowing ModelTransaction
     ) throws -> Int {
-        let footprint =
-            models.count > chunkBudgetInterval
-            ? try txn.run { try WriteFootprint(store: store, firstID: models.first?.id, in: txn.transaction.pointee) }
-            : nil
+        let limit = try TransactionBudget(
+            store: store, firstID: models.first?.id, count: models.count, budget: budget, in: txn)
         var written = 0
         for model in models {
             try txn.insert(model)
             written += 1
-            if let footprint, written.isMultiple(of: chunkBudgetInterval), written < models.count {
-                let bytes = try txn.run {
-                    try footprint.changedBytes(afterWriting: written, in: txn.transaction.pointee)
-                }
-                if bytes >= budget { break }
-            }
+            if try limit.isSpent(afterWriting: written, in: txn) { break }
         }
         return written
+    }
+
+    /// The budget of changed pages of one transaction of a chunked write of `count` models: checked every
+    /// ``ModelContext/chunkBudgetInterval`` models, never after the last, and not at all when there are no more.
+    private struct TransactionBudget {
+        /// The estimate of the transaction's changed pages; `nil` when its models fit one interval.
+        private let footprint: WriteFootprint?
+        private let budget: Int
+        private let count: Int
+
+        /// Begins the estimate in `txn`, before its writes of models of `store` from `firstID` up (`nil` when they
+        /// are not in key order).
+        ///
+        /// - Throws: What ``WriteFootprint/init(store:firstID:in:)`` throws, mapped as `ModelTransaction.run` maps it.
+        init<M: StoredModel>(
+            store: EntityStore<M>, firstID: UUID?, count: Int, budget: Int, in txn: borrowing ModelTransaction
+        ) throws {
+            let lmdb = txn.transaction
+            footprint =
+                count > chunkBudgetInterval
+                ? try txn.run { try WriteFootprint(store: store, firstID: firstID, in: lmdb.pointee) } : nil
+            self.budget = budget
+            self.count = count
+        }
+
+        /// Whether the transaction, after `written` of its models, should commit and leave the rest to the next.
+        ///
+        /// - Throws: What ``WriteFootprint/changedBytes(afterWriting:in:)`` throws, mapped as `ModelTransaction.run`
+        ///   maps it.
+        func isSpent(afterWriting written: Int, in txn: borrowing ModelTransaction) throws -> Bool {
+            guard let footprint, written.isMultiple(of: chunkBudgetInterval), written < count else { return false }
+            let lmdb = txn.transaction
+            return try txn.run { try footprint.changedBytes(afterWriting: written, in: lmdb.pointee) } >= budget
+        }
     }
 
     /// Deletes the models of type `type` with `ids`, applying delete rules, one chunk per write transaction.
@@ -176,9 +203,8 @@ extension ModelContext {
                         try descriptor.predicate?.evaluate(model) ?? true
                     }
                 }
-                let footprint =
-                    page.models.count > Self.chunkBudgetInterval
-                    ? try txn.run { try WriteFootprint(store: store, firstID: nil, in: txn.transaction.pointee) } : nil
+                let limit = try TransactionBudget(
+                    store: store, firstID: nil, count: page.models.count, budget: budget, in: txn)
                 var written = 0
                 for var model in page.models {
                     let id = model.id
@@ -189,11 +215,9 @@ extension ModelContext {
                     }
                     try txn.insert(model)
                     written += 1
-                    if let footprint, written.isMultiple(of: Self.chunkBudgetInterval), written < page.models.count {
-                        let lmdb = txn.transaction
-                        let bytes = try txn.run { try footprint.changedBytes(afterWriting: written, in: lmdb.pointee) }
-                        // Past the budget, the rest of the page goes to the next transaction, after this model.
-                        if bytes >= budget { return (written, withKey(id) { Array($0) }, false) }
+                    // Past the budget, the rest of the page goes to the next transaction, after this model.
+                    if try limit.isSpent(afterWriting: written, in: txn) {
+                        return (written, withKey(id) { Array($0) }, false)
                     }
                 }
                 return (page.models.count, page.lastKey, page.isLast)

@@ -165,4 +165,39 @@ private struct SmallDisk: ~Copyable {
         try container.write { txn in try txn.insert(Entry(text: "after", rank: 1)) }
         #expect(try integrityErrors(at: path) == [])
     }
+
+    @Test func aChunkedInsertSplitByItsBudgetStopsAtAFullDiskWithEveryCommittedTransactionKept() throws {
+        guard geteuid() == 0 else { return }
+        let disk = try SmallDisk(size: 1 << 20)
+        let path = disk.path + "/store"
+        var configuration = ModelConfiguration(path: path, durability: .off, initialMapSize: 4 << 20)
+        // Every 256 models a transaction commits, so the disk fills in the middle of a chunk.
+        configuration.chunkMemoryBudget = 0
+        let entries = (0..<20_000).map {
+            Entry(id: UUID(), text: String(repeating: "x", count: 200) + "\($0)", rank: $0)
+        }
+        var progress: [Int] = []
+        let committed: Int
+        do {
+            let container = try ModelContainer(for: Entry.self, configuration: configuration)
+            defer { try? container.close() }
+            let error = try #require(throws: KVStoreError.self) {
+                try ModelContext(container).insert(contentsOf: entries, chunkSize: 10_000) { progress.append($0) }
+            }
+            #expect(error == .diskFull, "\(error)")
+            committed = try #require(error.committedCount)
+            // What the progress acknowledged is what the error counts, a whole number of transactions of 256.
+            #expect(committed == progress.last ?? 0)
+            #expect(committed > 0 && committed.isMultiple(of: ModelContext.chunkBudgetInterval))
+            #expect(try ModelContext(container).fetchCount(FetchDescriptor<Entry>()) == committed)
+        }
+        // With room again, the store has exactly the committed models: the first of each chunk in key order.
+        try disk.resize(16 << 20)
+        let container = try ModelContainer(for: Entry.self, configuration: configuration)
+        defer { try? container.close() }
+        let firstChunk = entries.prefix(10_000).sorted { $0.id.isOrdered(before: $1.id) }
+        let stored = try ModelContext(container).fetch(FetchDescriptor<Entry>())
+        #expect(Set(stored.map(\.id)) == Set(firstChunk.prefix(committed).map(\.id)))
+        #expect(try integrityErrors(at: path) == [])
+    }
 }
