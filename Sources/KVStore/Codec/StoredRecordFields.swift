@@ -39,17 +39,46 @@ struct StoredRecordFields {
             guard let entry = try? reader.readVarint(at: &offset) else { return nil }
             if entry == id { return .some(offset) }
             guard offset < buffer.count else { return nil }
-            // The values of fixed size are skipped here; the others by the reader, which checks what it skips.
+            // The values of fixed size are skipped here, strings and data by their length; the others by the
+            // reader, which checks what it skips.
             switch buffer[offset] {
             case ValueKind.null.rawValue, ValueKind.false.rawValue, ValueKind.true.rawValue: offset += 1
             case ValueKind.double.rawValue, ValueKind.date.rawValue: offset += 9
             case ValueKind.uuid.rawValue: offset += 17
+            case ValueKind.string.rawValue, ValueKind.data.rawValue:
+                offset += 1
+                guard let length = try? reader.readLength(at: &offset) else { return nil }
+                offset += length
             default:
                 guard let end = try? reader.endOfValue(at: offset, depth: 1) else { return nil }
                 offset = end
             }
         }
-        return .some(nil)
+        // A value of fixed size skipped past the end: the entries do not read.
+        return offset <= buffer.count ? .some(nil) : nil
+    }
+
+    /// Whether the field `id` holds `constant`, compared as stored bytes: a UUID's 16 bytes are the value, so two
+    /// loads and two comparisons decide where reading a `UUID` and comparing its tuple takes many times more. `nil`
+    /// when the field does not read as a UUID: a missing field or a null reads as `nil` when `isOptional` (the
+    /// property is a `UUID?`), and cannot tell otherwise.
+    @inline(__always)
+    func uuid(ofField id: UInt64, equals constant: (UInt64, UInt64)?, isOptional: Bool) -> Bool? {
+        guard let found = valueOffset(ofField: id) else { return nil }
+        guard let offset = found else { return isOptional ? constant == nil : nil }
+        let buffer = reader.buffer
+        guard offset < buffer.count else { return nil }
+        switch buffer[offset] {
+        case ValueKind.uuid.rawValue:
+            guard buffer.count - offset >= 17 else { return nil }
+            guard let constant else { return false }
+            return buffer.loadUnaligned(fromByteOffset: offset + 1, as: UInt64.self) == constant.0
+                && buffer.loadUnaligned(fromByteOffset: offset + 9, as: UInt64.self) == constant.1
+        case ValueKind.null.rawValue:
+            return isOptional ? constant == nil : nil
+        default:
+            return nil
+        }
     }
 
     /// The value of the field `id` as `T`; `nil` when it cannot be read as one (see the type's comment). A missing

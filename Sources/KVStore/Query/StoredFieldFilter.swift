@@ -121,6 +121,30 @@ enum SpecializedFieldTests {
         return { fields in fields.value(ofField: id, as: T.self).map { $0 == constant } }
     }
 
+    /// A test of `field == constant` for a `UUID` property, or of `!=` when `negated`, on the stored bytes.
+    static func equality(_ id: UInt64, _ constant: UUID, _ negated: Bool) -> StoredFieldTest {
+        let words = storedWords(of: constant)
+        if negated { return { fields in fields.uuid(ofField: id, equals: words, isOptional: false).map { !$0 } } }
+        return { fields in fields.uuid(ofField: id, equals: words, isOptional: false) }
+    }
+
+    /// A test of `field == constant` for a `UUID?` property, or of `!=` when `negated`, on the stored bytes.
+    static func equality(_ id: UInt64, _ constant: UUID?, _ negated: Bool) -> StoredFieldTest {
+        let words = constant.map(storedWords(of:))
+        if negated { return { fields in fields.uuid(ofField: id, equals: words, isOptional: true).map { !$0 } } }
+        return { fields in fields.uuid(ofField: id, equals: words, isOptional: true) }
+    }
+
+    /// The 16 bytes of `uuid` as two integers in the machine's byte order, as a record's bytes load.
+    private static func storedWords(of uuid: UUID) -> (UInt64, UInt64) {
+        withBorrowedBytes(of: uuid.uuid) { bytes in
+            (
+                bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
+                bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+            )
+        }
+    }
+
     /// A test of `field op constant`.
     static func comparison<T: InPlaceReadable & Comparable>(
         _ id: UInt64, _ op: PredicateExpressions.ComparisonOperator, _ constant: T
@@ -138,9 +162,17 @@ enum SpecializedFieldTests {
 protocol StoredFieldNode {
     /// The node's test, or `nil` when it does not compile.
     func storedFieldTest<M>(_ compiler: StoredFieldCompiler<M>) -> StoredFieldTest?
+    /// The test of the node's negation, or `nil` when it does not compile.
+    func negatedStoredFieldTest<M>(_ compiler: StoredFieldCompiler<M>) -> StoredFieldTest?
 }
 
 extension StoredFieldNode {
+    /// The node's test, its verdict negated.
+    func negatedStoredFieldTest<M>(_ compiler: StoredFieldCompiler<M>) -> StoredFieldTest? {
+        guard let test = storedFieldTest(compiler) else { return nil }
+        return { fields in test(fields).map { !$0 } }
+    }
+
     /// The test of `operand`, a Boolean sub-expression, or `nil` when it does not compile.
     func operandTest<M>(_ operand: Any, _ compiler: StoredFieldCompiler<M>) -> StoredFieldTest? {
         (operand as? any StoredFieldNode)?.storedFieldTest(compiler)
@@ -153,6 +185,13 @@ extension PredicateExpressions.Equal: StoredFieldNode {
         else { return nil }
         return compiler.equality(match.keyPath, constant, negated: false)
     }
+
+    /// `!(a == b)` is `a != b`, tested without a second call.
+    func negatedStoredFieldTest<M>(_ compiler: StoredFieldCompiler<M>) -> StoredFieldTest? {
+        guard let match = QueryPlanner.attributeAndConstant(lhs, rhs), let constant = match.constant as? LHS.Output
+        else { return nil }
+        return compiler.equality(match.keyPath, constant, negated: true)
+    }
 }
 
 extension PredicateExpressions.NotEqual: StoredFieldNode {
@@ -160,6 +199,13 @@ extension PredicateExpressions.NotEqual: StoredFieldNode {
         guard let match = QueryPlanner.attributeAndConstant(lhs, rhs), let constant = match.constant as? LHS.Output
         else { return nil }
         return compiler.equality(match.keyPath, constant, negated: true)
+    }
+
+    /// `!(a != b)` is `a == b` (`!=` is `==` negated for every `Equatable`), tested without a second call.
+    func negatedStoredFieldTest<M>(_ compiler: StoredFieldCompiler<M>) -> StoredFieldTest? {
+        guard let match = QueryPlanner.attributeAndConstant(lhs, rhs), let constant = match.constant as? LHS.Output
+        else { return nil }
+        return compiler.equality(match.keyPath, constant, negated: false)
     }
 }
 
@@ -182,8 +228,7 @@ extension PredicateExpressions.KeyPath: StoredFieldNode where Root: QueryPlanner
 
 extension PredicateExpressions.Negation: StoredFieldNode {
     func storedFieldTest<M>(_ compiler: StoredFieldCompiler<M>) -> StoredFieldTest? {
-        guard let test = operandTest(wrapped, compiler) else { return nil }
-        return { fields in test(fields).map { !$0 } }
+        (wrapped as? any StoredFieldNode)?.negatedStoredFieldTest(compiler)
     }
 }
 

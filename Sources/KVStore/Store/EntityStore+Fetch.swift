@@ -106,8 +106,10 @@ extension EntityStore {
         let filter =
             testsStoredFields
             ? StoredFieldFilter<M>.compile(predicate, fieldName: storedFieldName, fields: reader.fields) : nil
-        // The test outside the filter, so that a record's test copies nothing.
-        let test = filter?.test ?? { _ in nil }
+        // The test outside the filter, so that a record's test copies nothing; not through `??`, whose generic
+        // closure would wrap the test in two conversion thunks called at every record.
+        let test: StoredFieldTest
+        if let filter { test = filter.test } else { test = { _ in nil } }
         var isTesting = filter != nil
         var checked = 0
         var passedOverUnchecked = false

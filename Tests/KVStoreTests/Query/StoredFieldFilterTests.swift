@@ -126,7 +126,7 @@ struct SwappedUntestedItem: Model {
         let kind = pick([ScanItem.Kind.open, .closed])
         let small = Int8.random(in: -2...2, using: &random)
         let flag: Bool? = Bool.random(using: &random) ? nil : Bool.random(using: &random)
-        switch Int.random(in: 0..<24, using: &random) {
+        switch Int.random(in: 0..<27, using: &random) {
         case 0: return ("title ==", #Predicate { $0.title == string })
         case 1: return ("title <", #Predicate { $0.title < string })
         case 2: return ("constant >= title", #Predicate { string >= $0.title })
@@ -154,6 +154,13 @@ struct SwappedUntestedItem: Model {
             )
         case 21: return ("|| with a string function", #Predicate { $0.title.starts(with: string) || $0.isOpen })
         case 22: return ("&& with contains", #Predicate { $0.tags.contains("x") && $0.score < double })
+        case 23: return ("parentID ==", #Predicate { $0.parentID == parent })
+        case 24: return ("!(parentID == ...)", #Predicate { !($0.parentID == parent) })
+        case 25:
+            return (
+                "!(ownerID == ...) && !(parentID != ...)",
+                #Predicate { !($0.ownerID == owner) && !($0.parentID != parent) }
+            )
         default: return ("true && ownerID", #Predicate { true && $0.ownerID != owner })
         }
     }
@@ -298,6 +305,35 @@ struct SwappedUntestedItem: Model {
 }
 
 extension StoredFieldFilterTests {
+    /// UUIDs are compared as their stored bytes: a record written before its `UUID?` field existed reads `nil`, a
+    /// null reads `nil`, and each negated form finds what its predicate evaluated finds.
+    @Test func uuidFieldsComparedInPlace() throws {
+        let directory = StoreDirectory()
+        let container = try Self.reopen(
+            directory.path, writtenWith: (0..<40).map { OldOwnedItem(count: $0) }, as: NewOwnedItem.self)
+        defer { try? container.close() }
+        let context = ModelContext(container)
+        let owner = UUID()
+        let other = UUID()
+        context.insert(NewOwnedItem(count: 100, ownerID: owner))
+        context.insert(NewOwnedItem(count: 101, ownerID: nil))
+        context.insert(NewOwnedItem(count: 102, ownerID: other))
+        try context.save()
+        func counts(_ predicate: Predicate<NewOwnedItem>) throws -> [Int] {
+            let descriptor = FetchDescriptor(predicate: predicate)
+            #expect(try context.explain(descriptor) == "scan")
+            return try context.fetch(descriptor).map(\.count).sorted()
+        }
+        let none: UUID? = nil
+        #expect(try counts(#Predicate { $0.ownerID == owner }) == [100])
+        #expect(try counts(#Predicate { !($0.ownerID != owner) }) == [100])
+        #expect(try counts(#Predicate { $0.ownerID != owner }).count == 42)
+        #expect(try counts(#Predicate { !($0.ownerID == owner) }) == (0..<40).map { $0 } + [101, 102])
+        #expect(try counts(#Predicate { $0.ownerID == none }) == (0..<40).map { $0 } + [101])
+        #expect(try counts(#Predicate { $0.ownerID != nil }) == [100, 102])
+        #expect(try counts(#Predicate { !($0.ownerID == nil) }) == [100, 102])
+    }
+
     /// A container for `New` on the store at `path`, which a container for `Old`, an earlier version of the entity,
     /// wrote `models` to and closed.
     static func reopen<Old: Model, New: Model>(
@@ -341,6 +377,23 @@ struct DoubleScoreItem: Model {
     var score: Double
 
     static let entity = Entity<DoubleScoreItem>(name: "Scored")
+}
+
+/// A model's first version, without `ownerID`.
+struct OldOwnedItem: Model {
+    var id = UUID.timeOrdered()
+    var count: Int
+
+    static let entity = Entity<OldOwnedItem>(name: "OwnedVersioned")
+}
+
+/// The next version, with an optional `ownerID` after `count`.
+struct NewOwnedItem: Model {
+    var id = UUID.timeOrdered()
+    var count: Int
+    var ownerID: UUID?
+
+    static let entity = Entity<NewOwnedItem>(name: "OwnedVersioned")
 }
 
 /// A model's first version, without `note`.
