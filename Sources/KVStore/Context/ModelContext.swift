@@ -197,23 +197,30 @@ public final class ModelContext {
     ///   model type, in the order they were written (key order, which for time-ordered IDs is the order the models
     ///   were made, and so mostly the order of their objects in memory).
     private func writePending() throws -> (merged: [UUID: UUID], deleted: Bool, written: [ObjectIdentifier: [UUID]]) {
-        let changes = pending.inSaveOrder
+        // A copy (of its tables' references), so that the locations stay valid in it whatever happens to `pending`,
+        // and reading it needs no exclusivity check per change.
+        let changes = pending
+        let locations = changes.inSaveOrder
+        var deleted = false
         let merged = try container.write { txn -> [UUID: UUID] in
             if let author { txn.historyAuthor = author }
-            let footprints = lastSaveChangedBytes == nil ? [] : try footprints(of: changes, in: txn)
+            let footprints =
+                lastSaveChangedBytes == nil ? [] : try footprints(of: locations, in: changes, txn: txn)
             var merged: [UUID: UUID] = [:]
             var deletes: [(store: any AnyEntityStore, ids: [UUID])] = []
-            for (_, id, change) in changes {
-                switch change {
+            deleted = false
+            for location in locations {
+                switch changes.change(at: location) {
                 case .insert(let model):
                     let stored = try txn.insert(model)
-                    if stored != id { merged[id] = stored }
+                    if stored != location.id { merged[location.id] = stored }
                 case .delete(let type):
+                    deleted = true
                     let store = try container.store(named: entityName(of: type))
                     if let last = deletes.last, last.store === store {
-                        deletes[deletes.count - 1].ids.append(id)
+                        deletes[deletes.count - 1].ids.append(location.id)
                     } else {
-                        deletes.append((store, [id]))
+                        deletes.append((store, [location.id]))
                     }
                 }
             }
@@ -232,39 +239,37 @@ public final class ModelContext {
         // The changes of one entity are adjacent: each run is one list.
         var written: [ObjectIdentifier: [UUID]] = [:]
         var run: (entity: ObjectIdentifier, ids: [UUID])?
-        var deleted = false
-        for (entity, id, change) in changes {
-            if run?.entity != entity {
+        for location in locations {
+            if run?.entity != location.entity {
                 if let run { written[run.entity] = run.ids }
-                run = (entity, [])
+                run = (location.entity, [])
             }
-            run?.ids.append(id)
-            if case .delete = change { deleted = true }
+            run?.ids.append(location.id)
         }
         if let run { written[run.entity] = run.ids }
         return (merged, deleted, written)
     }
 
-    /// The estimates of the pages `txn` changes in the tables of each entity of `changes` (whose changes of one entity
-    /// are adjacent), begun before it writes them, with the number of changes of each.
+    /// The estimates of the pages `txn` changes in the tables of each entity of the changes at `locations` in
+    /// `changes` (whose changes of one entity are adjacent), begun before it writes them, with the number of changes
+    /// of each.
     private func footprints(
-        of changes: [(entity: PendingChanges.EntityKey, id: UUID, change: PendingChanges.Change)],
-        in txn: borrowing ModelTransaction
+        of locations: [PendingChanges.Location], in changes: PendingChanges, txn: borrowing ModelTransaction
     ) throws -> [(footprint: WriteFootprint, writes: Int)] {
         func modelEntityName<T: StoredModel>(_: T) -> String { T.entity.name }
         // Each entity's run of changes, with its first ID: the changes of an entity are in key order.
         var runs: [(entity: PendingChanges.EntityKey, name: String, firstID: UUID, writes: Int)] = []
-        for (entity, id, change) in changes {
-            if let last = runs.last, last.entity == entity {
+        for location in locations {
+            if let last = runs.last, last.entity == location.entity {
                 runs[runs.count - 1].writes += 1
                 continue
             }
             let name =
-                switch change {
+                switch changes.change(at: location) {
                 case .insert(let model): modelEntityName(model)
                 case .delete(let type): entityName(of: type)
                 }
-            runs.append((entity, name, id, 1))
+            runs.append((location.entity, name, location.id, 1))
         }
         return try runs.map { run in
             let store = try container.store(named: run.name)

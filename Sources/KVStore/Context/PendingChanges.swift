@@ -91,9 +91,27 @@ struct PendingChanges {
         count = 0
     }
 
-    /// The changes in the order a save writes them: entities in the order they were first changed, and within an
-    /// entity, models in key order (which appends time-ordered IDs at the end of the tree).
-    var inSaveOrder: [(entity: EntityKey, id: UUID, change: Change)] {
+    /// Where one pending change is: its entity's table of changes and its entry there. Valid until the changes
+    /// change (a record, forget or removal).
+    struct Location {
+        /// The model type.
+        let entity: EntityKey
+        /// The model's ID.
+        let id: UUID
+        /// The position of the entity's table in ``PendingChanges/byEntity``.
+        fileprivate let table: Int
+        /// The change's entry in that table.
+        fileprivate let entry: [ModelKey: Change].Index
+    }
+
+    /// Where the changes are, in the order a save writes them: entities in the order they were first changed, and
+    /// within an entity, models in key order (which appends time-ordered IDs at the end of the tree).
+    ///
+    /// Locations rather than the changes: copying a change retains its model, and the models of a large save are
+    /// no longer in the processor's caches by then, so a list of copies touched each of them once more than the
+    /// save's write of it does (a tenth of a save of reference models). A save reads each change at its location
+    /// (``change(at:)``) where it writes it.
+    var inSaveOrder: [Location] {
         var entityOrder: [EntityKey: Int] = [:]
         for (rank, entry) in byEntity.enumerated() { entityOrder[entry.entity] = rank }
         // Sorted as plain keys (entity rank, the ID's bytes as two integers, computed once), which move and compare
@@ -104,21 +122,24 @@ struct PendingChanges {
             return (rank: entityOrder[entity] ?? 0, high: high, low: low, entity: entity, id: id)
         }
         .sorted { lhs, rhs in (lhs.rank, lhs.high, lhs.low) < (rhs.rank, rhs.high, rhs.low) }
-        var changes: [(entity: EntityKey, id: UUID, change: Change)] = []
-        changes.reserveCapacity(keys.count)
-        // The keys of one entity are adjacent: its changes are looked up once per run of them. An ID listed twice
-        // (recorded again after it was forgotten) is adjacent to itself, and taken once.
-        var entityChanges: (entity: EntityKey, byID: [ModelKey: Change])?
+        var locations: [Location] = []
+        locations.reserveCapacity(keys.count)
+        // An ID listed twice (recorded again after it was forgotten) is adjacent to itself, and taken once.
         var previous: (entity: EntityKey, id: UUID)?
         for key in keys {
             if let previous, previous.entity == key.entity, previous.id == key.id { continue }
             previous = (key.entity, key.id)
-            if entityChanges?.entity != key.entity {
-                entityChanges = changesByID(of: key.entity).map { (key.entity, $0) }
+            let table = key.rank
+            if let entry = byEntity[table].changes.index(forKey: ModelKey(key.id)) {
+                locations.append(Location(entity: key.entity, id: key.id, table: table, entry: entry))
             }
-            if let change = entityChanges?.byID[ModelKey(key.id)] { changes.append((key.entity, key.id, change)) }
         }
-        return changes
+        return locations
+    }
+
+    /// The change at `location`, which must be one of ``inSaveOrder``'s since the last change of the changes.
+    func change(at location: Location) -> Change {
+        byEntity[location.table].changes.values[location.entry]
     }
 
     /// The pending state of one model: `.some(model)` for an insert, `.some(nil)` for a delete, `nil` when the
