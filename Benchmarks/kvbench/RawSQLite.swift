@@ -202,8 +202,10 @@ final class RawSQLite {
 
     /// Checks that SQLite's plan for `sql` says `expected`, such as "SCAN task" or the name of the index it must use.
     ///
+    /// - Returns: The plan, its lines joined by "; ".
     /// - Throws: ``RawSQLiteError`` when SQLite fails or plans otherwise.
-    private static func requirePlan(of sql: String, in database: OpaquePointer, toContain expected: String) throws {
+    @discardableResult
+    static func requirePlan(of sql: String, in database: OpaquePointer, toContain expected: String) throws -> String {
         let statement = try prepare("EXPLAIN QUERY PLAN \(sql)", in: database)
         defer { sqlite3_finalize(statement) }
         var plan: [String] = []
@@ -216,6 +218,7 @@ final class RawSQLite {
                 code: SQLITE_ERROR, operation: "plan \(sql) as kvbench expects (\(expected))",
                 message: "its plan is \(described); change the statement so that it measures what its row says")
         }
+        return described
     }
 
     /// Runs `sql`, one or more statements without results.

@@ -29,50 +29,83 @@ struct QueryPowerQueries {
         self.scans = Swift.min(scans, ranges, unions.count, counts.count)
     }
 
-    /// Runs every query once on both sides and checks that each finds what the dataset holds, untimed.
+    /// Runs every query once on the three sides and checks that each finds what the dataset holds, and that
+    /// KVStore and SQLite decode the same orders, untimed.
     ///
-    /// - Throws: ``QueryPowerMismatch`` naming the first query a side answers otherwise.
-    func verify(_ subject: QueryPowerSubject, _ raw: RawOrderStore) throws {
+    /// - Throws: ``QueryPowerMismatch`` naming the first query a side answers otherwise than the dataset holds,
+    ///   ``CrossCheckError`` for the first whose orders KVStore and SQLite decode differently.
+    func verify(_ subject: QueryPowerSubject, _ raw: RawOrderStore, _ sqlite: RawSQLiteOrders) throws {
         for (position, (query, found)) in ranges.enumerated() {
             let label = "compound range \(position) (customer \(query.customer), \(query.start)..<\(query.end))"
             try Self.expect(
                 found, label,
-                subject: subject.orders(of: query.customer, placedFrom: query.start, before: query.end).count,
-                raw: raw.orders(of: query.customer, placedFrom: query.start, before: query.end).found)
+                subject: subject.orders(of: query.customer, placedFrom: query.start, before: query.end),
+                raw: raw.orders(of: query.customer, placedFrom: query.start, before: query.end).found,
+                sqlite: Self.digest {
+                    try sqlite.orders(of: query.customer, placedFrom: query.start, before: query.end, $0)
+                })
         }
         for (position, (threshold, found)) in unions.enumerated() {
             let refunded = QueryPowerDataset.refunded
             try Self.expect(
                 found, "or \(position) (status == \(refunded) || total > \(threshold))",
-                subject: subject.orders(withStatus: refunded, orTotalAbove: threshold).count,
-                raw: raw.orders(withStatus: refunded, orTotalAbove: threshold).found)
+                subject: subject.orders(withStatus: refunded, orTotalAbove: threshold),
+                raw: raw.orders(withStatus: refunded, orTotalAbove: threshold).found,
+                sqlite: Self.digest { try sqlite.orders(withStatus: refunded, orTotalAbove: threshold, $0) })
         }
         for (position, (threshold, found)) in counts.enumerated() {
             try Self.expect(
                 found, "count \(position) (total > \(threshold))",
-                subject: subject.countOrders(totalAbove: threshold), raw: raw.countOrders(totalAbove: threshold))
+                subject: subject.countOrders(totalAbove: threshold), raw: raw.countOrders(totalAbove: threshold),
+                sqlite: sqlite.countOrders(totalAbove: threshold))
         }
         for (region, found) in regions {
             try Self.expect(
-                found, "related (region \(region))", subject: subject.orders(inRegion: region).count,
-                raw: raw.orders(inRegion: region).found)
+                found, "related (region \(region))", subject: subject.orders(inRegion: region),
+                raw: raw.orders(inRegion: region).found, sqlite: Self.digest { try sqlite.orders(inRegion: region, $0) }
+            )
         }
-        try Self.expect(total.sum, "sum", subject: subject.sumOfTotals(), raw: raw.sumOfTotals().sum)
-        try Self.expect(total.found, "orders of the sum", subject: total.found, raw: raw.sumOfTotals().found)
+        try Self.expect(
+            total.sum, "sum", subject: subject.sumOfTotals(), raw: raw.sumOfTotals().sum, sqlite: sqlite.sumOfTotals())
+        try Self.expect(
+            total.found, "orders of the sum", subject: total.found, raw: raw.sumOfTotals().found, sqlite: total.found)
         let status = QueryPowerDataset.summedStatus
         try Self.expect(
             statusTotal.sum, "sum where status == \(status)", subject: subject.sumOfTotals(status: status),
-            raw: raw.sumOfTotals(status: status).sum)
+            raw: raw.sumOfTotals(status: status).sum, sqlite: sqlite.sumOfTotals(status: status))
         try Self.expect(
             statusTotal.found, "orders of the sum where status == \(status)", subject: statusTotal.found,
-            raw: raw.sumOfTotals(status: status).found)
+            raw: raw.sumOfTotals(status: status).found, sqlite: statusTotal.found)
     }
 
-    private static func expect(_ expected: Int, _ query: String, subject: Int, raw: Int) throws {
-        guard subject == expected && raw == expected else {
+    /// The digest of the orders a SQLite query hands to its body.
+    private static func digest(_ query: ((Order) throws -> Void) throws -> Void) rethrows -> RecordDigest {
+        var digest = RecordDigest()
+        try query { digest.add($0) }
+        return digest
+    }
+
+    /// Checks that the orders KVStore and SQLite found are the dataset's number of them, and that the two sides
+    /// decoded the same orders.
+    private static func expect(
+        _ expected: Int, _ query: String, subject: [Order], raw: Int, sqlite: RecordDigest
+    ) throws {
+        try expect(expected, query, subject: subject.count, raw: raw, sqlite: sqlite.records)
+        var digest = RecordDigest()
+        for order in subject { digest.add(order) }
+        guard digest == sqlite else {
+            throw CrossCheckError(
+                description: "query-power: \(query): \(QueryPowerSubject.name) and \(RawSQLite.name) disagree: "
+                    + "\(QueryPowerSubject.name) decoded \(digest.records) orders with checksum \(digest.checksum), "
+                    + "\(RawSQLite.name) \(sqlite.records) with checksum \(sqlite.checksum)")
+        }
+    }
+
+    private static func expect(_ expected: Int, _ query: String, subject: Int, raw: Int, sqlite: Int) throws {
+        guard subject == expected && raw == expected && sqlite == expected else {
             throw QueryPowerMismatch(
                 description: "query-power: \(query): \(QueryPowerSubject.name) found \(subject), \(RawLMDB.name) "
-                    + "\(raw), the dataset holds \(expected)")
+                    + "\(raw), \(RawSQLite.name) \(sqlite), the dataset holds \(expected)")
         }
     }
 }

@@ -12,9 +12,12 @@ import Foundation
 ///   relationship's index.
 ///
 /// The baseline of each row is the same index walk and the same record reads through the C API, on tables of its own
-/// (``RawOrderStore``). The scan rows measure what a program did before: fetch every order and work the query out in
-/// Swift, a few queries a run. Throughput counts the orders found, counted or summed; latency is per query. Every
-/// query's result is checked against the dataset once, on both sides, before anything is timed.
+/// (``RawOrderStore``). SQLite runs each query but the scans as one prepared statement, alone (a read transaction
+/// each), through the indexes that match KVStore's (``RawSQLiteOrders``), decoding every column of the orders it
+/// finds. The scan rows measure what a program did before: fetch every order and work the query out in Swift, a few
+/// queries a run; they have no SQLite side. Throughput counts the orders found, counted or summed; latency is per
+/// query. Every query's result is checked against the dataset once, on the three sides, and the orders KVStore and
+/// SQLite decode against each other, before anything is timed.
 struct QueryPowerScenario: Scenario {
     /// The sums of a run, of each kind.
     static let sumQueries = 10
@@ -37,22 +40,30 @@ struct QueryPowerScenario: Scenario {
         let settings = context.settings(records: dataset.orders.count)
         return try Self.withSubject(dataset, settings: settings, in: context) { subject in
             try Self.withBaseline(dataset, settings: settings, in: context) { raw in
-                let plans = try subject.plans(
-                    range: queries.ranges[0].query, unionThreshold: queries.unions[0].threshold,
-                    countThreshold: queries.counts[0].threshold, region: queries.regions[0].region)
-                for (row, plan) in plans { context.announce("query-power plan (\(row)): \(plan)") }
-                try queries.verify(subject, raw)
-                return try measure(queries, subject, raw, in: context, records: dataset.orders.count)
+                try context.workspace.withSQLite(settings: settings) { connection in
+                    try RawSQLiteOrders.with(connection) { sqlite in
+                        try sqlite.fill(dataset, chunkSize: sizes.chunkSize)
+                        let plans = try subject.plans(
+                            range: queries.ranges[0].query, unionThreshold: queries.unions[0].threshold,
+                            countThreshold: queries.counts[0].threshold, region: queries.regions[0].region)
+                        for (row, plan) in plans { context.announce("query-power plan (\(row)): \(plan)") }
+                        for (row, plan) in sqlite.plans {
+                            context.announce("query-power \(RawSQLite.name) plan (\(row)): \(plan)")
+                        }
+                        try queries.verify(subject, raw, sqlite)
+                        return try measure(queries, subject, raw, sqlite, in: context, records: dataset.orders.count)
+                    }
+                }
             }
         }
     }
 
     /// Measures every row.
     private func measure(
-        _ queries: QueryPowerQueries, _ subject: QueryPowerSubject, _ raw: RawOrderStore, in context: ScenarioContext,
-        records: Int
+        _ queries: QueryPowerQueries, _ subject: QueryPowerSubject, _ raw: RawOrderStore, _ sqlite: RawSQLiteOrders,
+        in context: ScenarioContext, records: Int
     ) throws -> [ScenarioResult] {
-        let (name, rawName) = (QueryPowerSubject.name, RawLMDB.name)
+        let (name, rawName, sqliteName) = (QueryPowerSubject.name, RawLMDB.name, RawSQLite.name)
         let scanName = "\(name) (scan)"
         let ranges = queries.ranges
         let range = try context.measure(
@@ -70,6 +81,12 @@ struct QueryPowerScenario: Scenario {
             Self.workload(rawName, found: ranges.map(\.found)) { position in
                 let query = ranges[position].query
                 return try consume(raw.orders(of: query.customer, placedFrom: query.start, before: query.end))
+            },
+            Self.workload(sqliteName, found: ranges.map(\.found)) { position in
+                let query = ranges[position].query
+                return try consume {
+                    try sqlite.orders(of: query.customer, placedFrom: query.start, before: query.end, $0)
+                }
             })
         let unions = queries.unions
         let refunded = QueryPowerDataset.refunded
@@ -79,6 +96,9 @@ struct QueryPowerScenario: Scenario {
             },
             Self.workload(rawName, found: unions.map(\.found)) { position in
                 try consume(raw.orders(withStatus: refunded, orTotalAbove: unions[position].threshold))
+            },
+            Self.workload(sqliteName, found: unions.map(\.found)) { position in
+                try consume { try sqlite.orders(withStatus: refunded, orTotalAbove: unions[position].threshold, $0) }
             })
         let counts = queries.counts
         let count = try context.measure(
@@ -91,6 +111,9 @@ struct QueryPowerScenario: Scenario {
             },
             Self.workload(rawName, found: counts.map(\.found)) { position in
                 try raw.countOrders(totalAbove: counts[position].threshold)
+            },
+            Self.workload(sqliteName, found: counts.map(\.found)) { position in
+                try sqlite.countOrders(totalAbove: counts[position].threshold)
             })
         let total = queries.total
         let sum = try context.measure(
@@ -103,6 +126,9 @@ struct QueryPowerScenario: Scenario {
             },
             Self.workload(rawName, found: Array(repeating: total.found, count: Self.sumQueries)) { _ in
                 try total.checked(raw.sumOfTotals(), by: rawName)
+            },
+            Self.workload(sqliteName, found: Array(repeating: total.found, count: Self.sumQueries)) { _ in
+                try total.checked(AggregateResult(found: total.found, sum: sqlite.sumOfTotals()), by: sqliteName)
             })
         let statusTotal = queries.statusTotal
         let status = QueryPowerDataset.summedStatus
@@ -113,6 +139,10 @@ struct QueryPowerScenario: Scenario {
             },
             Self.workload(rawName, found: Array(repeating: statusTotal.found, count: Self.sumQueries)) { _ in
                 try statusTotal.checked(raw.sumOfTotals(status: status), by: rawName)
+            },
+            Self.workload(sqliteName, found: Array(repeating: statusTotal.found, count: Self.sumQueries)) { _ in
+                let sum = try sqlite.sumOfTotals(status: status)
+                return try statusTotal.checked(AggregateResult(found: statusTotal.found, sum: sum), by: sqliteName)
             })
         let regions = queries.regions
         let related = try context.measure(
@@ -121,6 +151,9 @@ struct QueryPowerScenario: Scenario {
             },
             Self.workload(rawName, found: regions.map(\.found)) { position in
                 try consume(raw.orders(inRegion: regions[position].region))
+            },
+            Self.workload(sqliteName, found: regions.map(\.found)) { position in
+                try consume { try sqlite.orders(inRegion: regions[position].region, $0) }
             })
         context.announce(
             "query-power: speedup over fetching every order and working the query out in Swift: "
@@ -129,13 +162,20 @@ struct QueryPowerScenario: Scenario {
         func row(_ variant: String, _ subject: Measurement, _ baseline: Measurement) -> ScenarioResult {
             context.result(.queryPower, variant: variant, records: records, subject: subject, baseline: baseline)
         }
+        func row(
+            _ variant: String, _ subject: Measurement, _ baseline: Measurement, sqlite: Measurement
+        ) throws -> ScenarioResult {
+            try context.result(
+                .queryPower, variant: variant, records: records, subject: subject, baseline: baseline, sqlite: sqlite)
+        }
         return [
-            row("compound range", range[0], range[2]), row("compound range, scan", range[1], range[2]),
-            row("or", union[0], union[1]),
-            row("count", count[0], count[2]), row("count, scan", count[1], count[2]),
-            row("sum", sum[0], sum[2]), row("sum, scan", sum[1], sum[2]),
-            row("sum where", sumWhere[0], sumWhere[1]),
-            row("related", related[0], related[1]),
+            try row("compound range", range[0], range[2], sqlite: range[3]),
+            row("compound range, scan", range[1], range[2]),
+            try row("or", union[0], union[1], sqlite: union[2]),
+            try row("count", count[0], count[2], sqlite: count[3]), row("count, scan", count[1], count[2]),
+            try row("sum", sum[0], sum[2], sqlite: sum[3]), row("sum, scan", sum[1], sum[2]),
+            try row("sum where", sumWhere[0], sumWhere[1], sqlite: sumWhere[2]),
+            try row("related", related[0], related[1], sqlite: related[2]),
         ]
     }
 
@@ -213,6 +253,19 @@ private func consume(_ orders: [Order]) -> Int {
     }
     BlackHole.consume(checksum)
     return orders.count
+}
+
+/// Consumes the orders a SQLite query hands over as it decodes them, as ``consume(_:)`` does the orders KVStore found,
+/// and returns how many there are.
+private func consume(_ query: ((Order) throws -> Void) throws -> Void) rethrows -> Int {
+    var checksum: UInt64 = 0
+    var found = 0
+    try query { order in
+        found += 1
+        checksum = checksum &* 31 &+ UInt64(truncatingIfNeeded: order.total) &+ UInt64(truncatingIfNeeded: order.status)
+    }
+    BlackHole.consume(checksum)
+    return found
 }
 
 /// Consumes what a raw query read and returns the number of orders it found.
