@@ -345,27 +345,3 @@ final class RawSQLiteOrders {
         try sqlite.check(sqlite3_bind_double(statement, index, date.timeIntervalSinceReferenceDate), "bind a date")
     }
 }
-
-extension RecordDigest {
-    /// Folds in an order: its ID, customer's ID, status, total and date, for the query-power scenario's check that
-    /// KVStore and SQLite decode the same orders.
-    mutating func add(_ order: Order) {
-        func mix(_ id: UUID?) -> UInt64 {
-            guard let id else { return 3 }
-            return withUnsafeBytes(of: id.uuid) { bytes in
-                combine(bytes.loadUnaligned(as: UInt64.self), bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-            }
-        }
-        func combine(_ hash: UInt64, _ value: UInt64) -> UInt64 {
-            (hash ^ value) &* 0x9E37_79B9_7F4A_7C15 &+ 0x632B_E59B_D9B4_E019
-        }
-        var hash = combine(mix(order.id), mix(order.customerID))
-        hash = combine(hash, UInt64(bitPattern: Int64(order.status)))
-        hash = combine(hash, UInt64(bitPattern: Int64(order.total)))
-        hash = combine(hash, order.placedAt.timeIntervalSinceReferenceDate.bitPattern)
-        // SplitMix64's finalizer, as RecordDigest's own, so that the sum of different orders' hashes rarely collides.
-        hash = (hash ^ (hash >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        hash = (hash ^ (hash >> 27)) &* 0x94D0_49BB_1331_11EB
-        add(RecordDigest(records: 1, checksum: hash ^ (hash >> 31)))
-    }
-}

@@ -38,6 +38,16 @@ struct RecordDigest: Codable, Equatable, Sendable {
         checksum &+= Self.finish(hash &+ 0x5052_4F4A)
     }
 
+    /// Folds in an order of the query-power scenario: its ID, customer's ID, status, total and date.
+    mutating func add(_ order: Order) {
+        var hash = Self.combine(Self.mix(order.id), order.customerID.map(Self.mix) ?? 3)
+        hash = Self.combine(hash, UInt64(bitPattern: Int64(order.status)))
+        hash = Self.combine(hash, UInt64(bitPattern: Int64(order.total)))
+        hash = Self.combine(hash, order.placedAt.timeIntervalSinceReferenceDate.bitPattern)
+        records += 1
+        checksum &+= Self.finish(hash &+ 0x4F52_4445)
+    }
+
     /// Folds in another digest, as if its records had been folded in here.
     mutating func add(_ other: RecordDigest) {
         records += other.records

@@ -79,7 +79,7 @@ struct Report: Encodable {
                 ratio: subject / baseline throughput (above 1: faster than raw C). CPU ratio: the same with CPU time \
                 instead of wall time (objects per CPU second of each side), which waiting does not move.
                 SQLite obj/s: the same work through the SQLite C API (WAL, prepared statements, WITHOUT ROWID tables, \
-                an index on projectID, foreign keys with ON DELETE CASCADE, synchronous \
+                the indexes KVStore's models declare, foreign keys (ON DELETE CASCADE for tasks), synchronous \
                 \(settings.durability.sqliteSynchronous)), in the same run, its records and the subject's checked \
                 equal. vs SQLite: subject / SQLite throughput (above 1: faster than SQLite); - where not measured.
                 Latency (percentiles per operation), CPU s (median per run), RSS MB (peak resident set, which \
