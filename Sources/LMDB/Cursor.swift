@@ -331,16 +331,32 @@ public struct Cursor: ~Copyable {
     ///   throws.
     ///
     /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_GET_CURRENT`.
+    @inlinable
     public func withCurrent<R>(
         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> R
     ) throws -> R? {
+        // Inlinable over a call that is not generic: a caller in another module gets code of its own for `R`, where
+        // an unspecialized generic call would look up the metadata of `R?` at run time, on every entry of a loop.
+        guard let (key, value) = try unsafe currentBuffers() else { return nil }
+        return unsafe try body(key, value)
+    }
+
+    /// The key and value the cursor is on, without copying them, or `nil` when the cursor is not on an entry: the
+    /// reading of ``withCurrent(_:)``.
+    ///
+    /// - Warning: The bytes are LMDB's memory map, valid until the cursor moves or writes, or its transaction ends.
+    /// - Throws: The ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``).
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_GET_CURRENT`.
+    @unsafe
+    public func currentBuffers() throws -> (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)? {
         var key = unsafe MDB_val()
         var value = unsafe MDB_val()
         let code = unsafe mdb_cursor_get(handle, &key, &value, MDB_GET_CURRENT)
         // An unpositioned cursor answers EINVAL; one whose entry was just deleted, MDB_NOTFOUND.
         if code == EINVAL || code == MDB_NOTFOUND { return nil }
         try check(code, "mdb_cursor_get", table)
-        return unsafe try body(buffer(key), buffer(value))
+        return unsafe (buffer(key), buffer(value))
     }
 
     /// A copy of the entry the cursor is on, or `nil` when it is not on one.

@@ -239,6 +239,14 @@ final class FieldAggregateState<M: StoredModel, V, A: Accumulator<V, Result>, Re
     }
 
     override func add(key bytes: BorrowedBytes, count: Int) throws -> Bool {
+        if let added = try accumulator.add(indexKey: bytes, count: count) { return added }
+        return try addReading(key: bytes, count: count)
+    }
+
+    /// Adds the value the state's key reader reads from `bytes`. Never inlined into ``add(key:count:)``, whose
+    /// every call would otherwise look up the metadata of `V?` that the reader returns.
+    @inline(never)
+    private func addReading(key bytes: BorrowedBytes, count: Int) throws -> Bool {
         guard let value = keyReader?(bytes) else { return false }
         try accumulator.add(value, count: count)
         return true
@@ -296,10 +304,25 @@ protocol Accumulator<Value, Result>: SendableMetatype {
     ///
     /// - Throws: ``KVStoreError/overflow`` when an integer sum no longer fits even the wide type it is kept in.
     mutating func add(_ value: Value, count: Int) throws
+    /// Adds the value the whole index key `bytes` encodes, held by `count` models, read by the accumulator itself:
+    /// `true`, `false` when the bytes are not a key of the value's type, or `nil` when the accumulator reads no keys
+    /// (the state reads the value, then calls ``add(_:count:)``).
+    ///
+    /// An index aggregate adds a key at a time, in code generic over the value's type: an accumulator that reads
+    /// keys of its own (the integer sums) spares each key the generic reading and arithmetic, which cost more than
+    /// the rest of the key's work.
+    ///
+    /// - Throws: ``KVStoreError/overflow`` when an integer sum no longer fits even the wide type it is kept in.
+    mutating func add(indexKey bytes: BorrowedBytes, count: Int) throws -> Bool?
     /// The aggregate's value.
     ///
     /// - Throws: ``KVStoreError/overflow`` when an integer sum does not fit its type.
     func result() throws -> Result
+}
+
+extension Accumulator {
+    /// Reads no keys of its own.
+    mutating func add(indexKey bytes: BorrowedBytes, count: Int) throws -> Bool? { nil }
 }
 
 /// An accumulator of an optional attribute that passes over `nil`s.
@@ -312,6 +335,12 @@ struct SkippingNil<Base: Accumulator>: Accumulator {
         if let value { try base.add(value, count: count) }
     }
 
+    /// The key of `nil` adds nothing; the others are the base's.
+    mutating func add(indexKey bytes: BorrowedBytes, count: Int) throws -> Bool? {
+        if bytes.count == 1, bytes[0] == IndexKey.absent { return true }
+        return try base.add(indexKey: bytes, count: count)
+    }
+
     func result() throws -> Base.Result { try base.result() }
 }
 
@@ -319,14 +348,25 @@ struct SkippingNil<Base: Accumulator>: Accumulator {
 /// overflow before the total does) and in the type itself for wider ones.
 struct IntegerSum<V: FixedWidthInteger>: Accumulator {
     private var total: Int128 = 0
+    /// `V`'s range, for the keys read in place, and whether it is signed; kept here so that reading a key makes no
+    /// generic call (the fields of fixed size come before the one of type `V`).
+    private let minimum: Int128
+    private let maximum: Int128
+    private let isSigned: Bool
+    /// Whether `V` has at most 64 bits, so that its sum is kept in ``total`` and its keys are read here.
+    private let isNarrow: Bool
     private var wideTotal: V = 0
+
+    init() {
+        isNarrow = V.bitWidth <= 64
+        isSigned = V.isSigned
+        minimum = V.bitWidth <= 64 ? Int128(V.min) : 0
+        maximum = V.bitWidth <= 64 ? Int128(V.max) : 0
+    }
 
     mutating func add(_ value: V, count: Int) throws {
         if V.bitWidth <= 64 {
-            let (product, productOverflow) = Int128(value).multipliedReportingOverflow(by: Int128(count))
-            let (sum, sumOverflow) = total.addingReportingOverflow(product)
-            guard !productOverflow, !sumOverflow else { throw Self.overflow }
-            total = sum
+            try add(wide: Int128(value), count: count)
         } else {
             guard let count = V(exactly: count) else { throw Self.overflow }
             let (product, productOverflow) = value.multipliedReportingOverflow(by: count)
@@ -334,6 +374,27 @@ struct IntegerSum<V: FixedWidthInteger>: Accumulator {
             guard !productOverflow, !sumOverflow else { throw Self.overflow }
             wideTotal = sum
         }
+    }
+
+    /// Adds `value`, a value of `V` of at most 64 bits, `count` times.
+    @inline(__always)
+    private mutating func add(wide value: Int128, count: Int) throws {
+        let (product, productOverflow) = value.multipliedReportingOverflow(by: Int128(count))
+        let (sum, sumOverflow) = total.addingReportingOverflow(product)
+        guard !productOverflow, !sumOverflow else { throw Self.overflow }
+        total = sum
+    }
+
+    /// Reads the key of an integer of at most 64 bits in place (``IndexKeyReadable``'s reading of integers, to
+    /// `Int128`), for `V` of at most 64 bits; wider types go through the state's reader.
+    mutating func add(indexKey bytes: BorrowedBytes, count: Int) throws -> Bool? {
+        guard isNarrow else { return nil }
+        guard bytes.count == 9, bytes[0] == IndexKey.present else { return false }
+        let bits = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 1, as: UInt64.self))
+        let value = isSigned ? Int128(Int64(bitPattern: bits ^ (1 << 63))) : Int128(bits)
+        guard value >= minimum, value <= maximum else { return false }
+        try add(wide: value, count: count)
+        return true
     }
 
     func result() throws -> V {
@@ -390,6 +451,13 @@ struct IntegerAverage<V: FixedWidthInteger>: Accumulator {
     mutating func add(_ value: V, count: Int) throws {
         try sum.add(value, count: count)
         self.count += count
+    }
+
+    /// The sum's reading of the key.
+    mutating func add(indexKey bytes: BorrowedBytes, count: Int) throws -> Bool? {
+        guard let added = try sum.add(indexKey: bytes, count: count) else { return nil }
+        if added { self.count += count }
+        return added
     }
 
     func result() throws -> Double? { count == 0 ? nil : sum.exactTotal / Double(count) }

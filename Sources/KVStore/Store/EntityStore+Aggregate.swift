@@ -305,14 +305,16 @@ extension EntityStore {
             }
             return 0
         }
-        let run = IndexRun(
-            state: state, index: name, excluded: excluded,
-            stopsAtFirstValue: operation == .minimum || operation == .maximum)
+        let stopsAtFirstValue = operation == .minimum || operation == .maximum
+        func addEntries(at cursor: borrowing Cursor) throws -> Bool {
+            try self.addEntries(
+                at: cursor, to: state, index: name, excluding: excluded, stopsAtFirstValue: stopsAtFirstValue, in: txn)
+        }
         try txn.withCursor(on: index.table) { cursor in
             if let keys {
                 for key in reverse ? keys.reversed() : keys
                 where try cursor.seek(to: IndexKey.finalized(key, hash: longKeyHash)) {
-                    guard try addEntries(at: cursor, run, in: txn) else { return }
+                    guard try addEntries(at: cursor) else { return }
                 }
                 return
             }
@@ -327,69 +329,74 @@ extension EntityStore {
                 guard let position = try cursor.withCurrentEntry({ key, _ in place(key) }) else { return }
                 if position == (reverse ? -1 : 1) { return }
                 if position == 0 {
-                    guard try addEntries(at: cursor, run, in: txn) else { return }
+                    guard try addEntries(at: cursor) else { return }
                 }
                 positioned = try reverse ? cursor.previousKey() : cursor.nextKey()
             }
         }
     }
 
-    /// What an index read adds its keys' entries to.
-    private struct IndexRun<R> {
-        let state: AggregateState<M, R>
-        let index: String
-        let excluded: Set<UUID>
-        let stopsAtFirstValue: Bool
-    }
-
-    /// Adds the entries of the key `cursor` is on to the run's state; returns whether to go on. The cursor is left on
-    /// one of the key's entries.
+    /// Adds the entries of the key `cursor` is on to `state`, but those of `excluded` models; returns whether to go
+    /// on (not when `stopsAtFirstValue` and the key holds a value). The cursor is left on one of the key's entries.
+    ///
+    /// Called for every key of the index: its parameters are plain values, since a generic struct of them would
+    /// cost a run-time metadata lookup at each call.
     private func addEntries<R>(
-        at cursor: borrowing Cursor, _ run: IndexRun<R>, in txn: borrowing Transaction
-    ) throws
-        -> Bool
-    {
+        at cursor: borrowing Cursor, to state: AggregateState<M, R>, index indexName: String,
+        excluding excluded: Set<UUID>, stopsAtFirstValue: Bool, in txn: borrowing Transaction
+    ) throws -> Bool {
         guard
             let (isCut, isNil) = try cursor.withCurrentEntry({ key, _ in
                 (IndexKey.isGrouped(key), key.count == 1 && key[0] == IndexKey.absent)
             })
         else { return false }
         guard !isCut else {
-            // LMDB's limit cut the key: its values differ after the cut, so each model is read. (Only strings are that
-            // long, and a minimum or maximum never reads their index.)
-            var found = try cursor.firstDuplicate()
-            while found {
-                if let id = try cursor.withCurrentEntry({ _, value in UUID(bytes: value) }),
-                    run.excluded.isEmpty || !run.excluded.contains(id),
-                    let model = try model(for: id, in: txn, reader: reader)
-                {
-                    try run.state.add(model)
-                }
-                found = try cursor.nextDuplicate()
-            }
+            try addModels(ofCutKeyAt: cursor, to: state, excluding: excluded, in: txn)
             return true
         }
         var count = try cursor.duplicateCount()
-        if !run.excluded.isEmpty {
+        if !excluded.isEmpty {
             count = 0
             var found = try cursor.firstDuplicate()
             while found {
-                if try cursor.withCurrentEntry({ _, value in !run.excluded.contains(UUID(bytes: value)) }) == true {
+                if try cursor.withCurrentEntry({ _, value in !excluded.contains(UUID(bytes: value)) }) == true {
                     count += 1
                 }
                 found = try cursor.nextDuplicate()
             }
         }
         guard count > 0 else { return true }
-        let added = try cursor.withCurrentEntry { key, _ in try run.state.add(key: key, count: count) }
+        let added = try cursor.withCurrentEntry { key, _ in try state.add(key: key, count: count) }
         guard added == true else {
             throw KVStoreError(
-                .damaged, entity: name, field: run.index,
-                message: "A key of the index \(run.index) of \(name) holds no value of the attribute's type: run "
+                .damaged, entity: name, field: indexName,
+                message: "A key of the index \(indexName) of \(name) holds no value of the attribute's type: run "
                     + "'kvtool check' on the store")
         }
         // A minimum or maximum passes over nil, which sorts first: it stops at the first other value.
-        return !(run.stopsAtFirstValue && !isNil)
+        return !(stopsAtFirstValue && !isNil)
+    }
+
+    /// Adds the models of the key `cursor` is on, which LMDB's limit cut: its values differ after the cut, so each
+    /// model is read. (Only strings are that long, and a minimum or maximum never reads their index.)
+    ///
+    /// Never inlined into ``addEntries(at:to:index:excluding:stopsAtFirstValue:in:)``, whose every call would
+    /// otherwise look up the metadata of `M?` that reading a model needs.
+    @inline(never)
+    private func addModels<R>(
+        ofCutKeyAt cursor: borrowing Cursor, to state: AggregateState<M, R>, excluding excluded: Set<UUID>,
+        in txn: borrowing Transaction
+    ) throws {
+        var found = try cursor.firstDuplicate()
+        while found {
+            if let id = try cursor.withCurrentEntry({ _, value in UUID(bytes: value) }),
+                excluded.isEmpty || !excluded.contains(id),
+                let model = try model(for: id, in: txn, reader: reader)
+            {
+                try state.add(model)
+            }
+            found = try cursor.nextDuplicate()
+        }
     }
 }
 

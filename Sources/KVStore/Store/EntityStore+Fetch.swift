@@ -169,9 +169,14 @@ extension EntityStore {
         let upperKey = upper.map { IndexKey.finalized($0.key, hash: longKeyHash) }
         try txn.withCursor(on: index.table) { cursor in
             var positioned = try lowerKey.map { try cursor.seek(atOrAfter: $0) } ?? cursor.first()
+            // Only the first key can be the lower bound itself: the keys after it are greater.
+            var mayBeLowerKey = lower.map { !$0.isInclusive } ?? false
             while positioned {
                 let place = try cursor.withCurrentEntry { key, _ -> Int in
-                    if let lowerKey, let lower, compareBytes(key, lowerKey) == 0, !lower.isInclusive { return -1 }
+                    if mayBeLowerKey, let lowerKey {
+                        mayBeLowerKey = false
+                        if compareBytes(key, lowerKey) == 0 { return -1 }
+                    }
                     if let upperKey, let upper {
                         let order = compareBytes(key, upperKey)
                         if order > 0 || (order == 0 && !upper.isInclusive) { return 1 }

@@ -425,6 +425,67 @@ final class LedgerLine: PersistentModel {
     }
 }
 
+/// Unsigned counters, indexed, to sum from the keys of their indexes.
+struct UnsignedCounter: Model {
+    var id = UUID.timeOrdered()
+    var small: UInt8
+    var big: UInt64
+
+    static let entity = Entity<UnsignedCounter>(indexes: [.index(\.small), .index(\.big)])
+}
+
+/// Integer sums read from an index's keys in place: unsigned types up to `UInt64.max`, and the type's range checked.
+@Suite struct IndexKeySumTests {
+    @Test func unsignedSumsFromKeysAreExactAndOverflowAsTheirType() throws {
+        try withContainer(UnsignedCounter.self) { container throws in
+            let context = ModelContext(container)
+            let half = UInt64.max / 2
+            for (small, big) in [(UInt8(255), half), (200, half), (0, 1)] {
+                context.insert(UnsignedCounter(small: small, big: big))
+            }
+            try context.save()
+            #expect(try context.explain(.sum(\UnsignedCounter.big)) == "sum(big): index big keys")
+            #expect(try context.aggregate(.sum(\UnsignedCounter.big)) == UInt64.max)
+            #expect(try context.aggregate(.average(\UnsignedCounter.big)) == Double(UInt64.max) / 3)
+            #expect(throws: KVStoreError.overflow) { try context.aggregate(.sum(\UnsignedCounter.small)) }
+            context.insert(UnsignedCounter(small: 1, big: 1))
+            try context.save()
+            #expect(throws: KVStoreError.overflow) { try context.aggregate(.sum(\UnsignedCounter.big)) }
+            #expect(
+                try context.aggregate(.sum(\.big), matching: #Predicate<UnsignedCounter> { $0.small == 0 }) == 1)
+        }
+    }
+
+    /// A key of the right length whose integer does not fit the attribute's type is damage, not a value.
+    @Test func aKeyOutsideTheTypesRangeIsReportedAsDamage() throws {
+        let directory = StoreDirectory()
+        let configuration = ModelConfiguration(path: directory.path, durability: .off)
+        do {
+            let container = try ModelContainer(for: UnsignedCounter.self, configuration: configuration)
+            defer { try? container.close() }
+            let context = ModelContext(container)
+            context.insert(UnsignedCounter(small: 1, big: 1))
+            try context.save()
+        }
+        do {
+            // The key of 300 (present marker, eight big-endian bytes) in the index of a UInt8.
+            let environment = try Environment.open(path: directory.path)
+            defer { try? environment.close() }
+            let table = try environment.openTable(
+                named: Catalog.indexTableName("UnsignedCounter", "small"), options: [.dupSort, .dupFixed])
+            let key: [UInt8] = [IndexKey.present, 0, 0, 0, 0, 0, 0, 1, 44]
+            try environment.write { txn in try txn.put(Array(repeating: 7, count: 16), forKey: key, in: table) }
+        }
+        let container = try ModelContainer(for: UnsignedCounter.self, configuration: configuration)
+        defer { try? container.close() }
+        let error = try #require(throws: KVStoreError.self) {
+            try ModelContext(container).aggregate(.sum(\UnsignedCounter.small))
+        }
+        #expect(error == .damaged)
+        #expect(error.message.contains("A key of the index small of UnsignedCounter holds no value"))
+    }
+}
+
 /// An aggregate read from an index whose key is damaged stops with a typed error that says what to do.
 @Suite struct AggregateDamageTests {
     @Test func aKeyThatHoldsNoValueOfTheAttributesTypeIsReportedAsDamage() throws {
