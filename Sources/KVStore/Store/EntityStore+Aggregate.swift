@@ -129,9 +129,11 @@ extension EntityStore {
         let name = aggregate.keyPath.flatMap(storedFieldName)
         var checked = false
         var readsRecords = name != nil || aggregate.keyPath == nil
+        // One reader for every record: each made anew would allocate its decoder's buffers and copy the field table.
+        let reader = self.reader
         try forEachMatch(of: predicate, read: read, excluding: excluded, in: txn) { id, bytes in
             if readsRecords {
-                let added = try readRecord(bytes, id: id) { fields in
+                let added = try readRecord(bytes, id: id, reader: reader) { fields in
                     guard let name else { return try state.add(from: fields, name: "", count: 1) }
                     guard checked else { return false }
                     return try state.add(from: fields, name: name, count: 1)
@@ -142,7 +144,7 @@ extension EntityStore {
             if readsRecords, !checked, let name {
                 // The first record: read both ways, and decode models from here on if they differ.
                 checked = true
-                readsRecords = try readRecord(bytes, id: id) {
+                readsRecords = try readRecord(bytes, id: id, reader: reader) {
                     try state.readsSameValue(from: $0, name: name, as: model)
                 }
             }
@@ -175,9 +177,10 @@ extension EntityStore {
         let groupName = storedFieldName(of: grouping.keyPath)
         var checked = false
         var readsRecords = groupName != nil && valueName != .some(nil)
+        let reader = self.reader
         try forEachMatch(of: predicate, read: read, excluding: excluded, in: txn) { id, bytes in
             if readsRecords, checked, let groupName {
-                let added = try readRecord(bytes, id: id) { fields in
+                let added = try readRecord(bytes, id: id, reader: reader) { fields in
                     guard let keys = try grouping.storedGroups(fields, groupName) else { return false }
                     // Read the value once, into the first group's state; the others get it from the model.
                     guard keys.count == 1, let key = keys.first else { return keys.isEmpty }
@@ -189,7 +192,7 @@ extension EntityStore {
             if readsRecords, !checked, let groupName {
                 checked = true
                 let probe = aggregate.makeState()
-                readsRecords = try readRecord(bytes, id: id) { fields in
+                readsRecords = try readRecord(bytes, id: id, reader: reader) { fields in
                     let groups = try grouping.storedGroups(fields, groupName)
                     let sameGroups = groups.map { Set($0) == Set(grouping.groups(model)) } ?? false
                     guard sameGroups, let valueName = valueName.flatMap({ $0 }) else { return sameGroups }
@@ -202,9 +205,10 @@ extension EntityStore {
         }
     }
 
-    /// Reads a record through a ``FieldReader``, turning a damaged record into ``KVStoreError/corruptRecord``.
+    /// Reads a record through a ``FieldReader`` of `reader`, turning a damaged record into
+    /// ``KVStoreError/corruptRecord``.
     private func readRecord<T>(
-        _ bytes: BorrowedBytes, id: UUID, _ body: (borrowing FieldReader) throws -> T
+        _ bytes: BorrowedBytes, id: UUID, reader: RecordReader, _ body: (borrowing FieldReader) throws -> T
     ) throws
         -> T
     {
