@@ -109,6 +109,19 @@ public struct FieldWriter {
     /// - Throws: `EncodingError.invalidValue` for a 128-bit integer outside the 64-bit range, as Codable does, or when
     ///   the writer is used after its call.
     public func encode<I: FixedWidthInteger & Encodable>(_ value: I, forKey key: String) throws {
+        try encodeInteger(value, forKey: key)
+    }
+
+    /// Writes an `Int`, as ``encode(_:forKey:)-(I,_)`` does: the most common integer type gets code of its own,
+    /// since a model in another module calls the generic function unspecialized, at a run-time cost per field.
+    ///
+    /// - Throws: `EncodingError.invalidValue` when the writer is used after its call.
+    public func encode(_ value: Int, forKey key: String) throws {
+        try encodeInteger(value, forKey: key)
+    }
+
+    @inline(__always)
+    private func encodeInteger<I: FixedWidthInteger & Encodable>(_ value: I, forKey key: String) throws {
         let integer = try encoding.integer(value)
         let id = try encoding.beginDirectField(key, in: frameID)
         encoding.write(integer)
@@ -173,6 +186,13 @@ public struct FieldWriter {
     /// - Throws: What `encode(_:forKey:)` throws for the value.
     public func encodeIfPresent<I: FixedWidthInteger & Encodable>(_ value: I?, forKey key: String) throws {
         if let value { try encode(value, forKey: key) }
+    }
+
+    /// Writes an `Int`, or nothing when it is `nil` (see ``encode(_:forKey:)-(Int,_)``).
+    ///
+    /// - Throws: What `encode(_:forKey:)` throws for the value.
+    public func encodeIfPresent(_ value: Int?, forKey key: String) throws {
+        if let value { try encodeInteger(value, forKey: key) }
     }
 
     /// Writes a date, or nothing when it is `nil`.
@@ -279,6 +299,20 @@ public struct FieldReader {
     /// - Throws: `DecodingError.keyNotFound` when the record has no value for `key`, `valueNotFound` when it is null,
     ///   `typeMismatch` when it holds another type; see ``FieldReader`` for the rest.
     public func decode<I: FixedWidthInteger & Decodable>(_ type: I.Type, forKey key: String) throws -> I {
+        try decodeInteger(I.self, forKey: key)
+    }
+
+    /// Reads an `Int`, as ``decode(_:forKey:)-(I.Type,_)`` does: the most common integer type gets code of its own,
+    /// since a model in another module calls the generic function unspecialized, at a run-time cost per field.
+    ///
+    /// - Throws: `DecodingError.keyNotFound` when the record has no value for `key`, `valueNotFound` when it is null,
+    ///   `typeMismatch` when it holds another type or one that does not fit; see ``FieldReader`` for the rest.
+    public func decode(_ type: Int.Type, forKey key: String) throws -> Int {
+        try decodeInteger(Int.self, forKey: key)
+    }
+
+    @inline(__always)
+    private func decodeInteger<I: FixedWidthInteger & Decodable>(_ type: I.Type, forKey key: String) throws -> I {
         if let value = decoding.nextInteger(I.self, key, record: record) { return value }
         var offset = try require(key)
         let value = try decoding.decodeInteger(I.self, at: &offset, path: path(key))
@@ -366,6 +400,20 @@ public struct FieldReader {
     ///
     /// - Throws: `DecodingError.typeMismatch` when the value is of another type; see ``FieldReader`` for the rest.
     public func decodeIfPresent<I: FixedWidthInteger & Decodable>(_ type: I.Type, forKey key: String) throws -> I? {
+        try decodeIntegerIfPresent(I.self, forKey: key)
+    }
+
+    /// Reads an `Int`, or `nil` when the key is missing or null (see ``decode(_:forKey:)-(Int.Type,_)``).
+    ///
+    /// - Throws: `DecodingError.typeMismatch` when the value is of another type; see ``FieldReader`` for the rest.
+    public func decodeIfPresent(_ type: Int.Type, forKey key: String) throws -> Int? {
+        try decodeIntegerIfPresent(Int.self, forKey: key)
+    }
+
+    @inline(__always)
+    private func decodeIntegerIfPresent<I: FixedWidthInteger & Decodable>(
+        _ type: I.Type, forKey key: String
+    ) throws -> I? {
         if let value = decoding.nextInteger(I.self, key, record: record) { return value }
         guard var offset = try present(key) else { return nil }
         let value = try decoding.decodeInteger(I.self, at: &offset, path: path(key))

@@ -642,3 +642,59 @@ struct PrimitiveSample: Codable, Equatable {
         }
     }
 }
+
+/// Integers through the `Int` overloads of ``FieldWriter`` and ``FieldReader`` (and an `Int8` through the generic
+/// ones), optional and not, written as `Codable` writes them.
+struct IntegerFieldSample: Model, FieldCodable, Equatable {
+    var id = UUID.timeOrdered()
+    var count: Int
+    var limit: Int?
+    var small: Int8?
+
+    static let entity = Entity<IntegerFieldSample>()
+
+    init(count: Int, limit: Int?, small: Int8?) {
+        (self.count, self.limit, self.small) = (count, limit, small)
+    }
+
+    init(fields: FieldReader) throws {
+        id = try fields.decode(UUID.self, forKey: "id")
+        count = try fields.decode(Int.self, forKey: "count")
+        limit = try fields.decodeIfPresent(Int.self, forKey: "limit")
+        small = try fields.decodeIfPresent(Int8.self, forKey: "small")
+    }
+
+    func write(to fields: FieldWriter) throws {
+        try fields.encode(id, forKey: "id")
+        try fields.encode(count, forKey: "count")
+        try fields.encodeIfPresent(limit, forKey: "limit")
+        try fields.encodeIfPresent(small, forKey: "small")
+    }
+}
+
+/// ``IntegerFieldSample`` through `Codable` alone.
+struct IntegerCodedSample: Codable {
+    var id: UUID
+    var count: Int
+    var limit: Int?
+    var small: Int8?
+}
+
+@Suite struct IntegerFieldTests {
+    @Test(arguments: [(0, nil, nil), (-300, 7, -128), (Int.max, Int.min, 127)] as [(Int, Int?, Int8?)])
+    func intOverloadsWriteAndReadAsCodable(count: Int, limit: Int?, small: Int8?) throws {
+        let sample = IntegerFieldSample(count: count, limit: limit, small: small)
+        var codedFields = FieldTable()
+        let coded = try encodeTestRecord(
+            IntegerCodedSample(id: sample.id, count: count, limit: limit, small: small), fields: &codedFields)
+        var fields = FieldTable()
+        var bytes: [UInt8] = []
+        var encoder = RecordEncoder()
+        try encoder.encodeFields(fields: &fields, into: &bytes) { try sample.write(to: $0) }
+        #expect(bytes == coded)
+        let decoded = try bytes.withBorrowedBytes { bytes in
+            try RecordDecoder().decodeFields(from: bytes, fields: fields) { try IntegerFieldSample(fields: $0) }
+        }
+        #expect(decoded == sample)
+    }
+}
