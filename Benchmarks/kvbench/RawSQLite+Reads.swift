@@ -155,9 +155,11 @@ extension RawSQLite {
             dueAt: Date(timeIntervalSinceReferenceDate: sqlite3_column_double(row, 4)), projectID: projectID)
     }
 
-    /// The 16-byte ID in column `column`.
+    /// The 16-byte ID in column `column` of the current row of a statement.
+    ///
+    /// - Throws: ``RecordDecodingError`` when the column holds no 16-byte blob.
     @inline(__always)
-    private func uuid(_ row: OpaquePointer, _ column: Int32) throws -> UUID {
+    func uuid(_ row: OpaquePointer, _ column: Int32) throws -> UUID {
         // sqlite3.h: call sqlite3_column_blob() first, then sqlite3_column_bytes() for its size.
         let bytes = sqlite3_column_blob(row, column)
         guard let bytes, sqlite3_column_bytes(row, column) == 16 else {

@@ -387,8 +387,11 @@ final class RawSQLite {
         }
     }
 
+    /// Binds UTF-8 text that must stay valid until the statement has run.
+    ///
+    /// - Throws: ``RawSQLiteError`` when SQLite fails.
     @inline(__always)
-    private func bindText(_ statement: OpaquePointer, _ index: Int32, _ text: UnsafeBufferPointer<UInt8>) throws {
+    func bindText(_ statement: OpaquePointer, _ index: Int32, _ text: UnsafeBufferPointer<UInt8>) throws {
         let code = text.withMemoryRebound(to: CChar.self) { text in
             sqlite3_bind_text(statement, index, text.baseAddress, Int32(text.count), nil)
         }

@@ -253,23 +253,12 @@ final class RawSQLiteOrders {
     /// - Throws: ``RecordDecodingError`` when a column does not hold what an order stores.
     @inline(__always)
     private func decodeOrder(_ row: OpaquePointer) throws -> Order {
-        let id = try uuid(row, 0)
-        let customerID = sqlite3_column_type(row, 1) == SQLITE_NULL ? nil : try uuid(row, 1)
+        let id = try sqlite.uuid(row, 0)
+        let customerID = sqlite3_column_type(row, 1) == SQLITE_NULL ? nil : try sqlite.uuid(row, 1)
         return Order(
             id: id, customerID: customerID, status: Int(sqlite3_column_int64(row, 2)),
             total: Int(sqlite3_column_int64(row, 3)),
             placedAt: Date(timeIntervalSinceReferenceDate: sqlite3_column_double(row, 4)))
-    }
-
-    /// The 16-byte ID in column `column`.
-    @inline(__always)
-    private func uuid(_ row: OpaquePointer, _ column: Int32) throws -> UUID {
-        // sqlite3.h: call sqlite3_column_blob() first, then sqlite3_column_bytes() for its size.
-        let bytes = sqlite3_column_blob(row, column)
-        guard let bytes, sqlite3_column_bytes(row, column) == 16 else {
-            throw RecordDecodingError(description: "SQLite column \(column) is not a 16-byte ID")
-        }
-        return UUID(bytes: UnsafeRawBufferPointer(start: bytes, count: 16))
     }
 
     /// Steps `statement`, which returns one row of one integer or `NULL` (the sum of no rows), and returns it, 0 for
@@ -301,10 +290,7 @@ final class RawSQLiteOrders {
         try withUnsafeBytes(of: customer.id.uuid) { id in
             try name.withUTF8 { name in
                 try sqlite.bindID(statement, 1, id.baseAddress)
-                let code = name.withMemoryRebound(to: CChar.self) { name in
-                    sqlite3_bind_text(statement, 2, name.baseAddress, Int32(name.count), nil)
-                }
-                try sqlite.check(code, "bind a text")
+                try sqlite.bindText(statement, 2, name)
                 try bindInteger(statement, 3, customer.region)
                 try sqlite.run(statement, "insert a customer")
             }
