@@ -63,15 +63,16 @@ public struct Entity<M: StoredModel>: Sendable {
     /// declared; they only matter once the store records history (``ModelContainer/enableHistory(retention:)``).
     public var preservedOnDeletion: [String]
 
-    /// Whether a fetch or count that scans may test the records' stored fields instead of decoding every model
-    /// (`true` by default).
+    /// Whether a fetch or count that scans, or whose index read does not answer its predicate exactly, may test the
+    /// records' stored fields instead of decoding every model and evaluating the predicate on it (`true` by default).
     ///
     /// A predicate made of comparisons between attributes and constants, `&&`, `||` and `!` is tested on the field
     /// each attribute is stored in, and only the records it matches are decoded. That relies on what the store's
     /// other readers of fields rely on (indexes rebuilt from records, aggregates, `kvtool`): a top-level stored
     /// property is kept under its own name and decodes as it is stored, as synthesized `Codable` and a
     /// ``FieldCodable`` conformance that reads each field into its property do. The scan checks it on its first
-    /// records and on every match, and decodes every record once a record's fields disagree with its model.
+    /// records and on every match (an index read, on every candidate), and decodes every record and evaluates the
+    /// predicate once a record's fields disagree with its model.
     ///
     /// Set it to `false` for a model whose decoding changes what it reads (custom `CodingKeys` that give a property
     /// another property's name, an `init(from:)` that normalizes a value): its scans then decode every model and

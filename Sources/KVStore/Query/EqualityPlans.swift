@@ -31,7 +31,7 @@ final class EqualityPlans<Root>: Sendable {
     /// when the predicate is one equality on an attribute planned before.
     func plan(
         predicate: Predicate<Root>?, sortBy: [SortDescriptor<Root>], fetchLimit: Int?, fetchOffset: Int,
-        indexes: [PlannerIndex<Root>]
+        indexes: [PlannerIndex]
     ) -> PlannedQuery {
         func planInFull() -> PlannedQuery {
             QueryPlanner.plan(
@@ -85,7 +85,7 @@ final class EqualityPlans<Root>: Sendable {
     /// Keeps `planned`, the full plan of an equality, as the template of its attribute when it reads one key that the
     /// chosen index's encoder gives for the constant, as the template will make it for the next constants.
     private func remember(
-        _ planned: PlannedQuery, for equality: (keyPath: AnyKeyPath, constant: Any), indexes: [PlannerIndex<Root>]
+        _ planned: PlannedQuery, for equality: (keyPath: AnyKeyPath, constant: Any), indexes: [PlannerIndex]
     ) {
         var template = EqualityTemplate(
             index: nil, encode: { _ in nil }, answersExactly: false, uniqueIndexes: [], mayCount: false)

@@ -38,11 +38,15 @@ extension PlannableIndex {
 }
 
 /// An index the query planner may use for a fetch, described independently of how the store keeps it.
-struct PlannerIndex<Root>: PlannableIndex {
+///
+/// Not generic over the model: the planner's code over indexes and terms is then specialized for this one type, where
+/// code generic over the model asked the runtime for the metadata of its terms and candidates at every step of every
+/// plan (a third of the planning of a compound range).
+struct PlannerIndex: PlannableIndex {
     /// The index's name in the catalog, such as `projectID` or `lastName+firstName`.
     var name: String
-    /// The key paths of the indexed attributes, in key order. A compound index has several.
-    let keyPaths: [PartialKeyPath<Root>]
+    /// The key paths of the indexed attributes, from the model, in key order. A compound index has several.
+    let keyPaths: [AnyKeyPath]
     /// Whether every key holds at most one record.
     var isUnique: Bool
     /// Whether the indexed attribute is an array with one index entry per element (`array.contains(value)` and
@@ -54,8 +58,11 @@ struct PlannerIndex<Root>: PlannableIndex {
     /// wrapped value.
     var encodeComponents: [@Sendable (Any) -> [UInt8]?]
 
+    /// For the record key (``QueryPlan/recordKey``), whether a key path is the model's `id`; `nil` for the others.
+    private var isIDKeyPath: (@Sendable (AnyKeyPath) -> Bool)?
+
     /// Whether the index is the record key (``QueryPlan/recordKey``), whose attribute is the model's `id`.
-    var isRecordKey = false
+    var isRecordKey: Bool { isIDKeyPath != nil }
 
     /// Whether the models under a key are exactly those whose attribute equals the value the key encodes (or, for a
     /// multi-entry index, whose array contains it): an equality it answers needs no evaluation
@@ -66,16 +73,15 @@ struct PlannerIndex<Root>: PlannableIndex {
     /// it answers need no evaluation (``ModelIndex/hasExactOrder``).
     var hasExactOrder = false
 
-    /// The key paths, as the planner compares them with the predicate's; kept beside ``keyPaths``, since turning
-    /// one array into the other costs a cast of every element.
-    let attributes: [AnyKeyPath]
+    /// The key paths, as the planner compares them with the predicate's: ``keyPaths``.
+    var attributes: [AnyKeyPath] { keyPaths }
 
-    /// The record key, for the planner: a unique index on `id`, whose keys are the IDs' 16 bytes.
-    static var recordKey: PlannerIndex {
+    /// The record key of `Root`, for the planner: a unique index on `id`, whose keys are the IDs' 16 bytes.
+    static func recordKey<Root>(of _: Root.Type) -> PlannerIndex {
         var index = PlannerIndex(
             name: QueryPlan.recordKey, keyPaths: [\Root.self], isUnique: true, isMultiEntry: false,
             encodeComponent: { value in (value as? UUID).map { id in withBorrowedBytes(of: id.uuid) { Array($0) } } })
-        index.isRecordKey = true
+        index.isIDKeyPath = { keyPath in RecordKeyPaths.isID(keyPath, of: Root.self) }
         index.hasExactEquality = true
         return index
     }
@@ -83,14 +89,14 @@ struct PlannerIndex<Root>: PlannableIndex {
     /// Whether a term's attribute is the index's attribute `attribute`. For the record key it is when the term's key
     /// path is the model's `id` itself (``RecordKeyPaths``).
     func matches(_ term: AnyKeyPath, _ attribute: AnyKeyPath) -> Bool {
-        guard isRecordKey else { return term == attribute }
-        return RecordKeyPaths.isID(term, of: Root.self)
+        guard let isIDKeyPath else { return term == attribute }
+        return isIDKeyPath(term)
     }
 
     /// An index whose attributes all encode with `encodeComponent`.
     init(
         name: String,
-        keyPaths: [PartialKeyPath<Root>],
+        keyPaths: [AnyKeyPath],
         isUnique: Bool,
         isMultiEntry: Bool,
         encodeComponent: @escaping @Sendable (Any) -> [UInt8]?
@@ -103,14 +109,13 @@ struct PlannerIndex<Root>: PlannableIndex {
     /// An index with one encoder per attribute.
     init(
         name: String,
-        keyPaths: [PartialKeyPath<Root>],
+        keyPaths: [AnyKeyPath],
         isUnique: Bool,
         isMultiEntry: Bool,
         encodeComponents: [@Sendable (Any) -> [UInt8]?]
     ) {
         self.name = name
         self.keyPaths = keyPaths
-        self.attributes = keyPaths
         self.isUnique = isUnique
         self.isMultiEntry = isMultiEntry
         self.encodeComponents = encodeComponents
@@ -177,6 +182,10 @@ struct PlannedQuery: Equatable, Sendable {
     /// Whether the store's counts could choose another plan (``QueryPlanner/mayCount(_:plan:)``); when not, a fetch
     /// counts nothing.
     var mayCount = false
+    /// When ``mayCount``, the candidates the planner ranked, best first, which the store weighs by its counts
+    /// (``EntityStore/refined(_:descriptor:in:)``) without walking the predicate again; `nil` when it must (a plan
+    /// from a template).
+    var candidates: [QueryPlanner.Candidate]?
 
     /// A one-line human description, such as `index projectID: 1 key` or `scan`, for `explain`; made when asked for,
     /// not by every fetch.

@@ -25,7 +25,7 @@ extension QueryPlanner {
     typealias KeyPathTerm = Term<AnyKeyPath>
 
     /// A plan the predicate allows, with what is needed to rank it against the others.
-    struct Candidate {
+    struct Candidate: Equatable, Sendable {
         /// How the candidate reads records.
         var plan: QueryPlan
         /// Whether the plan's index is unique.

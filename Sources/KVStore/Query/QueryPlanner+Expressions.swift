@@ -8,7 +8,7 @@ import Foundation
 //
 // The walk descends only through `Conjunction`, `Disjunction` and the operands of the nodes below, never into a
 // nested closure (`OptionalFlatMap`, `SequenceContainsWhere`, ...), so every `Variable` it meets is the predicate's
-// own input. Key paths are matched against the indexes' `PartialKeyPath<Root>` values, which pins the root type too.
+// own input. Key paths are matched against the indexes' key paths, whose equality compares their root types too.
 
 extension QueryPlanner {
     /// An operand that reads an attribute of the predicate's input: the input itself, or a key path from it.
@@ -50,14 +50,14 @@ extension QueryPlanner {
         /// Returns the constraints this node puts on attributes; every record that satisfies the node satisfies each
         /// returned term, so a plan built from any one term leaves no match out.
         /// - Parameter indexes: The indexes available, for nodes (such as a disjunction) that plan their parts.
-        func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [KeyPathTerm]
+        func plannerTerms(indexes: [PlannerIndex]) -> [KeyPathTerm]
     }
 
     /// Returns the constraints of any expression, or none when the planner does not understand it.
     /// - Parameters:
     ///   - expression: A node of a predicate's expression tree.
     ///   - indexes: The indexes available.
-    static func terms<Root>(of expression: Any, indexes: [PlannerIndex<Root>]) -> [KeyPathTerm] {
+    static func terms(of expression: Any, indexes: [PlannerIndex]) -> [KeyPathTerm] {
         guard let node = expression as? any Node else { return [] }
         return node.plannerTerms(indexes: indexes)
     }
@@ -135,7 +135,7 @@ extension PredicateExpressions.KeyPath: QueryPlanner.KeyPathOperand where Root: 
 extension PredicateExpressions.KeyPath: QueryPlanner.Node
 where Root: QueryPlanner.KeyPathOperand, Output == Bool {
     /// A Boolean attribute used as a condition (`#Predicate { $0.isDone }`) is an equality with `true`.
-    func plannerTerms<Input>(indexes: [PlannerIndex<Input>]) -> [QueryPlanner.KeyPathTerm] {
+    func plannerTerms(indexes: [PlannerIndex]) -> [QueryPlanner.KeyPathTerm] {
         guard let keyPath = plannerKeyPath else { return [] }
         return [.equal(keyPath, true)]
     }
@@ -207,7 +207,7 @@ extension PredicateExpressions.SequenceContains: QueryPlanner.SingleComparison {
 
 extension PredicateExpressions.Equal: QueryPlanner.Node {
     /// `attribute == constant`, either way round.
-    func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.KeyPathTerm] {
+    func plannerTerms(indexes: [PlannerIndex]) -> [QueryPlanner.KeyPathTerm] {
         guard let match = QueryPlanner.attributeAndConstant(lhs, rhs) else { return [] }
         return [.equal(match.keyPath, match.constant)]
     }
@@ -217,7 +217,7 @@ extension PredicateExpressions.NotEqual: QueryPlanner.Node {
     /// `attribute != nil`, either way round: every key but nil's, which sorts before every value's. `attribute !=
     /// value`: the keys on both sides of the value's (``QueryPlanner/complementTerms(of:value:indexes:)``), which
     /// only a store's counts can tell worth reading.
-    func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.KeyPathTerm] {
+    func plannerTerms(indexes: [PlannerIndex]) -> [QueryPlanner.KeyPathTerm] {
         guard let match = QueryPlanner.attributeAndConstant(lhs, rhs) else { return [] }
         guard (match.constant as? any AnyOptional)?.isNil == true else {
             return QueryPlanner.complementTerms(of: match.keyPath, value: match.constant, indexes: indexes)
@@ -237,8 +237,8 @@ extension QueryPlanner {
     /// and above the value's key, with that key as ``Candidate/excludedKey``, so that it is never chosen without the
     /// store's counts (``bestCandidate(for:indexes:)`` passes over it). `nil` sorts first, below every value, so the
     /// range below holds the models whose attribute is `nil`, which `!=` matches.
-    static func complementTerms<Root>(
-        of keyPath: AnyKeyPath, value: Any, indexes: [PlannerIndex<Root>]
+    static func complementTerms(
+        of keyPath: AnyKeyPath, value: Any, indexes: [PlannerIndex]
     ) -> [KeyPathTerm] {
         indexes.compactMap { index -> KeyPathTerm? in
             guard !index.isMultiEntry, !index.isRecordKey, index.keyPaths.count == 1,
@@ -263,7 +263,7 @@ extension PredicateExpressions.Equal: QueryPlanner.EqualityNode {
 extension PredicateExpressions.Negation: QueryPlanner.Node {
     /// `!attribute` on a Boolean attribute: an equality with `false`. `!(attribute == value)`: as `attribute !=
     /// value`. Any other negation is not planned.
-    func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.KeyPathTerm] {
+    func plannerTerms(indexes: [PlannerIndex]) -> [QueryPlanner.KeyPathTerm] {
         if let attribute = wrapped as? any QueryPlanner.KeyPathOperand, let keyPath = attribute.plannerKeyPath {
             return [.equal(keyPath, false)]
         }
@@ -291,9 +291,19 @@ extension PredicateExpressions.Conjunction: QueryPlanner.ComparisonTree {
 
 extension PredicateExpressions.Comparison: QueryPlanner.Node {
     /// `attribute < constant` and the like; `constant < attribute` is flipped to `attribute > constant`.
-    func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.KeyPathTerm] {
+    ///
+    /// A `Date`'s `<=` and `>=` are `Comparable`'s, `!(b < a)` and `!(a < b)`, which a NaN date on either side makes
+    /// true, where the key of a NaN date sorts after every other: a NaN constant bounds nothing, and the upper bound of
+    /// `<=` would leave out the models whose date is NaN, which it matches. Neither gives a term, and the fetch's
+    /// evaluation decides. (A lower bound keeps those models, whose key is the last.)
+    func plannerTerms(indexes: [PlannerIndex]) -> [QueryPlanner.KeyPathTerm] {
         guard let match = QueryPlanner.attributeAndConstant(lhs, rhs) else { return [] }
         let comparison = match.isFlipped ? op.plannerFlipped : op
+        if let date = match.constant as? Date,
+            date.timeIntervalSinceReferenceDate.isNaN || comparison == .lessThanOrEqual
+        {
+            return []
+        }
         return [.compare(match.keyPath, comparison, match.constant)]
     }
 }
@@ -312,7 +322,7 @@ extension PredicateExpressions.ComparisonOperator {
 
 extension PredicateExpressions.SequenceContains: QueryPlanner.Node {
     /// `$0.tags.contains(constant)` (a multi-entry index) or `constant.contains($0.field)` (several keys).
-    func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.KeyPathTerm] {
+    func plannerTerms(indexes: [PlannerIndex]) -> [QueryPlanner.KeyPathTerm] {
         if let attribute = sequence as? any QueryPlanner.KeyPathOperand, let keyPath = attribute.plannerKeyPath,
             let value = QueryPlanner.constant(element)
         {
@@ -329,7 +339,7 @@ extension PredicateExpressions.SequenceContains: QueryPlanner.Node {
 
 extension PredicateExpressions.SequenceStartsWith: QueryPlanner.Node {
     /// `$0.name.starts(with: constant)` on a string attribute: a range of its index's keys.
-    func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.KeyPathTerm] {
+    func plannerTerms(indexes: [PlannerIndex]) -> [QueryPlanner.KeyPathTerm] {
         guard let attribute = base as? any QueryPlanner.KeyPathOperand, let keyPath = attribute.plannerKeyPath,
             let prefix = QueryPlanner.constant(self.prefix) as? String
         else { return [] }
@@ -339,7 +349,7 @@ extension PredicateExpressions.SequenceStartsWith: QueryPlanner.Node {
 
 extension PredicateExpressions.Conjunction: QueryPlanner.Node {
     /// Both sides hold, so every constraint of either side holds.
-    func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.KeyPathTerm] {
+    func plannerTerms(indexes: [PlannerIndex]) -> [QueryPlanner.KeyPathTerm] {
         QueryPlanner.terms(of: lhs, indexes: indexes) + QueryPlanner.terms(of: rhs, indexes: indexes)
     }
 }
@@ -348,7 +358,7 @@ extension PredicateExpressions.Disjunction: QueryPlanner.Node {
     /// Usable when both sides are: keys of the same index are merged into one read of their union; other plans are
     /// read one after the other (``QueryPlan/union(_:)``), a union of unions flattened. A side without a plan leaves
     /// the disjunction to a scan.
-    func plannerTerms<Root>(indexes: [PlannerIndex<Root>]) -> [QueryPlanner.KeyPathTerm] {
+    func plannerTerms(indexes: [PlannerIndex]) -> [QueryPlanner.KeyPathTerm] {
         let left = QueryPlanner.bestCandidate(for: QueryPlanner.terms(of: lhs, indexes: indexes), indexes: indexes)
         let right = QueryPlanner.bestCandidate(for: QueryPlanner.terms(of: rhs, indexes: indexes), indexes: indexes)
         guard let left, let right else { return [] }

@@ -71,7 +71,7 @@ enum QueryPlanner {
         sortBy: [SortDescriptor<Root>],
         fetchLimit: Int?,
         fetchOffset: Int,
-        indexes: [PlannerIndex<Root>]
+        indexes: [PlannerIndex]
     ) -> PlannedQuery {
         let constraints = predicate.map { terms(of: $0.expression, indexes: indexes) } ?? []
         let ranked = allCandidates(for: constraints, indexes: indexes)
@@ -91,6 +91,7 @@ enum QueryPlanner {
             isExact: isExact(plan, predicate: predicate, terms: constraints, indexes: indexes)
         )
         planned.mayCount = mayCount(ranked, plan: plan)
+        if planned.mayCount { planned.candidates = ranked }
         return planned
     }
 
@@ -101,7 +102,7 @@ enum QueryPlanner {
     ///   - indexes: The entity's indexes.
     ///   - fixedAttributes: For a range of a compound index, how many of its first attributes an equality fixes.
     static func oriented<Root>(
-        _ plan: QueryPlan, sortBy: [SortDescriptor<Root>], indexes: [PlannerIndex<Root>], fixedAttributes: Int
+        _ plan: QueryPlan, sortBy: [SortDescriptor<Root>], indexes: [PlannerIndex], fixedAttributes: Int
     ) -> QueryPlan {
         guard case .range(let name, let lower, let upper, false) = plan, sortBy.first?.order == .reverse else {
             return plan
@@ -134,7 +135,7 @@ enum QueryPlanner {
     /// of a single-attribute index with exact order (``PlannerIndex/hasExactOrder``) whose range the plan reads with
     /// a constant encoded into its bounds.
     static func isExact<Root>(
-        _ plan: QueryPlan, predicate: Predicate<Root>?, terms: [KeyPathTerm], indexes: [PlannerIndex<Root>]
+        _ plan: QueryPlan, predicate: Predicate<Root>?, terms: [KeyPathTerm], indexes: [PlannerIndex]
     ) -> Bool {
         switch plan {
         case .keys(let name, let keys):
@@ -165,7 +166,7 @@ enum QueryPlanner {
     /// - Parameters:
     ///   - sortBy: The fetch's sort descriptors.
     ///   - indexes: The entity's indexes.
-    static func orderedPlan<Root>(sortBy: [SortDescriptor<Root>], indexes: [PlannerIndex<Root>]) -> QueryPlan? {
+    static func orderedPlan<Root>(sortBy: [SortDescriptor<Root>], indexes: [PlannerIndex]) -> QueryPlan? {
         guard let first = sortBy.first, let keyPath = first.keyPath, isByteOrdered(first) else { return nil }
         let reverse = first.order == .reverse
         if sortBy.allSatisfy({ $0.keyPath == keyPath }),
@@ -194,7 +195,7 @@ enum QueryPlanner {
     ///   - indexes: The entity's indexes.
     ///   - fixedAttributes: For a range of a compound index, how many of its first attributes an equality fixes.
     static func isSorted<Root>(
-        _ plan: QueryPlan, sortBy: [SortDescriptor<Root>], indexes: [PlannerIndex<Root>], fixedAttributes: Int = 0
+        _ plan: QueryPlan, sortBy: [SortDescriptor<Root>], indexes: [PlannerIndex], fixedAttributes: Int = 0
     ) -> Bool {
         guard let first = sortBy.first else { return true }
         let reverse: Bool
@@ -229,7 +230,7 @@ enum QueryPlanner {
     /// - Parameters:
     ///   - index: The plan's index.
     ///   - sortBy: The fetch's sort descriptors, at least one.
-    static func sortsOnlyBy<Root>(_ index: PlannerIndex<Root>, _ sortBy: [SortDescriptor<Root>]) -> Bool {
+    static func sortsOnlyBy<Root>(_ index: PlannerIndex, _ sortBy: [SortDescriptor<Root>]) -> Bool {
         guard !index.isMultiEntry, index.keyPaths.count == 1, let keyPath = index.keyPaths.first else { return false }
         return sortBy.allSatisfy { $0.keyPath == keyPath }
     }
@@ -241,7 +242,7 @@ enum QueryPlanner {
     ///   - sortBy: The fetch's sort descriptors, at least one.
     ///   - fixed: How many of the index's first attributes an equality fixes.
     static func followsCompoundOrder<Root>(
-        _ index: PlannerIndex<Root>, _ sortBy: [SortDescriptor<Root>], after fixed: Int
+        _ index: PlannerIndex, _ sortBy: [SortDescriptor<Root>], after fixed: Int
     ) -> Bool {
         guard !index.isMultiEntry, index.keyPaths.count > 1, sortBy.count == index.keyPaths.count - fixed else {
             return false
@@ -282,7 +283,7 @@ enum QueryPlanner {
     ]
 
     /// The names of the unique indexes among those `plan` reads.
-    static func uniqueIndexes<Root>(of plan: QueryPlan, in indexes: [PlannerIndex<Root>]) -> [String] {
+    static func uniqueIndexes(of plan: QueryPlan, in indexes: [PlannerIndex]) -> [String] {
         switch plan {
         case .scan: return []
         case .union(let plans), .intersection(let plans): return plans.flatMap { uniqueIndexes(of: $0, in: indexes) }

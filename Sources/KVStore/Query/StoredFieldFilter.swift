@@ -19,7 +19,7 @@ struct StoredFieldFilter<M: StoredModel> {
     /// The test.
     let test: StoredFieldTest
     /// One check per attribute read: whether the field holds the value of the model's property.
-    let checks: [(borrowing FieldReader, M) throws -> Bool]
+    let checks: [FieldCheck<M>]
 
     /// Compiles `predicate`, or returns `nil` when it holds anything but the shapes compiled (see the file's
     /// comment) or an attribute that is not a stored field of a type read in place (``InPlaceReadable``).
@@ -38,10 +38,11 @@ struct StoredFieldFilter<M: StoredModel> {
     }
 
     /// Whether every attribute the test reads holds, in the record, the value `model` has: the check a scan makes on
-    /// the first record it tests, against its decoded model, so that a model whose coding stores a property under
+    /// the records it decodes, against their decoded models, so that a model whose coding stores a property under
     /// another name or in another form (custom `CodingKeys`, `init(from:)` or `init(fields:)`) is decoded instead.
-    func readsSameValues(from fields: borrowing FieldReader, as model: M) throws -> Bool {
-        for check in checks where !(try check(fields, model)) { return false }
+    /// The fields are read in place, as the test reads them: one that does not read so does not hold the value.
+    func readsSameValues(in fields: StoredRecordFields, as model: M) -> Bool {
+        for check in checks where !check(fields, model) { return false }
         return true
     }
 }
@@ -53,43 +54,70 @@ final class StoredFieldCompiler<M: StoredModel> {
     /// The field table that gives the fields' ids.
     let fields: FieldTable
     /// The checks of the attributes read so far.
-    var checks: [(borrowing FieldReader, M) throws -> Bool] = []
+    var checks: [FieldCheck<M>] = []
 
     init(fieldName: @escaping (AnyKeyPath) -> String?, fields: FieldTable) {
         self.fieldName = fieldName
         self.fields = fields
     }
 
-    /// The id of the field of the attribute at `keyPath` when it is a stored attribute of type `V` that the records
-    /// hold, after adding its check; `nil` otherwise.
-    private func field<V: Equatable>(_ keyPath: AnyKeyPath, _: V.Type) -> UInt64? {
+    /// The id of the field of the attribute at `keyPath` and the attribute's key path, when it is a stored attribute
+    /// of type `V` that the records hold; `nil` otherwise.
+    private func field<V>(_ keyPath: AnyKeyPath, _: V.Type) -> (id: UInt64, property: KeyPath<M, V>)? {
         guard let property = keyPath as? KeyPath<M, V>, let name = fieldName(keyPath),
-            let id = fields.existingID(for: name, in: .topLevel), let read = TypedReaders<V>.fieldReader()
+            let id = fields.existingID(for: name, in: .topLevel)
         else { return nil }
-        checks.append { fields, model in try read(fields, name) == model[keyPath: property] }
-        return UInt64(id)
+        return (UInt64(id), property)
     }
 
     /// A test of `attribute == constant`, or of `!=` when `negated`; `nil` when `V` is not one of the types read in
     /// place.
     func equality<V: Equatable>(_ keyPath: AnyKeyPath, _ constant: V, negated: Bool) -> StoredFieldTest? {
         typealias Tests = SpecializedFieldTests
-        guard let id = field(keyPath, V.self) else { return nil }
+        guard let (id, property) = field(keyPath, V.self) else { return nil }
         // Each type gets code of its own: generic code asks the runtime for metadata at every record.
         func cast<T>(_: T.Type) -> T { knownTypeCast(constant, to: T.self) }
-        if V.self == UUID.self { return Tests.equality(id, cast(UUID.self), negated) }
-        if V.self == UUID?.self { return Tests.equality(id, cast(UUID?.self), negated) }
-        if V.self == String.self { return Tests.equality(id, cast(String.self), negated) }
-        if V.self == String?.self { return Tests.equality(id, cast(String?.self), negated) }
-        if V.self == Int.self { return Tests.equality(id, cast(Int.self), negated) }
-        if V.self == Int?.self { return Tests.equality(id, cast(Int?.self), negated) }
-        if V.self == Bool.self { return Tests.equality(id, cast(Bool.self), negated) }
-        if V.self == Bool?.self { return Tests.equality(id, cast(Bool?.self), negated) }
-        if V.self == Double.self { return Tests.equality(id, cast(Double.self), negated) }
-        if V.self == Double?.self { return Tests.equality(id, cast(Double?.self), negated) }
-        if V.self == Date.self { return Tests.equality(id, cast(Date.self), negated) }
-        if V.self == Date?.self { return Tests.equality(id, cast(Date?.self), negated) }
-        checks.removeLast()
+        func path<T>(_: T.Type) -> KeyPath<M, T> { knownTypeCast(property, to: KeyPath<M, T>.self) }
+        func checked(_ test: @escaping StoredFieldTest, _ check: @escaping FieldCheck<M>) -> StoredFieldTest {
+            checks.append(check)
+            return test
+        }
+        if V.self == UUID.self {
+            return checked(Tests.equality(id, cast(UUID.self), negated), Tests.check(id, path(UUID.self)))
+        }
+        if V.self == UUID?.self {
+            return checked(Tests.equality(id, cast(UUID?.self), negated), Tests.check(id, path(UUID?.self)))
+        }
+        if V.self == String.self {
+            return checked(Tests.equality(id, cast(String.self), negated), Tests.check(id, path(String.self)))
+        }
+        if V.self == String?.self {
+            return checked(Tests.equality(id, cast(String?.self), negated), Tests.check(id, path(String?.self)))
+        }
+        if V.self == Int.self {
+            return checked(Tests.equality(id, cast(Int.self), negated), Tests.check(id, path(Int.self)))
+        }
+        if V.self == Int?.self {
+            return checked(Tests.equality(id, cast(Int?.self), negated), Tests.check(id, path(Int?.self)))
+        }
+        if V.self == Bool.self {
+            return checked(Tests.equality(id, cast(Bool.self), negated), Tests.check(id, path(Bool.self)))
+        }
+        if V.self == Bool?.self {
+            return checked(Tests.equality(id, cast(Bool?.self), negated), Tests.check(id, path(Bool?.self)))
+        }
+        if V.self == Double.self {
+            return checked(Tests.equality(id, cast(Double.self), negated), Tests.check(id, path(Double.self)))
+        }
+        if V.self == Double?.self {
+            return checked(Tests.equality(id, cast(Double?.self), negated), Tests.check(id, path(Double?.self)))
+        }
+        if V.self == Date.self {
+            return checked(Tests.equality(id, cast(Date.self), negated), Tests.check(id, path(Date.self)))
+        }
+        if V.self == Date?.self {
+            return checked(Tests.equality(id, cast(Date?.self), negated), Tests.check(id, path(Date?.self)))
+        }
         return nil
     }
 
@@ -98,17 +126,34 @@ final class StoredFieldCompiler<M: StoredModel> {
         _ keyPath: AnyKeyPath, _ op: PredicateExpressions.ComparisonOperator, _ constant: V
     ) -> StoredFieldTest? {
         typealias Tests = SpecializedFieldTests
-        guard let id = field(keyPath, V.self) else { return nil }
+        guard let (id, property) = field(keyPath, V.self) else { return nil }
         func cast<T>(_: T.Type) -> T { knownTypeCast(constant, to: T.self) }
-        if V.self == Int.self { return Tests.comparison(id, op, cast(Int.self)) }
-        if V.self == Double.self { return Tests.comparison(id, op, cast(Double.self)) }
-        if V.self == Date.self { return Tests.comparison(id, op, cast(Date.self)) }
-        if V.self == String.self { return Tests.comparison(id, op, cast(String.self)) }
-        if V.self == UUID.self { return Tests.comparison(id, op, cast(UUID.self)) }
-        checks.removeLast()
+        func path<T>(_: T.Type) -> KeyPath<M, T> { knownTypeCast(property, to: KeyPath<M, T>.self) }
+        func checked(_ test: @escaping StoredFieldTest, _ check: @escaping FieldCheck<M>) -> StoredFieldTest {
+            checks.append(check)
+            return test
+        }
+        if V.self == Int.self {
+            return checked(Tests.comparison(id, op, cast(Int.self)), Tests.check(id, path(Int.self)))
+        }
+        if V.self == Double.self {
+            return checked(Tests.comparison(id, op, cast(Double.self)), Tests.check(id, path(Double.self)))
+        }
+        if V.self == Date.self {
+            return checked(Tests.comparison(id, op, cast(Date.self)), Tests.check(id, path(Date.self)))
+        }
+        if V.self == String.self {
+            return checked(Tests.comparison(id, op, cast(String.self)), Tests.check(id, path(String.self)))
+        }
+        if V.self == UUID.self {
+            return checked(Tests.comparison(id, op, cast(UUID.self)), Tests.check(id, path(UUID.self)))
+        }
         return nil
     }
 }
+
+/// A check that a record's field holds the value of its model's property (``StoredFieldFilter/checks``).
+typealias FieldCheck<M> = (StoredRecordFields, M) -> Bool
 
 /// The tests of ``StoredFieldCompiler`` for one concrete type each: called with a concrete `T`, which the compiler
 /// specializes them for, so that a record's test makes no generic calls.
@@ -143,6 +188,70 @@ enum SpecializedFieldTests {
                 bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
             )
         }
+    }
+
+    // The checks of a field, one per type: a function generic over the model alone, so that the field is read and
+    // compared as the concrete type (one generic over the type too would not be specialized for it, the model's type
+    // being unknown here, and asked the runtime for the optional's metadata and its `==` at every record).
+
+    /// Whether the field `id` holds, read in place, the value of the model's property at `property`.
+    static func check<M>(_ id: UInt64, _ property: KeyPath<M, UUID>) -> FieldCheck<M> {
+        { fields, model in fields.value(ofField: id, as: UUID.self) == model[keyPath: property] }
+    }
+
+    /// Whether the field `id` holds, read in place, the value of the model's property at `property`.
+    static func check<M>(_ id: UInt64, _ property: KeyPath<M, UUID?>) -> FieldCheck<M> {
+        { fields, model in fields.value(ofField: id, as: UUID?.self) == model[keyPath: property] }
+    }
+
+    /// Whether the field `id` holds, read in place, the value of the model's property at `property`.
+    static func check<M>(_ id: UInt64, _ property: KeyPath<M, String>) -> FieldCheck<M> {
+        { fields, model in fields.value(ofField: id, as: String.self) == model[keyPath: property] }
+    }
+
+    /// Whether the field `id` holds, read in place, the value of the model's property at `property`.
+    static func check<M>(_ id: UInt64, _ property: KeyPath<M, String?>) -> FieldCheck<M> {
+        { fields, model in fields.value(ofField: id, as: String?.self) == model[keyPath: property] }
+    }
+
+    /// Whether the field `id` holds, read in place, the value of the model's property at `property`.
+    static func check<M>(_ id: UInt64, _ property: KeyPath<M, Int>) -> FieldCheck<M> {
+        { fields, model in fields.value(ofField: id, as: Int.self) == model[keyPath: property] }
+    }
+
+    /// Whether the field `id` holds, read in place, the value of the model's property at `property`.
+    static func check<M>(_ id: UInt64, _ property: KeyPath<M, Int?>) -> FieldCheck<M> {
+        { fields, model in fields.value(ofField: id, as: Int?.self) == model[keyPath: property] }
+    }
+
+    /// Whether the field `id` holds, read in place, the value of the model's property at `property`.
+    static func check<M>(_ id: UInt64, _ property: KeyPath<M, Bool>) -> FieldCheck<M> {
+        { fields, model in fields.value(ofField: id, as: Bool.self) == model[keyPath: property] }
+    }
+
+    /// Whether the field `id` holds, read in place, the value of the model's property at `property`.
+    static func check<M>(_ id: UInt64, _ property: KeyPath<M, Bool?>) -> FieldCheck<M> {
+        { fields, model in fields.value(ofField: id, as: Bool?.self) == model[keyPath: property] }
+    }
+
+    /// Whether the field `id` holds, read in place, the value of the model's property at `property`.
+    static func check<M>(_ id: UInt64, _ property: KeyPath<M, Double>) -> FieldCheck<M> {
+        { fields, model in fields.value(ofField: id, as: Double.self) == model[keyPath: property] }
+    }
+
+    /// Whether the field `id` holds, read in place, the value of the model's property at `property`.
+    static func check<M>(_ id: UInt64, _ property: KeyPath<M, Double?>) -> FieldCheck<M> {
+        { fields, model in fields.value(ofField: id, as: Double?.self) == model[keyPath: property] }
+    }
+
+    /// Whether the field `id` holds, read in place, the value of the model's property at `property`.
+    static func check<M>(_ id: UInt64, _ property: KeyPath<M, Date>) -> FieldCheck<M> {
+        { fields, model in fields.value(ofField: id, as: Date.self) == model[keyPath: property] }
+    }
+
+    /// Whether the field `id` holds, read in place, the value of the model's property at `property`.
+    static func check<M>(_ id: UInt64, _ property: KeyPath<M, Date?>) -> FieldCheck<M> {
+        { fields, model in fields.value(ofField: id, as: Date?.self) == model[keyPath: property] }
     }
 
     /// A test of `field op constant`.
@@ -269,5 +378,43 @@ extension PredicateExpressions.Value: StoredFieldNode where Output == Bool {
     func storedFieldTest<M>(_ compiler: StoredFieldCompiler<M>) -> StoredFieldTest? {
         let value = self.value
         return { _ in value }
+    }
+}
+
+/// Decides which candidates of a plan that does not answer its predicate exactly match it: through the predicate
+/// compiled into a ``StoredFieldFilter`` when it compiles, tested on each candidate's record, and through
+/// `Predicate.evaluate` on the decoded model otherwise.
+///
+/// An index read's candidates are decoded whatever their verdict (most of them match), so, unlike a scan, the matcher
+/// never passes over a record unread, and each verdict is checked against the decoded model
+/// (``StoredFieldFilter/readsSameValues(in:as:)``), which costs a fraction of an evaluation: a record whose fields
+/// disagree with its model turns the test off for the rest of the fetch, and that candidate and the later ones are
+/// evaluated. The predicate is compiled when the first candidate comes, so a read that finds nothing compiles nothing.
+final class CandidateMatcher<M: StoredModel> {
+    private let predicate: Predicate<M>
+    private let compile: () -> StoredFieldFilter<M>?
+    private var filter: StoredFieldFilter<M>?
+    private var isCompiled = false
+
+    /// A matcher of `predicate`; `compile` compiles it for the records tested, or returns `nil` when it must be
+    /// evaluated.
+    init(_ predicate: Predicate<M>, compile: @escaping () -> StoredFieldFilter<M>?) {
+        self.predicate = predicate
+        self.compile = compile
+    }
+
+    /// Whether `model`, decoded from `record`, matches the predicate.
+    ///
+    /// - Throws: What the predicate's evaluation throws.
+    func matches(_ model: M, record: BorrowedBytes) throws -> Bool {
+        if !isCompiled {
+            filter = compile()
+            isCompiled = true
+        }
+        if let filter, let fields = StoredRecordFields(record: record), let verdict = filter.test(fields) {
+            if filter.readsSameValues(in: fields, as: model) { return verdict }
+            self.filter = nil
+        }
+        return try predicate.evaluate(model)
     }
 }

@@ -84,10 +84,12 @@ extension EntityStore {
     /// read is checked against its decoded model, so that a property stored under another name (custom
     /// `CodingKeys`) is caught and the aggregate decodes models.
     func storedFieldName(of keyPath: AnyKeyPath) -> String? {
-        guard !ModelIndex<M>.isComputed(keyPath) else { return nil }
-        let name = ModelIndex<M>.fieldName(of: keyPath)
-        guard !name.contains("."), !externalAttributes.contains(where: { $0.name == name }) else { return nil }
-        return name
+        storedFieldNames.value(for: keyPath) { keyPath in
+            guard !ModelIndex<M>.isComputed(keyPath) else { return nil }
+            let name = ModelIndex<M>.fieldName(of: keyPath)
+            guard !name.contains("."), !externalAttributes.contains(where: { $0.name == name }) else { return nil }
+            return name
+        }
     }
 
     /// A description of how an aggregate reads, for ``ModelContext/explain(_:matching:)``.

@@ -5,8 +5,8 @@ extension EntityStore {
     /// The planner's view of the entity's indexes, the record key first (``QueryPlan/recordKey``): a unique index on
     /// `id` whose keys are the IDs' bytes, so that equality and `contains` on `id` read the records directly, and
     /// win a tie with any other index.
-    static func plannerIndexes(of indexes: [StoredIndex]) -> [PlannerIndex<M>] {
-        [PlannerIndex<M>.recordKey]
+    static func plannerIndexes(of indexes: [StoredIndex]) -> [PlannerIndex] {
+        [PlannerIndex.recordKey(of: M.self)]
             + indexes.map { index in
                 var planned = PlannerIndex(
                     name: index.description.name, keyPaths: index.description.keyPaths,
@@ -42,12 +42,22 @@ extension EntityStore {
             }
             return descriptor.sortedPage(of: results, alreadySorted: planned.isSorted)
         }
-        try forEachCandidate(planned.plan, in: txn, reader: reader) { model in
-            guard try planned.isExact || descriptor.matches(model) else { return true }
+        let matcher = planned.isExact ? nil : descriptor.predicate.map(candidateMatcher)
+        try forEachCandidate(planned.plan, in: txn, reader: reader, matching: matcher) { model in
             results.append(model)
             return wanted.map { results.count < $0 } ?? true
         }
         return descriptor.sortedPage(of: results, alreadySorted: planned.isSorted)
+    }
+
+    /// The matcher of the candidates of a plan that does not answer `predicate` exactly: through the stored-field
+    /// test when the entity allows it (``Entity/testsStoredFields``) and the predicate compiles.
+    func candidateMatcher(_ predicate: Predicate<M>) -> CandidateMatcher<M> {
+        let fields = reader.fields
+        return CandidateMatcher(predicate) { [self] in
+            testsStoredFields
+                ? StoredFieldFilter<M>.compile(predicate, fieldName: storedFieldName, fields: fields) : nil
+        }
     }
 
     /// The number of models that match `descriptor`, ignoring its sort, offset and limit: read from the index,
@@ -79,8 +89,9 @@ extension EntityStore {
             }
             return count
         }
-        try forEachCandidate(planned.plan, in: txn, reader: reader) { model in
-            if try planned.isExact || predicate.evaluate(model) { count += 1 }
+        let matcher = planned.isExact ? nil : candidateMatcher(predicate)
+        try forEachCandidate(planned.plan, in: txn, reader: reader, matching: matcher) { _ in
+            count += 1
             return true
         }
         return count
@@ -121,10 +132,7 @@ extension EntityStore {
                     return true
                 }
                 let model = try decode(value, key: key, reader: reader)
-                let agrees = try? reader.decoder.decodeFields(from: value, fields: reader.fields) { fields in
-                    try filter?.readsSameValues(from: fields, as: model)
-                }
-                if agrees == true {
+                if filter?.readsSameValues(in: fields, as: model) == true {
                     checked += 1
                     return try verdict ? body { model } : true
                 }
@@ -243,23 +251,38 @@ extension EntityStore {
         try key.withBorrowedBytes { try txn.bytes(forKey: $0, in: records) != nil }
     }
 
-    /// Calls `body` with each candidate model of a plan, in the plan's order, until `body` returns false. A model
-    /// reached through several keys of a multi-entry index is visited once.
+    /// Calls `body` with each candidate model of a plan, in the plan's order, until `body` returns false; with a
+    /// `matcher`, with the candidates it finds matching only. A model reached through several keys of a multi-entry
+    /// index is visited once.
     func forEachCandidate(
         _ plan: QueryPlan,
         in txn: borrowing Transaction,
         reader: RecordReader,
+        matching matcher: CandidateMatcher<M>? = nil,
         _ body: (M) throws -> Bool
     ) throws {
+        /// The candidate stored under `id`, `nil` when no record is or the matcher rejects it.
+        func candidateModel(_ id: UUID) throws -> M? {
+            guard let bytes = try withKey(id, { key in try txn.bytes(forKey: key, in: records) }) else { return nil }
+            return try candidateModel(bytes, id: id)
+        }
+        func candidateModel(_ bytes: BorrowedBytes, id: UUID) throws -> M? {
+            let model = try decode(bytes, id: id, reader: reader)
+            guard let matcher else { return model }
+            return try matcher.matches(model, record: bytes) ? model : nil
+        }
         switch plan {
         case .scan:
-            try txn.scanEntries(records) { key, value in try body(decode(value, key: key, reader: reader)) }
+            try txn.scanEntries(records) { key, value in
+                guard let model = try candidateModel(value, id: UUID(bytes: key)) else { return true }
+                return try body(model)
+            }
         case .union(let plans):
             // Each model once: one that several parts reach comes with the first.
             var seen = Set<UUID>()
             var goesOn = true
             for part in plans where goesOn {
-                try forEachCandidate(part, in: txn, reader: reader) { model in
+                try forEachCandidate(part, in: txn, reader: reader, matching: matcher) { model in
                     guard seen.insert(model.id).inserted else { return true }
                     goesOn = try body(model)
                     return goesOn
@@ -276,10 +299,16 @@ extension EntityStore {
                 }
                 ids = found
             }
-            try visit((ids ?? []).sorted { $0.isOrdered(before: $1) }, in: txn, reader: reader, body)
+            for id in (ids ?? []).sorted(by: { $0.isOrdered(before: $1) }) {
+                guard let model = try candidateModel(id) else { continue }
+                guard try body(model) else { return }
+            }
         case .keys(QueryPlan.recordKey, let keys):
             // The planner sorted the IDs' bytes and removed duplicates: the lookups run in key order.
-            try visit(keys.map { $0.withBorrowedBytes { UUID(bytes: $0) } }, in: txn, reader: reader, body)
+            for key in keys {
+                guard let model = try candidateModel(key.withBorrowedBytes { UUID(bytes: $0) }) else { continue }
+                guard try body(model) else { return }
+            }
         case .keys(let name, let keys):
             let index = try storedIndex(name)
             var ids: [UUID] = []
@@ -297,12 +326,15 @@ extension EntityStore {
                     return true
                 }
             }
-            try visit(ids, in: txn, reader: reader, body)
+            for id in ids {
+                guard let model = try candidateModel(id) else { continue }
+                guard try body(model) else { return }
+            }
         case .range(let name, let lower, let upper, let reverse):
             // Only ranges of numbers and dates are taken as sorted (QueryPlanner.isByteOrdered), whose keys are never
             // cut: the candidates go to `body` as the index gives them, and a sorted fetch stops when it has enough.
             try forEachID(inRange: name, lower: lower, upper: upper, reverse: reverse, in: txn) { id in
-                guard let model = try model(for: id, in: txn, reader: reader) else { return true }
+                guard let model = try candidateModel(id) else { return true }
                 return try body(model)
             }
         case .ordered(let name, let reverse):
@@ -319,7 +351,7 @@ extension EntityStore {
             }
             var goesOn = true
             try txn.scanEntries(try storedIndex(name).table, reverse: reverse) { indexKey, value in
-                guard let model = try model(for: UUID(bytes: value), in: txn, reader: reader) else { return true }
+                guard let model = try candidateModel(UUID(bytes: value)) else { return true }
                 guard reverse else {
                     goesOn = try body(model)
                     return goesOn
@@ -353,7 +385,8 @@ extension EntityStore {
 
     /// Calls `body` with the ID of each entry of the index `name` between two bounds, in key order (from the upper
     /// end when `reverse`, the IDs of one key still in ascending order, as a stable sort of a scan leaves models that
-    /// tie), each ID once, until `body` returns false.
+    /// tie), each ID once, until `body` returns false. Only a multi-entry index can give an ID twice, and only its IDs
+    /// are remembered to pass over repeats.
     ///
     /// A bound that was cut is widened to every key of its prefix: cut keys sharing a prefix sort by hash, not by
     /// value. A plan that reads cut keys is not exact, and the predicate, evaluated on every candidate, keeps the
@@ -362,7 +395,8 @@ extension EntityStore {
         inRange name: String, lower: QueryPlan.Bound?, upper: QueryPlan.Bound?, reverse: Bool = false,
         in txn: borrowing Transaction, _ body: (UUID) throws -> Bool
     ) throws {
-        let table = try storedIndex(name).table
+        let index = try storedIndex(name)
+        let table = index.table
         var lowerKey = lower.map { IndexKey.finalized($0.key, hash: longKeyHash) }
         var upperKey = upper.map { IndexKey.finalized($0.key, hash: longKeyHash) }
         var lowerInclusive = lower?.isInclusive ?? true
@@ -385,13 +419,15 @@ extension EntityStore {
             let order = compareBytes(indexKey, upperKey)
             return order < 0 || (order == 0 && upperInclusive)
         }
+        // Only a multi-entry index holds a model under several keys; in the others each model has one entry.
+        let mayRepeat = index.description.isMultiEntry
         var seen = Set<UUID>()
         guard reverse else {
             try txn.scanEntries(table, in: KeyRange(from: lowerKey, upTo: nil)) { indexKey, value in
                 guard isBelowUpper(indexKey) else { return false }
                 guard isAboveLower(indexKey) else { return true }
                 let id = UUID(bytes: value)
-                guard seen.insert(id).inserted else { return true }
+                guard !mayRepeat || seen.insert(id).inserted else { return true }
                 return try body(id)
             }
             return
@@ -404,7 +440,9 @@ extension EntityStore {
         func flush() throws {
             guard let pending = run else { return }
             run = nil
-            for id in pending.ids.reversed() where goesOn && seen.insert(id).inserted { goesOn = try body(id) }
+            for id in pending.ids.reversed() where goesOn && (!mayRepeat || seen.insert(id).inserted) {
+                goesOn = try body(id)
+            }
         }
         try txn.scanEntries(table, in: KeyRange(from: nil, upTo: end), reverse: true) { indexKey, value in
             guard isAboveLower(indexKey) else { return false }
@@ -418,18 +456,6 @@ extension EntityStore {
             return true
         }
         if goesOn { try flush() }
-    }
-
-    /// Visits the models of `ids`, looked up in key order, in the order of `ids`.
-    private func visit(
-        _ ids: [UUID], in txn: borrowing Transaction, reader: RecordReader, _ body: (M) throws -> Bool
-    )
-        throws
-    {
-        for id in ids {
-            guard let model = try model(for: id, in: txn, reader: reader) else { continue }
-            guard try body(model) else { return }
-        }
     }
 
     /// The index named `name`.

@@ -32,8 +32,15 @@ extension EntityStore {
         _ planned: PlannedQuery, descriptor: FetchDescriptor<M>, in txn: borrowing Transaction
     ) throws -> PlannedQuery {
         guard planned.mayCount, let predicate = descriptor.predicate else { return planned }
-        let terms = QueryPlanner.terms(of: predicate.expression, indexes: plannerIndexes)
-        let candidates = QueryPlanner.allCandidates(for: terms, indexes: plannerIndexes)
+        // The planner's candidates when it kept them; a template's plan walks the predicate again.
+        var walked: [QueryPlanner.KeyPathTerm]?
+        func terms() -> [QueryPlanner.KeyPathTerm] {
+            if let walked { return walked }
+            let terms = QueryPlanner.terms(of: predicate.expression, indexes: plannerIndexes)
+            walked = terms
+            return terms
+        }
+        let candidates = planned.candidates ?? QueryPlanner.allCandidates(for: terms(), indexes: plannerIndexes)
         // A scan, or a complement the counts say is worth reading.
         if case .scan = planned.plan {
             for candidate in candidates {
@@ -46,7 +53,7 @@ extension EntityStore {
                     underKey: IndexKey.finalized(excluded, hash: longKeyHash), in: index.table,
                     isUnique: index.description.isUnique, txn: txn)
                 guard held * 2 >= total, total > 0 else { continue }
-                return replanned(planned, with: candidate, descriptor: descriptor, terms: terms)
+                return replanned(planned, with: candidate, descriptor: descriptor, terms: terms())
             }
             return planned
         }
@@ -88,10 +95,10 @@ extension EntityStore {
         {
             let plan = QueryPlan.intersection([first.candidate.plan, second.candidate.plan])
             let intersection = QueryPlanner.Candidate(plan: plan, isUnique: false, attributeCount: 1)
-            return replanned(planned, with: intersection, descriptor: descriptor, terms: terms)
+            return replanned(planned, with: intersection, descriptor: descriptor, terms: terms())
         }
         guard first.candidate.plan != planned.plan else { return planned }
-        return replanned(planned, with: first.candidate, descriptor: descriptor, terms: terms)
+        return replanned(planned, with: first.candidate, descriptor: descriptor, terms: terms())
     }
 
     /// How many times more entries a second ID list may hold than the first for an intersection to pay: reading an

@@ -42,11 +42,13 @@ final class EntityStore<M: StoredModel>: AnyEntityStore {
     let indexes: [StoredIndex]
     /// The record key and the indexes as the query planner sees them, made once: making them for every fetch cost
     /// more than a key lookup.
-    let plannerIndexes: [PlannerIndex<M>]
+    let plannerIndexes: [PlannerIndex]
     /// The plans of equalities, one per attribute, reused with each new constant.
     let equalityPlans = EqualityPlans<M>()
     /// Whether scans may test stored fields (``Entity/testsStoredFields``).
     let testsStoredFields: Bool
+    /// The answers of ``storedFieldName(of:)``, which prints the key path.
+    let storedFieldNames = KeyPathMemo<String?>()
     let relationshipDescriptions: [Relationship<M>]
     /// The relationships without their model types, in the order of `relationshipDescriptions`; computed once,
     /// since naming a target entity asks the runtime for generic metadata.

@@ -9,7 +9,7 @@ import Testing
     /// Plans `predicates` in order through one ``EqualityPlans``, and expects each plan to be the full planner's.
     func expectPlannerPlans(
         _ predicates: [Predicate<PlannerItem>], sortBy: [SortDescriptor<PlannerItem>] = [],
-        indexes: [PlannerIndex<PlannerItem>] = PlannerFixture.indexes,
+        indexes: [PlannerIndex] = PlannerFixture.indexes,
         sourceLocation: SourceLocation = #_sourceLocation
     ) {
         let plans = EqualityPlans<PlannerItem>()

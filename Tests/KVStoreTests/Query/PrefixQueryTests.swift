@@ -114,7 +114,7 @@ struct UnnamedFoldedItem: Model, Equatable {
     /// The range of a prefix: from its key without the terminator to the next key of that length; a long prefix cut
     /// to what a cut key keeps.
     @Test func thePrefixRangeIsTheKeysThatBeginWithThePrefix() {
-        let index = PlannerIndex<PrefixItem>(
+        let index = PlannerIndex(
             name: "name", keyPaths: [\PrefixItem.name], isUnique: false, isMultiEntry: false,
             encodeComponent: { value in
                 guard let string = value as? String else { return nil }
@@ -135,7 +135,7 @@ struct UnnamedFoldedItem: Model, Equatable {
         let long = QueryPlanner.prefixBounds(Self.long, on: index)
         #expect(long?.lower.key.count == IndexKey.keptPrefix)
         // An index whose keys are not the standard string encoding gets no range.
-        let plain = PlannerIndex<PrefixItem>(
+        let plain = PlannerIndex(
             name: "name", keyPaths: [\PrefixItem.name], isUnique: false, isMultiEntry: false,
             encodeComponent: { ($0 as? String).map { Array($0.utf8) } })
         #expect(QueryPlanner.prefixBounds("ab", on: plain) == nil)

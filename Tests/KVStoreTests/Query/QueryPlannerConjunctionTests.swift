@@ -139,7 +139,7 @@ import Testing
     /// keys of the single index, which fix as much, win over the compound index's range.
     @Test func keysWinOverACompoundRangeThatFixesAsMuch() {
         let indexes = [
-            PlannerIndex<PlannerItem>(
+            PlannerIndex(
                 name: "lastName+firstName", keyPaths: [\PlannerItem.lastName, \PlannerItem.firstName], isUnique: false,
                 isMultiEntry: false, encodeComponent: PlannerKey.encodeString),
             PlannerFixture.index("lastName", \.lastName, encode: PlannerKey.encodeString),

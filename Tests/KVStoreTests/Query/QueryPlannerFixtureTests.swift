@@ -74,7 +74,7 @@ enum PlannerKey {
 /// Indexes and a shorthand for planning `PlannerItem` fetches.
 enum PlannerFixture {
     /// Every index of `PlannerItem`, in declaration order.
-    static var indexes: [PlannerIndex<PlannerItem>] {
+    static var indexes: [PlannerIndex] {
         [
             index("title", \.title, encode: PlannerKey.encodeString),
             index("email", \.email, isUnique: true, encode: PlannerKey.encodeString),
@@ -101,7 +101,7 @@ enum PlannerFixture {
         isUnique: Bool = false,
         isMultiEntry: Bool = false,
         encode: @escaping @Sendable (Any) -> [UInt8]?
-    ) -> PlannerIndex<PlannerItem> {
+    ) -> PlannerIndex {
         PlannerIndex(
             name: name,
             keyPaths: [keyPath],
@@ -116,7 +116,7 @@ enum PlannerFixture {
         _ predicate: Predicate<PlannerItem>?,
         sortBy: [SortDescriptor<PlannerItem>] = [],
         limit: Int? = nil,
-        indexes: [PlannerIndex<PlannerItem>] = indexes
+        indexes: [PlannerIndex] = indexes
     ) -> PlannedQuery {
         QueryPlanner.plan(predicate: predicate, sortBy: sortBy, fetchLimit: limit, fetchOffset: 0, indexes: indexes)
     }

@@ -1,0 +1,193 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import KVStore
+
+/// A model whose indexes answer predicates only in part: a `Double` (NaN, and -0 equal to 0), a compound index on an
+/// optional owner and a `Date`, and an integer; its other fields are left for the candidates' test.
+struct RangedItem: Model {
+    var id = UUID.timeOrdered()
+    var ownerID: UUID?
+    var day: Date
+    var score: Double
+    var title: String
+    var count: Int
+
+    static let entity = Entity<RangedItem>(
+        indexes: [.index(\.score), .index(\.ownerID, \.day), .index(\.count)])
+}
+
+/// ``SwappedItem`` with an index on `rank`, so that its fetches read candidates from the index and test them.
+struct SwappedRankedItem: Model {
+    var id = UUID.timeOrdered()
+    var rank: Double
+    var first: String
+    var second: String
+
+    static let entity = Entity<SwappedRankedItem>(indexes: [.index(\.rank)])
+
+    private enum CodingKeys: String, CodingKey {
+        case id, rank
+        case first = "second"
+        case second = "first"
+    }
+}
+
+/// The candidates of an index read that does not answer its predicate exactly are tested on their records' fields
+/// (``CandidateMatcher``): fetches and counts find what the predicate evaluated on every model finds.
+@Suite struct CandidateMatcherTests {
+    static let owners: [UUID?] = [nil] + (0..<3).map { _ in UUID() }
+    static let days =
+        (0..<5).map { Date(timeIntervalSinceReferenceDate: 800_000_000 + Double($0) * 86_400) }
+        + [Date(timeIntervalSinceReferenceDate: .nan)]
+    static let scores = [-0.0, 0.0, 1.5, -1, .infinity, .nan, 2.25]
+    static let titles = ["", "a", "b", "é", "e\u{301}"]
+
+    static func randomItem(_ random: inout SplitMix64) -> RangedItem {
+        func pick<T>(_ values: [T]) -> T { values[Int.random(in: 0..<values.count, using: &random)] }
+        return RangedItem(
+            ownerID: pick(owners), day: pick(days), score: pick(scores), title: pick(titles),
+            count: Int.random(in: -2...3, using: &random))
+    }
+
+    /// A predicate that an index reads in part, with constants drawn.
+    static func randomPredicate(_ random: inout SplitMix64) -> (label: String, predicate: Predicate<RangedItem>) {
+        func pick<T>(_ values: [T]) -> T { values[Int.random(in: 0..<values.count, using: &random)] }
+        let owner = pick(owners)
+        let (start, end) = (pick(days), pick(days))
+        let score = pick(scores)
+        let title = pick(titles)
+        let count = Int.random(in: -2...3, using: &random)
+        switch Int.random(in: 0..<10, using: &random) {
+        case 0:
+            return ("compound range", #Predicate { $0.ownerID == owner && $0.day >= start && $0.day < end })
+        case 7:
+            return ("compound range <=", #Predicate { $0.ownerID == owner && $0.day >= start && $0.day <= end })
+        case 8: return ("day <= && count", #Predicate { $0.day <= end && $0.count >= count })
+        case 9: return ("constant >= day, flipped", #Predicate { $0.ownerID == owner && end >= $0.day })
+        case 1: return ("score range && title", #Predicate { $0.score >= score && $0.title == title })
+        case 2: return ("score || count", #Predicate { $0.score < score || $0.count == count })
+        case 3: return ("count && score", #Predicate { $0.count > count && $0.score <= score })
+        case 4: return ("owner && title !=", #Predicate { $0.ownerID == owner && $0.title != title })
+        case 5: return ("score && !(title ==)", #Predicate { $0.score > score && !($0.title == title) })
+        default: return ("score ==", #Predicate { $0.score == score })
+        }
+    }
+
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func randomIndexReadsAgreeWithThePredicateEvaluated(seed: UInt64) throws {
+        try withContainer(RangedItem.self) { container throws in
+            var random = SplitMix64(seed: seed)
+            let context = ModelContext(container)
+            let items = (0..<400).map { _ in Self.randomItem(&random) }
+            for item in items { context.insert(item) }
+            try context.save()
+            for _ in 0..<150 {
+                let (label, predicate) = Self.randomPredicate(&random)
+                let expected = Set(try items.filter { try predicate.evaluate($0) }.map(\.id))
+                let descriptor = FetchDescriptor(predicate: predicate)
+                let plan = try context.explain(descriptor)
+                #expect(!plan.hasPrefix("scan") && !plan.contains("(exact)"), "\(label): \(plan)")
+                #expect(Set(try context.fetch(descriptor).map(\.id)) == expected, "\(label)")
+                #expect(try context.fetchCount(descriptor) == expected.count, "\(label)")
+            }
+        }
+    }
+
+    /// `Date`'s `<=` and `>=` are `Comparable`'s, `!(b < a)` and `!(a < b)`: a NaN date matches both, and every
+    /// date matches both against a NaN constant. The plans leave such bounds to the evaluation (the key of a NaN date
+    /// sorts after every other), and find every match.
+    @Test func nanDatesMatchInclusiveComparisons() throws {
+        try withContainer(RangedItem.self) { container throws in
+            let context = ModelContext(container)
+            let nan = Date(timeIntervalSinceReferenceDate: .nan)
+            let day = Date(timeIntervalSinceReferenceDate: 800_000_000)
+            let items = [nan, day, day.addingTimeInterval(86_400)].map { date in
+                RangedItem(ownerID: nil, day: date, score: 0, title: "", count: 0)
+            }
+            for item in items { context.insert(item) }
+            try context.save()
+            let owner: UUID? = nil
+            func ids(_ predicate: Predicate<RangedItem>) throws -> Set<UUID> {
+                Set(try context.fetch(FetchDescriptor(predicate: predicate)).map(\.id))
+            }
+            func expected(_ predicate: Predicate<RangedItem>) throws -> Set<UUID> {
+                Set(try items.filter { try predicate.evaluate($0) }.map(\.id))
+            }
+            let predicates: [Predicate<RangedItem>] = [
+                #Predicate { $0.ownerID == owner && $0.day <= day },
+                #Predicate { $0.ownerID == owner && $0.day >= day && $0.day <= day },
+                #Predicate { $0.ownerID == owner && $0.day >= nan },
+                #Predicate { $0.ownerID == owner && $0.day < nan },
+                #Predicate { $0.ownerID == owner && day >= $0.day },
+            ]
+            // The NaN date is among the matches of the first two, every model matches the third, none the fourth.
+            #expect(try expected(predicates[0]) == [items[0].id, items[1].id])
+            #expect(try expected(predicates[2]).count == 3)
+            for predicate in predicates {
+                #expect(try ids(predicate) == expected(predicate))
+                #expect(try context.fetchCount(FetchDescriptor(predicate: predicate)) == expected(predicate).count)
+            }
+        }
+    }
+
+    /// Fields stored under another property's name: a candidate whose fields disagree with its model turns the test
+    /// off, and the candidates are evaluated, whether the first ones agreed or not.
+    @Test(arguments: [false, true])
+    func fieldsUnderAnotherNameAreEvaluated(agreeingFirst: Bool) throws {
+        try withContainer(SwappedRankedItem.self) { container throws in
+            let context = ModelContext(container)
+            // Candidates come in `rank` order: those of rank 0 first.
+            if agreeingFirst {
+                for _ in 0..<10 { context.insert(SwappedRankedItem(rank: 0, first: "same", second: "same")) }
+            }
+            let wanted = (0..<5).map { _ in SwappedRankedItem(rank: 1, first: "x", second: "y") }
+            for item in wanted { context.insert(item) }
+            // The test reads `second` under `first`'s name, and would match this record for `first == "x"`.
+            context.insert(SwappedRankedItem(rank: 2, first: "z", second: "x"))
+            try context.save()
+            let descriptor = FetchDescriptor<SwappedRankedItem>(
+                predicate: #Predicate { $0.rank >= 0 && $0.first == "x" })
+            #expect(try context.explain(descriptor).hasPrefix("index rank: range"))
+            #expect(Set(try context.fetch(descriptor).map(\.id)) == Set(wanted.map(\.id)))
+            #expect(try context.fetchCount(descriptor) == 5)
+        }
+    }
+
+    /// A model whose decoding normalizes what it reads: the first candidate's fields disagree with its model, and
+    /// the candidates are evaluated on the models.
+    @Test func aNormalizingModelIsEvaluated() throws {
+        try withContainer(RankedSubscriber.self) { container throws in
+            let context = ModelContext(container)
+            context.insert(RankedSubscriber(rank: 1, email: "Ann@Example.org"))
+            context.insert(RankedSubscriber(rank: 2, email: "bob@example.org"))
+            try context.save()
+            let ann = FetchDescriptor<RankedSubscriber>(
+                predicate: #Predicate { $0.rank > 0 && $0.email == "ann@example.org" })
+            #expect(try context.fetch(ann).map(\.email) == ["ann@example.org"])
+            #expect(try context.fetchCount(ann) == 1)
+        }
+    }
+}
+
+/// A subscriber whose decoding lowercases the stored email, with an index on a `Double` rank.
+struct RankedSubscriber: Model {
+    var id = UUID.timeOrdered()
+    var rank: Double
+    var email: String
+
+    static let entity = Entity<RankedSubscriber>(indexes: [.index(\.rank)])
+
+    init(rank: Double, email: String) {
+        self.rank = rank
+        self.email = email
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(UUID.self, forKey: .id)
+        rank = try container.decode(Double.self, forKey: .rank)
+        email = try container.decode(String.self, forKey: .email).lowercased()
+    }
+}
