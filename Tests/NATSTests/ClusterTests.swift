@@ -30,16 +30,18 @@ import Testing
         let cluster = try NATSCluster()
         let admin = try await NATSConnection.connect(servers: cluster.urls, options: testOptions())
         defer { admin.close() }
-        let adminStream = admin.jetStream(timeout: .seconds(2))
+        // Generous limits here too: with the whole suite running beside it on two cores, a new cluster has taken more
+        // than 20 s to elect its meta leader and answer the creation (2 s requests); a healthy one answers in about 1 s.
+        let adminStream = admin.jetStream(timeout: .seconds(5))
         let configuration = StreamConfiguration(
             name: "REPLICATED", subjects: ["replicated.>"], replicas: 3, duplicateWindow: .seconds(120))
         // The cluster elects its meta leader and learns its peers first.
-        let created = try await Self.retrying(until: .now + .seconds(20)) {
+        let created = try await Self.retrying(until: .now + .seconds(60)) {
             try await adminStream.createStream(configuration)
         }
         #expect(created.configuration.replicas == 3)
         let leaderName = try #require(
-            try await Self.retrying(until: .now + .seconds(10)) { () -> String in
+            try await Self.retrying(until: .now + .seconds(30)) { () -> String in
                 let info = try await adminStream.streamInfo("REPLICATED")
                 guard let leader = info.cluster?.leader, info.cluster?.replicas?.count == 2 else {
                     throw NATSError.timedOut(operation: "waiting for the stream's leader", timeout: .zero)
@@ -110,12 +112,12 @@ import Testing
         // Generous limits: under the address sanitizer's run of the whole suite the survivors answer their API slowly
         // after the election, and a retry only waits when an answer does not come.
         let survivorStream = admin.jetStream(timeout: .seconds(5))
-        let info = try await Self.retrying(until: .now + .seconds(30)) {
+        let info = try await Self.retrying(until: .now + .seconds(60)) {
             try await survivorStream.streamInfo("REPLICATED")
         }
         #expect(info.state.messages == UInt64(before + after))
         #expect(info.cluster?.leader != leaderName)
-        let reader = try await Self.retrying(until: .now + .seconds(30)) {
+        let reader = try await Self.retrying(until: .now + .seconds(60)) {
             try await survivorStream.createConsumer(
                 stream: "REPLICATED", configuration: ConsumerConfiguration(ackPolicy: .none))
         }

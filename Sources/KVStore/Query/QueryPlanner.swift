@@ -7,7 +7,9 @@ import Foundation
 /// - `id == constant` and `[constants].contains(id)` on the record key itself (``QueryPlan/recordKey``, which the
 ///   caller lists among the indexes as a unique index on `id`): the records of those IDs, read directly;
 /// - `attribute == constant` and `constant == attribute`, `nil` included, on a single-attribute index: one key;
-/// - `<`, `<=`, `>`, `>=` either way round: a range, the bounds on one attribute merged into one range;
+/// - `<`, `<=`, `>`, `>=` either way round: a range, the bounds on one attribute merged into one range (but `<=` on a
+///   `Date`, a NaN `Date` and a string that is not plain ASCII bound nothing: see `PredicateExpressions.Comparison`'s
+///   `plannerTerms(indexes:)`);
 /// - `[constants].contains(attribute)`: every encoded constant as a key, sorted and without duplicates;
 /// - `attribute.contains(constant)` on a multi-entry index: one key;
 /// - a Boolean attribute alone (`$0.isDone`): equality with `true`;
