@@ -180,6 +180,12 @@ extension EntityStore {
             // Only the first key can be the lower bound itself: the keys after it are greater.
             var mayBeLowerKey = lower.map { !$0.isInclusive } ?? false
             while positioned {
+                // Without an upper bound, a key past the first is counted without being read: a call less per key.
+                guard mayBeLowerKey || upperKey != nil else {
+                    count += try cursor.duplicateCount()
+                    positioned = try cursor.nextKey()
+                    continue
+                }
                 let place = try cursor.withCurrentEntry { key, _ -> Int in
                     if mayBeLowerKey, let lowerKey {
                         mayBeLowerKey = false
