@@ -40,6 +40,18 @@ enum RecordFormat {
         }
     }
 
+    /// The body of a record that ``checkedBody(_:)`` accepted already (its model was just decoded from these bytes),
+    /// without computing its checksum again; `nil` for bytes it would not accept for their version or length.
+    static func verifiedBody(_ bytes: BorrowedBytes) -> BorrowedBytes? {
+        switch bytes.first {
+        case RecordFormat.version:
+            guard bytes.count > checksumLength + 1 else { return nil }
+            return bytes.extracting(..<(bytes.count - checksumLength))
+        case uncheckedVersion: return bytes
+        default: return nil
+        }
+    }
+
     /// How deeply containers may nest before decoding gives up.
     ///
     /// Corrupt or hostile bytes could otherwise describe a nesting deep enough

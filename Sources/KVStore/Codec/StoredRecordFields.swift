@@ -19,6 +19,19 @@ struct StoredRecordFields {
     @inline(__always)
     init?(record bytes: BorrowedBytes) {
         guard let body = try? RecordFormat.checkedBody(bytes) else { return nil }
+        self.init(body: body)
+    }
+
+    /// The fields of a record whose model was just decoded from `bytes`, whose checksum is therefore not computed
+    /// again; `nil` when its value is not an object.
+    @inline(__always)
+    init?(decodedRecord bytes: BorrowedBytes) {
+        guard let body = RecordFormat.verifiedBody(bytes) else { return nil }
+        self.init(body: body)
+    }
+
+    @inline(__always)
+    private init?(body: BorrowedBytes) {
         let reader = ByteReader(body)
         let start = RecordDecoding.recordValueOffset
         guard start < body.count, body[start] == ValueKind.object.rawValue else { return nil }

@@ -403,7 +403,7 @@ final class CandidateMatcher<M: StoredModel> {
         self.compile = compile
     }
 
-    /// Whether `model`, decoded from `record`, matches the predicate.
+    /// Whether `model`, decoded from `record` (whose checksum the decoding checked), matches the predicate.
     ///
     /// - Throws: What the predicate's evaluation throws.
     func matches(_ model: M, record: BorrowedBytes) throws -> Bool {
@@ -411,7 +411,7 @@ final class CandidateMatcher<M: StoredModel> {
             filter = compile()
             isCompiled = true
         }
-        if let filter, let fields = StoredRecordFields(record: record), let verdict = filter.test(fields) {
+        if let filter, let fields = StoredRecordFields(decodedRecord: record), let verdict = filter.test(fields) {
             if filter.readsSameValues(in: fields, as: model) { return verdict }
             self.filter = nil
         }
