@@ -188,8 +188,9 @@ extension ModelContext {
     /// The objects that match `descriptor`, sorted and paged as it says: the context's own object for each model, with
     /// its unsaved changes (an object changed to match comes, one changed not to does not, a deleted one does not).
     ///
-    /// The predicate is planned over the indexes as for structs, and evaluated on the objects once they are in the
-    /// context, where their relationship properties read. Of the objects of `M` the context already holds, those
+    /// The predicate is planned over the indexes as for structs. One made of comparisons of attributes alone is
+    /// tested on the records as for structs (see <doc:FetchingAndThePlanner>); any other is evaluated on the objects
+    /// once they are in the context, where their relationship properties read. Of the objects of `M` the context already holds, those
     /// changed here (or inserted) answer with their values as they are now; the others answer as the store does. A
     /// fetch checks each held object of `M` for changes (see ``hasChanges``).
     ///

@@ -403,6 +403,11 @@ final class CandidateMatcher<M: StoredModel> {
         self.compile = compile
     }
 
+    /// A matcher of `predicate` through `filter`, the predicate compiled already.
+    convenience init(_ predicate: Predicate<M>, filter: StoredFieldFilter<M>) {
+        self.init(predicate) { filter }
+    }
+
     /// Whether `model`, decoded from `record` (whose checksum the decoding checked), matches the predicate.
     ///
     /// - Throws: What the predicate's evaluation throws.

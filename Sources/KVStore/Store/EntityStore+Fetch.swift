@@ -36,7 +36,10 @@ extension EntityStore {
         var results: [M] = []
         if wanted == 0 { return [] }
         if case .scan = planned.plan, let predicate = descriptor.predicate, !planned.isExact {
-            try forEachScanMatch(of: predicate, in: txn, reader: reader, restart: { results.removeAll() }) { model in
+            try forEachScanMatch(
+                of: predicate, filter: storedFieldFilter(of: predicate), in: txn, reader: reader,
+                restart: { results.removeAll() }
+            ) { model, _ in
                 results.append(try model())
                 return wanted.map { results.count < $0 } ?? true
             }
@@ -53,11 +56,15 @@ extension EntityStore {
     /// The matcher of the candidates of a plan that does not answer `predicate` exactly: through the stored-field
     /// test when the entity allows it (``Entity/testsStoredFields``) and the predicate compiles.
     func candidateMatcher(_ predicate: Predicate<M>) -> CandidateMatcher<M> {
-        let fields = reader.fields
-        return CandidateMatcher(predicate) { [self] in
-            testsStoredFields
-                ? StoredFieldFilter<M>.compile(predicate, fieldName: storedFieldName, fields: fields) : nil
-        }
+        CandidateMatcher(predicate) { [self] in storedFieldFilter(of: predicate) }
+    }
+
+    /// `predicate` compiled into a test of the records' stored fields, when the entity allows it
+    /// (``Entity/testsStoredFields``) and the predicate is of the shapes ``StoredFieldFilter`` compiles: then it reads
+    /// top-level stored attributes only.
+    func storedFieldFilter(of predicate: Predicate<M>) -> StoredFieldFilter<M>? {
+        guard testsStoredFields else { return nil }
+        return StoredFieldFilter<M>.compile(predicate, fieldName: storedFieldName, fields: reader.fields)
     }
 
     /// The number of models that match `descriptor`, ignoring its sort, offset and limit: read from the index,
@@ -83,7 +90,10 @@ extension EntityStore {
             return count
         }
         if case .scan = planned.plan, !planned.isExact {
-            try forEachScanMatch(of: predicate, in: txn, reader: reader, restart: { count = 0 }) { _ in
+            try forEachScanMatch(
+                of: predicate, filter: storedFieldFilter(of: predicate), in: txn, reader: reader,
+                restart: { count = 0 }
+            ) { _, _ in
                 count += 1
                 return true
             }
@@ -98,25 +108,24 @@ extension EntityStore {
     }
 
     /// Scans the records and calls `body` with each one `predicate` matches, until it returns false; `body` decodes
-    /// the model by calling the function it is given (a count does not).
+    /// the model by calling the function it is given (a count does not), and gets the record's bytes beside it.
     ///
-    /// A predicate of the shapes ``StoredFieldFilter`` compiles is tested on the records' fields, and only the
-    /// records it matches are decoded. The test relies on each attribute it reads being stored under its property's
-    /// name as the property's value (see ``Entity/testsStoredFields``), and the scan checks that against the decoded
-    /// model on the first ``checkedRecords`` records it tests and on every match: a record whose fields disagree
-    /// with its model turns the test off, and when the test had already passed over records unchecked, `restart` is
-    /// called and the scan starts again, decoding every record. A record the test cannot read (a missing field, a
-    /// value of another type, damaged bytes) is decoded, and its decoding reports what is wrong.
+    /// With `filter`, the predicate compiled (``storedFieldFilter(of:)``), it is tested on the records' fields, and
+    /// only the records it matches are decoded; without, every record is decoded and the predicate evaluated. The
+    /// test relies on each attribute it reads being stored under its property's name as the property's value (see
+    /// ``Entity/testsStoredFields``), and the scan checks that against the decoded model on the first
+    /// ``checkedRecords`` records it tests and on every match: a record whose fields disagree with its model turns
+    /// the test off, and when the test had already passed over records unchecked, `restart` is called and the scan
+    /// starts again, decoding every record. A record the test cannot read (a missing field, a value of another type,
+    /// damaged bytes) is decoded, and its decoding reports what is wrong.
     ///
     /// - Throws: ``KVStoreError/corruptRecord`` when a record does not decode, what the predicate throws, what
     ///   `body` throws.
     func forEachScanMatch(
-        of predicate: Predicate<M>, in txn: borrowing Transaction, reader: RecordReader, restart: () -> Void,
-        _ body: (_ model: () throws -> M) throws -> Bool
+        of predicate: Predicate<M>, filter: StoredFieldFilter<M>?, in txn: borrowing Transaction,
+        reader: RecordReader, restart: () -> Void,
+        _ body: (_ model: () throws -> M, _ record: BorrowedBytes) throws -> Bool
     ) throws {
-        let filter =
-            testsStoredFields
-            ? StoredFieldFilter<M>.compile(predicate, fieldName: storedFieldName, fields: reader.fields) : nil
         // The test outside the filter, so that a record's test copies nothing; not through `??`, whose generic
         // closure would wrap the test in two conversion thunks called at every record.
         let test: StoredFieldTest
@@ -134,23 +143,23 @@ extension EntityStore {
                 let model = try decode(value, key: key, reader: reader)
                 if filter?.readsSameValues(in: fields, as: model) == true {
                     checked += 1
-                    return try verdict ? body { model } : true
+                    return try verdict ? body({ model }, value) : true
                 }
                 isTesting = false
                 if passedOverUnchecked {
                     mustRestart = true
                     return false
                 }
-                return try predicate.evaluate(model) ? body { model } : true
+                return try predicate.evaluate(model) ? body({ model }, value) : true
             }
             let model = try decode(value, key: key, reader: reader)
-            return try predicate.evaluate(model) ? body { model } : true
+            return try predicate.evaluate(model) ? body({ model }, value) : true
         }
         guard mustRestart else { return }
         restart()
         try txn.scanEntries(records) { key, value in
             let model = try decode(value, key: key, reader: reader)
-            return try predicate.evaluate(model) ? body { model } : true
+            return try predicate.evaluate(model) ? body({ model }, value) : true
         }
     }
 
@@ -527,13 +536,16 @@ func compareBytes(_ lhs: BorrowedBytes, _ rhs: [UInt8]) -> Int {
 }
 
 extension EntityStore where M: PersistentModel {
-    /// The models a fetch of `descriptor` reads, unsorted and unpaged, without evaluating its predicate on them: all
-    /// of them match when `isExact` (the plan's index answers the predicate), and the caller evaluates it otherwise.
-    /// A scan `keepingRecords` gives each model's record too (`records`, in the same order; empty otherwise), which a
-    /// context keeps as the model's encoding as fetched rather than encoding it again.
+    /// The models a fetch of `descriptor` reads, unsorted and unpaged: all of them match when `isExact`, and the
+    /// caller evaluates the predicate on them otherwise. A scan `keepingRecords` gives each model's record too
+    /// (`records`, in the same order; empty otherwise), which a context keeps as the model's encoding as fetched
+    /// rather than encoding it again.
     ///
-    /// A context's fetch of ``PersistentModel`` classes evaluates the predicate once the objects are in the context,
-    /// where their relationship properties read.
+    /// A predicate the plan's index answers needs nothing more. One that compiles into a test of stored fields
+    /// (``storedFieldFilter(of:)``) reads top-level attributes only, whose values a model has as soon as it is
+    /// decoded: its candidates are tested here as a struct's are, and the result is exact. Any other predicate is
+    /// left to the caller: a context's fetch of ``PersistentModel`` classes evaluates it once the objects are in the
+    /// context, where their relationship properties read.
     ///
     /// The objects come as `AnyObject`s: code generic over the model appends to an array of a concrete type without
     /// looking up the array type's metadata for every object, which an array of `M` costs (about a tenth of a
@@ -542,19 +554,33 @@ extension EntityStore where M: PersistentModel {
         _ descriptor: FetchDescriptor<M>, keepingRecords: Bool, in txn: borrowing Transaction
     ) throws -> (objects: [AnyObject], records: [[UInt8]], isExact: Bool) {
         let planned = try plan(descriptor.unpaged, in: txn)
-        let isExact = planned.isExact || descriptor.predicate == nil
+        let predicate = planned.isExact ? nil : descriptor.predicate
+        let filter = predicate.flatMap(storedFieldFilter)
+        let isExact = predicate == nil || filter != nil
         var models: [AnyObject] = []
         var records: [[UInt8]] = []
+        let reader = self.reader
         if case .scan = planned.plan {
-            let reader = self.reader
-            try txn.scanEntries(self.records) { key, value in
-                models.append(try decode(value, key: key, reader: reader))
-                if keepingRecords { records.append(Array(value)) }
+            guard let predicate, let filter else {
+                try txn.scanEntries(self.records) { key, value in
+                    models.append(try decode(value, key: key, reader: reader))
+                    if keepingRecords { records.append(Array(value)) }
+                    return true
+                }
+                return (models, records, isExact)
+            }
+            try forEachScanMatch(
+                of: predicate, filter: filter, in: txn, reader: reader,
+                restart: { (models, records) = ([], []) }
+            ) { model, record in
+                models.append(try model())
+                if keepingRecords { records.append(Array(record)) }
                 return true
             }
             return (models, records, isExact)
         }
-        try forEachCandidate(planned.plan, in: txn, reader: reader) { model in
+        let matcher = predicate.flatMap { predicate in filter.map { CandidateMatcher(predicate, filter: $0) } }
+        try forEachCandidate(planned.plan, in: txn, reader: reader, matching: matcher) { model in
             models.append(model)
             return true
         }
