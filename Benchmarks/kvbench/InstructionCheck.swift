@@ -86,17 +86,18 @@ enum InstructionCheck {
         try body(subject)
     }
 
-    /// Fills a fresh store with `dataset`'s projects through the class/struct comparison's struct twins, opens it
-    /// for `models` (``TaskObject`` and ``ProjectObject``, or ``TaskValue`` and ``ProjectValue``) and calls `body`
-    /// with the container; the store is removed with the workspace.
+    /// Fills a fresh store with `dataset`'s projects (and its tasks when `includingTasks`) through the class/struct
+    /// comparison's struct twins, opens it for `models` (``TaskObject`` and ``ProjectObject``, or ``TaskValue`` and
+    /// ``ProjectValue``) and calls `body` with the container; the store is removed with the workspace.
     private static func withComparisonStore(
-        _ dataset: Dataset, _ models: [any StoredModel.Type], _ body: (ModelContainer) throws -> Void
+        _ dataset: Dataset, _ models: [any StoredModel.Type], includingTasks: Bool = false,
+        _ body: (ModelContainer) throws -> Void
     ) throws {
         let workspace = try Workspace()
         let container = try ComparisonStore.open(
             for: models, directory: try workspace.makeDirectory("instructions"),
             settings: StoreSettings(mapSize: 64 << 20, durability: .noSync, coding: .fields), filledWith: dataset,
-            includingTasks: false, chunkSize: 1_000)
+            includingTasks: includingTasks, chunkSize: 1_000)
         defer { try? container.close() }
         try body(container)
     }
@@ -143,6 +144,25 @@ enum InstructionCheck {
                         try context.save()
                     }
                 }
+            }
+        },
+        // The class/struct comparison's fetch of every task, through a context made and let go outside the count.
+        Workload(name: "fetch all (classes)", operations: 2_000) { counted in
+            try withComparisonStore(try dataset(), [TaskObject.self, ProjectObject.self], includingTasks: true) {
+                container in
+                let context = ModelContext(container)
+                var tasks: [TaskObject] = []
+                try counted { tasks = try context.fetch(FetchDescriptor<TaskObject>()) }
+                BlackHole.consume(titles: tasks.lazy.map(\.title))
+            }
+        },
+        Workload(name: "fetch all (structs)", operations: 2_000) { counted in
+            try withComparisonStore(try dataset(), [TaskValue.self, ProjectValue.self], includingTasks: true) {
+                container in
+                let context = ModelContext(container)
+                var tasks: [TaskValue] = []
+                try counted { tasks = try context.fetch(FetchDescriptor<TaskValue>()) }
+                BlackHole.consume(titles: tasks.lazy.map(\.title))
             }
         },
         Workload(name: "fetch (batch)", operations: 2_000) { counted in

@@ -218,9 +218,27 @@ extension ModelContext {
         // A candidate may be held already when the context held objects of `M`, or when evaluating the predicate
         // loads related objects (of `M` too) into the map.
         let mayBeHeld = !table.byID.isEmpty || !isExact
-        for position in candidates.indices {
+        if !mayBeHeld {
+            // Every candidate is new here and matches. The table's entries move out for the loop and back after it,
+            // so that adding one costs no run-time exclusivity check on the table (which costs more than the insert).
+            // Not through the table's `withEntries`: in its closure, each append to `results` would look up the type
+            // metadata of `[M]`, which this function has at hand. Nothing in the loop reaches the table.
+            var entries: [ModelKey: TrackedObjects.Entry] = [:]
+            swap(&entries, &table.byID)
+            defer { swap(&entries, &table.byID) }
+            let (link, offsets) = (loaderLink, store.relationshipOffsets)
+            for position in candidates.indices {
+                let candidate = knownTypeDowncast(candidates[position], to: M.self)
+                ObjectContents.attach(link, to: candidate, at: offsets)
+                let record = position < records.count ? records[position] : nil
+                let snapshot = try snapshot(ofDecoded: candidate, store: store, record: record)
+                entries[ModelKey(candidate.id)] = TrackedObjects.Entry(object: candidate, state: .stored(snapshot))
+                results.append(candidate)
+            }
+        }
+        for position in candidates.indices where mayBeHeld {
             let candidate = knownTypeDowncast(candidates[position], to: M.self)
-            if mayBeHeld, let entry = table.byID[ModelKey(candidate.id)] {
+            if let entry = table.byID[ModelKey(candidate.id)] {
                 let object = knownTypeDowncast(entry.object, to: M.self)
                 if let object = changed.removeValue(forKey: object.id) {
                     if try descriptor.matches(object) { results.append(object) }
