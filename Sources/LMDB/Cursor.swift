@@ -359,6 +359,41 @@ public struct Cursor: ~Copyable {
         return unsafe (buffer(key), buffer(value))
     }
 
+    /// Moves to the next key, as ``nextKey()`` does (or, when `reverse`, to the previous one, as ``previousKey()``
+    /// does), and runs `body` with the entry it lands on: the move and the read in one call into LMDB. Returns `nil`
+    /// when there is no such key.
+    ///
+    /// - Throws: The ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``,
+    ///   ``LMDBError/pageNotFound``), or what `body` throws; running off the table is `nil`, not an error.
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_NEXT_NODUP` or `MDB_PREV_NODUP`.
+    @inlinable
+    public func withNextKey<R>(
+        reverse: Bool = false, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> R
+    ) throws -> R? {
+        // Inlinable over a call that is not generic, as ``withCurrent(_:)`` is.
+        guard let (key, value) = try unsafe nextKeyBuffers(reverse: reverse) else { return nil }
+        return unsafe try body(key, value)
+    }
+
+    /// Moves to the next key (the previous one when `reverse`) and returns the entry it lands on without copying it,
+    /// or `nil` when there is none: the moving and reading of ``withNextKey(reverse:_:)``.
+    ///
+    /// - Warning: The bytes are LMDB's memory map, valid until the cursor moves or writes, or its transaction ends.
+    /// - Throws: The ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``,
+    ///   ``LMDBError/pageNotFound``).
+    ///
+    /// The corresponding LMDB function is `mdb_cursor_get` with `MDB_NEXT_NODUP` or `MDB_PREV_NODUP`.
+    @unsafe
+    public func nextKeyBuffers(
+        reverse: Bool = false
+    ) throws -> (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)? {
+        var key = unsafe MDB_val()
+        var value = unsafe MDB_val()
+        guard try unsafe position(reverse ? MDB_PREV_NODUP : MDB_NEXT_NODUP, &key, &value) else { return nil }
+        return unsafe (buffer(key), buffer(value))
+    }
+
     /// A copy of the entry the cursor is on, or `nil` when it is not on one.
     ///
     /// - Throws: The ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``).

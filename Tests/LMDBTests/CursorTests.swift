@@ -184,6 +184,22 @@ import Testing
                     #expect(try pair(cursor) == "c1")
                     #expect(try cursor.previousKey())
                     #expect(try pair(cursor) == "b3")
+                    // The move to another key and the read of its entry in one call, both ways, and off either end.
+                    func text(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> String {
+                        String(decoding: unsafe key, as: UTF8.self) + String(decoding: unsafe value, as: UTF8.self)
+                    }
+                    #expect(try cursor.withNextKey(text) == "c1")
+                    #expect(try cursor.withNextKey(text) == nil)
+                    #expect(try cursor.last())
+                    #expect(try cursor.withNextKey(reverse: true, text) == "b3")
+                    #expect(try cursor.withNextKey(reverse: true, text) == "a1")
+                    #expect(try cursor.withNextKey(reverse: true, text) == nil)
+                    #expect(try cursor.seek(to: "b".bytes))
+                    struct Stop: Error {}
+                    var thrown = false
+                    do { _ = try cursor.withNextKey { _, _ in throw Stop() } } catch is Stop { thrown = true }
+                    #expect(thrown)
+                    #expect(try pair(cursor) == "c1")
                     #expect(try cursor.seek(to: "b".bytes, value: "2".bytes))
                     #expect(try pair(cursor) == "b2")
                     #expect(try !cursor.seek(to: "b".bytes, value: "9".bytes))

@@ -176,6 +176,18 @@ class AggregateState<M: StoredModel, Result> {
     /// - Throws: ``KVStoreError/overflow``.
     func add(key bytes: BorrowedBytes, count: Int) throws -> Bool { true }
 
+    /// Runs `body`, which adds the values of an index's keys with `addKey` (as ``add(key:count:)`` does) and models
+    /// with `addModel` (as ``add(_:)`` does). A state with a running value keeps it in a local variable meanwhile,
+    /// so that adding a key costs no run-time exclusivity check on its stored property (a sum over an index of
+    /// distinct values adds a key at a time); everything `body` adds must go through the two functions.
+    ///
+    /// - Throws: What `body` throws.
+    func addingIndexValues(
+        _ body: (_ addKey: (BorrowedBytes, Int) throws -> Bool, _ addModel: (M) throws -> Void) throws -> Void
+    ) throws {
+        try body({ try self.add(key: $0, count: $1) }, { try self.add($0) })
+    }
+
     /// Whether a record read for its field `name` with `fields` gives the same value as the decoded `model`.
     ///
     /// - Throws: What reading the record throws.
@@ -247,9 +259,31 @@ final class FieldAggregateState<M: StoredModel, V, A: Accumulator<V, Result>, Re
     /// every call would otherwise look up the metadata of `V?` that the reader returns.
     @inline(never)
     private func addReading(key bytes: BorrowedBytes, count: Int) throws -> Bool {
+        try Self.addReading(key: bytes, count: count, with: keyReader, to: &accumulator)
+    }
+
+    /// Adds the value `keyReader` reads from `bytes` to `accumulator`; `false` when it reads none.
+    @inline(never)
+    private static func addReading(
+        key bytes: BorrowedBytes, count: Int, with keyReader: ((BorrowedBytes) -> V?)?, to accumulator: inout A
+    ) throws -> Bool {
         guard let value = keyReader?(bytes) else { return false }
         try accumulator.add(value, count: count)
         return true
+    }
+
+    override func addingIndexValues(
+        _ body: (_ addKey: (BorrowedBytes, Int) throws -> Bool, _ addModel: (M) throws -> Void) throws -> Void
+    ) throws {
+        var accumulator = self.accumulator
+        defer { self.accumulator = accumulator }
+        let (keyPath, keyReader) = (self.keyPath, self.keyReader)
+        try body(
+            { bytes, count in
+                if let added = try accumulator.add(indexKey: bytes, count: count) { return added }
+                return try Self.addReading(key: bytes, count: count, with: keyReader, to: &accumulator)
+            },
+            { model in try accumulator.add(model[keyPath: keyPath], count: 1) })
     }
 
     override func readsSameValue(from fields: borrowing FieldReader, name: String, as model: M) throws -> Bool {

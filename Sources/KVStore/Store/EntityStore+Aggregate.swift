@@ -297,6 +297,25 @@ extension EntityStore {
         default:
             break
         }
+        let stopsAtFirstValue = operation == .minimum || operation == .maximum
+        // The values go in through the state's adding functions, which keep its running value out of its stored
+        // property for the walk (see ``AggregateState/addingIndexValues(_:)``).
+        try state.addingIndexValues { addKey, addModel in
+            try walkIndex(
+                index, name: name, reverse: reverse, keys: keys, lower: lower, upper: upper,
+                stopsAtFirstValue: stopsAtFirstValue, excluding: excluded, addKey: addKey, addModel: addModel, in: txn)
+        }
+    }
+
+    /// The walk of ``aggregateIndex(_:operation:plan:into:excluding:in:)`` over the keys of `index`: `keys`, or
+    /// those between `lower` and `upper`, or all, from the last down when `reverse`; each key's value goes to
+    /// `addKey` with its count of entries (less those of `excluded` models), and the models of a cut key to
+    /// `addModel`.
+    private func walkIndex(
+        _ index: StoredIndex, name: String, reverse: Bool, keys: [[UInt8]]?, lower: QueryPlan.Bound?,
+        upper: QueryPlan.Bound?, stopsAtFirstValue: Bool, excluding excluded: Set<UUID>,
+        addKey: (BorrowedBytes, Int) throws -> Bool, addModel: (M) throws -> Void, in txn: borrowing Transaction
+    ) throws {
         let lowerKey = lower.map { IndexKey.finalized($0.key, hash: longKeyHash) }
         let upperKey = upper.map { IndexKey.finalized($0.key, hash: longKeyHash) }
         /// Where a key lies: below the range (-1), in it (0) or above it (1).
@@ -311,10 +330,10 @@ extension EntityStore {
             }
             return 0
         }
-        let stopsAtFirstValue = operation == .minimum || operation == .maximum
         func addEntries(at cursor: borrowing Cursor) throws -> Bool {
             try self.addEntries(
-                at: cursor, to: state, index: name, excluding: excluded, stopsAtFirstValue: stopsAtFirstValue, in: txn)
+                at: cursor, index: name, excluding: excluded, stopsAtFirstValue: stopsAtFirstValue, addKey: addKey,
+                addModel: addModel, in: txn)
         }
         try txn.withCursor(on: index.table) { cursor in
             if let keys {
@@ -331,33 +350,47 @@ extension EntityStore {
             } else {
                 positioned = try lowerKey.map { try cursor.seek(atOrAfter: $0) } ?? cursor.first()
             }
-            while positioned {
-                guard let position = try cursor.withCurrentEntry({ key, _ in place(key) }) else { return }
-                if position == (reverse ? -1 : 1) { return }
-                if position == 0 {
+            guard positioned else { return }
+            // Each key is read once, by the move that reaches it, for its place, its kind and its value: a sum over
+            // an index of distinct values makes two calls into LMDB per key (the move, the count), as a raw cursor.
+            // `count` counts the entries of the key the cursor is on (a function, since the cursor is borrowed here).
+            func visit(_ key: BorrowedBytes, count: () throws -> Int) throws -> KeyStep {
+                let position = place(key)
+                if position == (reverse ? -1 : 1) { return .stop }
+                guard position == 0 else { return .next }
+                guard excluded.isEmpty, !IndexKey.isGrouped(key) else { return .addThroughCursor }
+                let goesOn = try self.addEntries(
+                    ofKey: key, count: count(), index: name, stopsAtFirstValue: stopsAtFirstValue, addKey: addKey)
+                return goesOn ? .next : .stop
+            }
+            var step = try cursor.withCurrentEntry { key, _ in try visit(key) { try cursor.duplicateCount() } }
+            while true {
+                switch step {
+                case nil, .stop: return
+                case .addThroughCursor:
                     guard try addEntries(at: cursor) else { return }
+                case .next: break
                 }
-                positioned = try reverse ? cursor.previousKey() : cursor.nextKey()
+                step = try cursor.withNextKeyEntry(reverse: reverse) { key, _ in
+                    try visit(key) { try cursor.duplicateCount() }
+                }
             }
         }
     }
 
-    /// Adds the entries of the key `cursor` is on to `state`, but those of `excluded` models; returns whether to go
-    /// on (not when `stopsAtFirstValue` and the key holds a value). The cursor is left on one of the key's entries.
+    /// Adds the entries of the key `cursor` is on with `addKey` (the models of a cut key with `addModel`), but those
+    /// of `excluded` models; returns whether to go on (not when `stopsAtFirstValue` and the key holds a value). The
+    /// cursor is left on one of the key's entries.
     ///
     /// Called for every key of the index: its parameters are plain values, since a generic struct of them would
     /// cost a run-time metadata lookup at each call.
-    private func addEntries<R>(
-        at cursor: borrowing Cursor, to state: AggregateState<M, R>, index indexName: String,
-        excluding excluded: Set<UUID>, stopsAtFirstValue: Bool, in txn: borrowing Transaction
+    private func addEntries(
+        at cursor: borrowing Cursor, index indexName: String, excluding excluded: Set<UUID>, stopsAtFirstValue: Bool,
+        addKey: (BorrowedBytes, Int) throws -> Bool, addModel: (M) throws -> Void, in txn: borrowing Transaction
     ) throws -> Bool {
-        guard
-            let (isCut, isNil) = try cursor.withCurrentEntry({ key, _ in
-                (IndexKey.isGrouped(key), key.count == 1 && key[0] == IndexKey.absent)
-            })
-        else { return false }
+        guard let isCut = try cursor.withCurrentEntry({ key, _ in IndexKey.isGrouped(key) }) else { return false }
         guard !isCut else {
-            try addModels(ofCutKeyAt: cursor, to: state, excluding: excluded, in: txn)
+            try addModels(ofCutKeyAt: cursor, excluding: excluded, addModel: addModel, in: txn)
             return true
         }
         var count = try cursor.duplicateCount()
@@ -372,25 +405,41 @@ extension EntityStore {
             }
         }
         guard count > 0 else { return true }
-        let added = try cursor.withCurrentEntry { key, _ in try state.add(key: key, count: count) }
-        guard added == true else {
+        let goesOn = try cursor.withCurrentEntry { key, _ in
+            try addEntries(
+                ofKey: key, count: count, index: indexName, stopsAtFirstValue: stopsAtFirstValue, addKey: addKey)
+        }
+        return goesOn ?? false
+    }
+
+    /// Adds `count` entries of `key`, a key of the index `indexName` that LMDB's limit did not cut, with `addKey`;
+    /// returns whether to go on (not when `stopsAtFirstValue` and the key holds a value).
+    ///
+    /// - Throws: ``KVStoreError/damaged`` when the key holds no value of the attribute's type,
+    ///   ``KVStoreError/overflow`` from an integer sum.
+    private func addEntries(
+        ofKey key: BorrowedBytes, count: Int, index indexName: String, stopsAtFirstValue: Bool,
+        addKey: (BorrowedBytes, Int) throws -> Bool
+    ) throws -> Bool {
+        guard count > 0 else { return true }
+        guard try addKey(key, count) else {
             throw KVStoreError(
                 .damaged, entity: name, field: indexName,
                 message: "A key of the index \(indexName) of \(name) holds no value of the attribute's type: run "
                     + "'kvtool check' on the store")
         }
         // A minimum or maximum passes over nil, which sorts first: it stops at the first other value.
-        return !(stopsAtFirstValue && !isNil)
+        return !(stopsAtFirstValue && !(key.count == 1 && key[0] == IndexKey.absent))
     }
 
     /// Adds the models of the key `cursor` is on, which LMDB's limit cut: its values differ after the cut, so each
     /// model is read. (Only strings are that long, and a minimum or maximum never reads their index.)
     ///
-    /// Never inlined into ``addEntries(at:to:index:excluding:stopsAtFirstValue:in:)``, whose every call would
-    /// otherwise look up the metadata of `M?` that reading a model needs.
+    /// Never inlined into ``addEntries(at:index:excluding:stopsAtFirstValue:addKey:addModel:in:)``, whose every call
+    /// would otherwise look up the metadata of `M?` that reading a model needs.
     @inline(never)
-    private func addModels<R>(
-        ofCutKeyAt cursor: borrowing Cursor, to state: AggregateState<M, R>, excluding excluded: Set<UUID>,
+    private func addModels(
+        ofCutKeyAt cursor: borrowing Cursor, excluding excluded: Set<UUID>, addModel: (M) throws -> Void,
         in txn: borrowing Transaction
     ) throws {
         var found = try cursor.firstDuplicate()
@@ -399,7 +448,7 @@ extension EntityStore {
                 excluded.isEmpty || !excluded.contains(id),
                 let model = try model(for: id, in: txn, reader: reader)
             {
-                try state.add(model)
+                try addModel(model)
             }
             found = try cursor.nextDuplicate()
         }
@@ -419,4 +468,14 @@ enum IndexKeyValues {
         if let optional = type as? any AnyOptional.Type { return isOrdered(optional.wrappedType) }
         return type is any FixedWidthInteger.Type || type == Date.self
     }
+}
+
+/// What an aggregate's walk over an index does after reading a key.
+private enum KeyStep {
+    /// Moves to the next key.
+    case next
+    /// Stops: the key lies past the range, or the aggregate has its value.
+    case stop
+    /// Adds the key's entries through the cursor, reading each (a cut key, or models to leave out), then moves on.
+    case addThroughCursor
 }

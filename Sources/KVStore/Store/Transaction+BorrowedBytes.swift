@@ -90,6 +90,19 @@ extension Cursor {
         }
     }
 
+    /// Moves to the next key (the previous one when `reverse`) and runs `body` with the entry it lands on, or returns
+    /// `nil` when there is none; the views are valid only inside `body`.
+    ///
+    /// - Throws: What `withNextKey(reverse:_:)` throws, or what `body` throws.
+    @inline(__always)
+    func withNextKeyEntry<R>(
+        reverse: Bool, _ body: (_ key: BorrowedBytes, _ value: BorrowedBytes) throws -> R
+    ) throws -> R? {
+        try unsafe withNextKey(reverse: reverse) { (key: UnsafeRawBufferPointer, value) in
+            try unsafe body(BorrowedBytes(unsafe: key), BorrowedBytes(unsafe: value))
+        }
+    }
+
     /// Runs `body` with each page of the fixed-size values of `key` in a `dupFixed` table; the views are valid only
     /// inside `body`. Returns whether the key is present.
     ///
