@@ -245,6 +245,7 @@ final class FieldAggregateState<M: StoredModel, V, A: Accumulator<V, Result>, Re
     }
 
     override func add(from fields: borrowing FieldReader, name: String, count: Int) throws -> Bool {
+        if let added = try accumulator.add(field: fields, name: name, count: count) { return added }
         guard let value = try StoredValue.read(fields, name: name, with: fieldReader) else { return false }
         try accumulator.add(value, count: count)
         return true
@@ -348,6 +349,14 @@ protocol Accumulator<Value, Result>: SendableMetatype {
     ///
     /// - Throws: ``KVStoreError/overflow`` when an integer sum no longer fits even the wide type it is kept in.
     mutating func add(indexKey bytes: BorrowedBytes, count: Int) throws -> Bool?
+    /// Adds the value a record stores under the field `name`, read with `fields`, held by `count` models, read by
+    /// the accumulator itself: `true`, `false` when the record holds no value of the type there (the caller decodes
+    /// the model then), or `nil` when the accumulator reads no fields (the state reads the value, then calls
+    /// ``add(_:count:)``). For the same reason as ``add(indexKey:count:)``: an aggregate of records adds one at a time.
+    ///
+    /// - Throws: ``KVStoreError/overflow`` when an integer sum no longer fits even the wide type it is kept in;
+    ///   ``RecordFormatError`` for damaged bytes.
+    mutating func add(field fields: borrowing FieldReader, name: String, count: Int) throws -> Bool?
     /// The aggregate's value.
     ///
     /// - Throws: ``KVStoreError/overflow`` when an integer sum does not fit its type.
@@ -357,6 +366,9 @@ protocol Accumulator<Value, Result>: SendableMetatype {
 extension Accumulator {
     /// Reads no keys of its own.
     mutating func add(indexKey bytes: BorrowedBytes, count: Int) throws -> Bool? { nil }
+
+    /// Reads no fields of its own.
+    mutating func add(field fields: borrowing FieldReader, name: String, count: Int) throws -> Bool? { nil }
 }
 
 /// An accumulator of an optional attribute that passes over `nil`s.
@@ -399,8 +411,11 @@ struct IntegerSum<V: FixedWidthInteger>: Accumulator {
     }
 
     mutating func add(_ value: V, count: Int) throws {
-        if V.bitWidth <= 64 {
-            try add(wide: Int128(value), count: count)
+        if isNarrow {
+            // Through a 64-bit integer of `V`'s signedness: a conversion that makes one generic call, where
+            // `Int128(value)` makes several.
+            let wide = isSigned ? Int128(Int64(truncatingIfNeeded: value)) : Int128(UInt64(truncatingIfNeeded: value))
+            try add(wide: wide, count: count)
         } else {
             guard let count = V(exactly: count) else { throw Self.overflow }
             let (product, productOverflow) = value.multipliedReportingOverflow(by: count)
@@ -426,6 +441,30 @@ struct IntegerSum<V: FixedWidthInteger>: Accumulator {
         guard bytes.count == 9, bytes[0] == IndexKey.present else { return false }
         let bits = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 1, as: UInt64.self))
         let value = isSigned ? Int128(Int64(bitPattern: bits ^ (1 << 63))) : Int128(bits)
+        guard value >= minimum, value <= maximum else { return false }
+        try add(wide: value, count: count)
+        return true
+    }
+
+    /// Reads an integer field of at most 64 bits as a 64-bit integer of `V`'s signedness, checked against `V`'s
+    /// range, for `V` of at most 64 bits; wider types go through the state's reader.
+    mutating func add(field fields: borrowing FieldReader, name: String, count: Int) throws -> Bool? {
+        guard isNarrow else { return nil }
+        let value: Int128
+        do {
+            if isSigned {
+                guard let read = try fields.decodeIfPresent(Int64.self, forKey: name) else { return false }
+                value = Int128(read)
+            } else {
+                guard let read = try fields.decodeIfPresent(UInt64.self, forKey: name) else { return false }
+                value = Int128(read)
+            }
+        } catch let error as RecordFormatError {
+            throw error
+        } catch {
+            // A value of another type: the model is decoded, and its decoding says what is wrong.
+            return false
+        }
         guard value >= minimum, value <= maximum else { return false }
         try add(wide: value, count: count)
         return true

@@ -518,3 +518,85 @@ struct UnsignedCounter: Model {
         #expect(error.message.contains("kvtool check"))
     }
 }
+
+/// Integer sums read from records' fields in place, the records found through another attribute's index: signed and
+/// unsigned types of every width to 64 bits, their ranges, and overflow as their type.
+@Suite struct RecordFieldSumTests {
+    @Test func sumsReadFromRecordsMatchTheModels() throws {
+        try withContainer(JournalLine.self) { container throws in
+            let context = ModelContext(container)
+            let half = UInt64.max / 2
+            let lines = [
+                JournalLine(group: 1, small: -128, medium: -5, big: half),
+                JournalLine(group: 1, small: 127, medium: 7, big: half),
+                JournalLine(group: 1, small: -3, medium: Int32.min + 10, big: 1),
+                JournalLine(group: 2, small: 100, medium: 1, big: 9),
+            ]
+            for line in lines { context.insert(line) }
+            try context.save()
+            let inGroup = #Predicate<JournalLine> { $0.group == 1 }
+            #expect(try context.explain(.sum(\JournalLine.small), matching: inGroup).contains("records of index group"))
+            #expect(try context.aggregate(.sum(\JournalLine.small), matching: inGroup) == -4)
+            #expect(try context.aggregate(.sum(\JournalLine.medium), matching: inGroup) == Int32.min + 12)
+            #expect(try context.aggregate(.sum(\JournalLine.big), matching: inGroup) == UInt64.max)
+            #expect(try context.aggregate(.average(\JournalLine.small), matching: inGroup) == -4.0 / 3)
+            // One more line takes each sum past its type.
+            context.insert(JournalLine(group: 1, small: -125, medium: -13, big: 1))
+            try context.save()
+            #expect(throws: KVStoreError.overflow) {
+                try context.aggregate(.sum(\JournalLine.small), matching: inGroup)
+            }
+            #expect(throws: KVStoreError.overflow) {
+                try context.aggregate(.sum(\JournalLine.medium), matching: inGroup)
+            }
+            #expect(throws: KVStoreError.overflow) { try context.aggregate(.sum(\JournalLine.big), matching: inGroup) }
+        }
+    }
+
+    /// A record whose integer does not fit the type a later version reads is not added in place: the model is
+    /// decoded, and its decoding reports the record.
+    @Test func aValueOutsideTheTypesRangeIsDecoded() throws {
+        let directory = StoreDirectory()
+        do {
+            let old = try ModelContainer(
+                for: WideJournalLine.self, configuration: ModelConfiguration(path: directory.path))
+            let context = ModelContext(old)
+            // Between the first and last records, which the open decodes to check the model against the store.
+            context.insert(WideJournalLine(group: 1, small: 100))
+            context.insert(WideJournalLine(group: 1, small: 300))
+            context.insert(WideJournalLine(group: 1, small: 100))
+            try context.save()
+            try old.close()
+        }
+        let container = try ModelContainer(
+            for: JournalLine.self, configuration: ModelConfiguration(path: directory.path))
+        defer { try? container.close() }
+        let error = try #require(throws: KVStoreError.self) {
+            try ModelContext(container).aggregate(.sum(\JournalLine.small), matching: #Predicate { $0.group == 1 })
+        }
+        #expect(error == .corruptRecord)
+        #expect(error.message.contains("The stored Journal"))
+    }
+}
+
+/// A line of a journal: integers of several widths, indexed by group only.
+struct JournalLine: Model {
+    var id = UUID.timeOrdered()
+    var group: Int
+    var small: Int8
+    var medium: Int32
+    var big: UInt64
+
+    static let entity = Entity<JournalLine>(name: "Journal", indexes: [.index(\.group)])
+}
+
+/// An earlier version of ``JournalLine`` whose `small` was an `Int`.
+struct WideJournalLine: Model {
+    var id = UUID.timeOrdered()
+    var group: Int
+    var small: Int
+    var medium: Int32 = 0
+    var big: UInt64 = 0
+
+    static let entity = Entity<WideJournalLine>(name: "Journal", indexes: [.index(\.group)])
+}
