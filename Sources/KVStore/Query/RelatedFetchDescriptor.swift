@@ -106,15 +106,35 @@ public struct RelatedFetchDescriptor<Child: StoredModel, Parent: StoredModel>: S
                 for child in children[id] ?? [] where try descriptor.matches(child) { results.append(child) }
             }
             // In ID order, as a scan gives them, when the descriptor does not sort.
-            if descriptor.sortBy.isEmpty { results.sort { $0.id.isOrdered(before: $1.id) } }
+            if descriptor.sortBy.isEmpty { results = Self.inIDOrder(results) }
             return descriptor.sortedPage(of: results)
         }
         var ordering = descriptor.unpaged
         ordering.fetchLimit = nil
         for id in parentIDs {
             let matching = try (children[id] ?? []).filter(descriptor.matches)
-            results += ordering.sortedPage(of: matching.sorted { $0.id.isOrdered(before: $1.id) })
+            results += ordering.sortedPage(of: Self.inIDOrder(matching))
         }
         return descriptor.page(of: results)
+    }
+
+    /// `children` in the order of their IDs' bytes (the order of record keys). The IDs are sorted, then the
+    /// children put in their order: a sort of the children themselves, in code generic over their type, would
+    /// copy and compare through run-time calls at each step (nearly half a related fetch's time).
+    ///
+    /// Plain loops rather than `map`: `map`'s code, generic over the element, would look up type metadata for every
+    /// child, where a loop here looks it up once.
+    static func inIDOrder(_ children: [Child]) -> [Child] {
+        var ids: [UUID] = []
+        ids.reserveCapacity(children.count)
+        for child in children { ids.append(child.id) }
+        // Already in order, as the children of one parent come from its index key.
+        if zip(ids, ids.dropFirst()).allSatisfy({ !$1.isOrdered(before: $0) }) { return children }
+        var ordered: [Child] = []
+        ordered.reserveCapacity(children.count)
+        for position in ids.indices.sorted(by: { ids[$0].isOrdered(before: ids[$1]) }) {
+            ordered.append(children[position])
+        }
+        return ordered
     }
 }
