@@ -190,9 +190,9 @@ extension ModelContext {
     ///
     /// The predicate is planned over the indexes as for structs. One made of comparisons of attributes alone is
     /// tested on the records as for structs (see <doc:FetchingAndThePlanner>); any other is evaluated on the objects
-    /// once they are in the context, where their relationship properties read. Of the objects of `M` the context already holds, those
-    /// changed here (or inserted) answer with their values as they are now; the others answer as the store does. A
-    /// fetch checks each held object of `M` for changes (see ``hasChanges``).
+    /// once they are in the context, where their relationship properties read. Of the objects of `M` the context
+    /// already holds, those changed here (or inserted) answer with their values as they are now; the others answer
+    /// as the store does. A fetch checks each held object of `M` for changes (see ``hasChanges``).
     ///
     /// - Throws: ``KVStoreError/closed`` after the container closed, ``KVStoreError/schemaChanged`` when the store's
     ///   schema moved past the container's models, ``KVStoreError/corruptRecord`` when a stored record does not decode,
@@ -235,26 +235,27 @@ extension ModelContext {
                 entries[ModelKey(candidate.id)] = TrackedObjects.Entry(object: candidate, state: .stored(snapshot))
                 results.append(candidate)
             }
-        }
-        for position in candidates.indices where mayBeHeld {
-            let candidate = knownTypeDowncast(candidates[position], to: M.self)
-            if let entry = table.byID[ModelKey(candidate.id)] {
-                let object = knownTypeDowncast(entry.object, to: M.self)
-                if let object = changed.removeValue(forKey: object.id) {
-                    if try descriptor.matches(object) { results.append(object) }
+        } else {
+            for position in candidates.indices {
+                let candidate = knownTypeDowncast(candidates[position], to: M.self)
+                if let entry = table.byID[ModelKey(candidate.id)] {
+                    let object = knownTypeDowncast(entry.object, to: M.self)
+                    if let object = changed.removeValue(forKey: object.id) {
+                        if try descriptor.matches(object) { results.append(object) }
+                        continue
+                    }
+                    guard case .stored = entry.state else { continue }
+                    attach(candidate, store: store)
+                    if try isExact || descriptor.matches(candidate) { results.append(object) }
                     continue
                 }
-                guard case .stored = entry.state else { continue }
                 attach(candidate, store: store)
-                if try isExact || descriptor.matches(candidate) { results.append(object) }
-                continue
-            }
-            attach(candidate, store: store)
-            if try isExact || descriptor.matches(candidate) {
-                let record = position < records.count ? records[position] : nil
-                let snapshot = try snapshot(ofDecoded: candidate, store: store, record: record)
-                table.setStored(candidate, id: candidate.id, snapshot: snapshot)
-                results.append(candidate)
+                if try isExact || descriptor.matches(candidate) {
+                    let record = position < records.count ? records[position] : nil
+                    let snapshot = try snapshot(ofDecoded: candidate, store: store, record: record)
+                    table.setStored(candidate, id: candidate.id, snapshot: snapshot)
+                    results.append(candidate)
+                }
             }
         }
         // The changed objects the store did not offer may match now: inserted here, or changed to match.

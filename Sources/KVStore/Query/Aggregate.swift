@@ -253,17 +253,11 @@ final class FieldAggregateState<M: StoredModel, V, A: Accumulator<V, Result>, Re
 
     override func add(key bytes: BorrowedBytes, count: Int) throws -> Bool {
         if let added = try accumulator.add(indexKey: bytes, count: count) { return added }
-        return try addReading(key: bytes, count: count)
+        return try Self.addReading(key: bytes, count: count, with: keyReader, to: &accumulator)
     }
 
-    /// Adds the value the state's key reader reads from `bytes`. Never inlined into ``add(key:count:)``, whose
-    /// every call would otherwise look up the metadata of `V?` that the reader returns.
-    @inline(never)
-    private func addReading(key bytes: BorrowedBytes, count: Int) throws -> Bool {
-        try Self.addReading(key: bytes, count: count, with: keyReader, to: &accumulator)
-    }
-
-    /// Adds the value `keyReader` reads from `bytes` to `accumulator`; `false` when it reads none.
+    /// Adds the value `keyReader` reads from `bytes` to `accumulator`; `false` when it reads none. Never inlined into
+    /// its callers, which add a key at a time: each would otherwise look up the metadata of `V?` the reader returns.
     @inline(never)
     private static func addReading(
         key bytes: BorrowedBytes, count: Int, with keyReader: ((BorrowedBytes) -> V?)?, to accumulator: inout A
