@@ -40,10 +40,11 @@ protocol ModelKindSubject: AnyObject {
     /// - Returns: The number of tasks fetched, over all windows.
     func fetchTasks(dueIn windows: [DueWindow], recorder: RunRecorder) throws -> Int
 
-    /// Fetches every task through a new context, as one timed operation.
+    /// Fetches every task `times` times, each through a new context made and let go outside the timed region, each
+    /// fetch one timed operation.
     ///
-    /// - Returns: The number of tasks fetched.
-    func fetchAllTasks(recorder: RunRecorder) throws -> Int
+    /// - Returns: The number of tasks fetched, all fetches together.
+    func fetchAllTasks(times: Int, recorder: RunRecorder) throws -> Int
 
     /// Through a new context, fetches the tasks due in `window`, toggles the done flag of every `stride`th one and
     /// saves, as one timed operation.

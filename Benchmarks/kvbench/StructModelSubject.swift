@@ -66,12 +66,16 @@ final class StructModelSubject: ModelKindSubject {
         }
     }
 
-    /// Fetches every task through a new context.
-    func fetchAllTasks(recorder: RunRecorder) throws -> Int {
-        let context = ModelContext(container)
-        let tasks = try recorder.timedOperation { try context.fetch(FetchDescriptor<TaskValue>()) }
-        BlackHole.consume(titles: tasks.lazy.map(\.title))
-        return tasks.count
+    /// Fetches every task `times` times, each through a new context.
+    func fetchAllTasks(times: Int, recorder: RunRecorder) throws -> Int {
+        var fetched = 0
+        for _ in 0..<times {
+            let context = ModelContext(container)
+            let tasks = try recorder.timedOperation { try context.fetch(FetchDescriptor<TaskValue>()) }
+            BlackHole.consume(titles: tasks.lazy.map(\.title))
+            fetched += tasks.count
+        }
+        return fetched
     }
 
     /// Fetches the tasks due in `window`, changes every `stride`th one with `modify` and saves.

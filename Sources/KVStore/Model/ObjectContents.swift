@@ -277,22 +277,27 @@ enum FieldValue<V>: FieldOperations {
 /// (``compare(_:)`` says `.undecided`). ``ValueSemantics`` decides which types a layout trusts.
 ///
 /// Invariants of its unsafe code (ObjectContents' **Layout** and **Lifetime** hold too): the shadow's bytes are
-/// allocated for its layout (its header), 16-aligned as an object's fields are; the attributes of an object of the
+/// allocated for its layout (its header) and placed at the same address modulo 16 as the attributes in an object
+/// (``bytes``), so that each attribute keeps its type's alignment; the attributes of an object of the
 /// layout's class are copied there bitwise, those whose types hold references then initialized again over their bytes
 /// with their own types' copy operations (a bitwise copy owns nothing, so initializing over it leaks nothing), and
 /// destroyed with them when the shadow goes; the bytes between attributes (a relationship property's reference) are
 /// copied but never read, compared or destroyed; every read of an object's bytes holds the object alive.
 @safe
-final class FieldShadow: ManagedBuffer<ObjectLayout, SIMD2<UInt64>> {
+final class FieldShadow: ManagedBuffer<ObjectLayout, UInt8> {
     /// A copy of the attributes of `object`, an instance of the class `layout` describes: one allocation, its bytes
-    /// after its header, aligned to 16 as an object's are.
+    /// after its header.
+    ///
+    /// The bytes are allocated byte-aligned with 15 to spare, and placed by ``bytes``: an allocation aligned to 16,
+    /// which a buffer of 16-byte elements would be, costs `posix_memalign` instead of `malloc`, three times the
+    /// instructions, on every object a context reads or saves.
     static func of<T: AnyObject>(_ object: T, layout: ObjectLayout) -> FieldShadow {
-        let buffer = create(minimumCapacity: max(1, (layout.byteCount + 15) / 16)) { _ in layout }
+        let buffer = create(minimumCapacity: layout.byteCount + 15) { _ in layout }
         // `create` makes an instance of the class it is called on.
         let shadow = unsafe unsafeDowncast(buffer, to: FieldShadow.self)
         withExtendedLifetime(object) {
             let source = unsafe Unmanaged.passUnretained(object).toOpaque()
-            let bytes = unsafe shadow.bytes
+            let bytes = unsafe shadow.bytes(start: layout.start)
             // The attributes' bytes in one copy (with whatever lies between them, which no comparison reads and no
             // destruction touches), then each attribute that holds references copied again as a value over its
             // bytes, which counts its references.
@@ -305,16 +310,23 @@ final class FieldShadow: ManagedBuffer<ObjectLayout, SIMD2<UInt64>> {
         return shadow
     }
 
-    /// The copied attributes, laid out as in the object from the layout's `start`.
-    private var bytes: UnsafeMutableRawPointer {
-        unsafe withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0) }
+    /// The copied attributes, laid out as in the object from `start`, the layout's: the first address of the
+    /// elements at the same place modulo 16 as `start` in an object (whose address is a multiple of 16), so that every
+    /// attribute lies at an address its type's alignment (16 at most) divides. The elements' 15 spare bytes cover the
+    /// shift. The caller passes `start` from the layout it read: reading the header here would cost a run-time
+    /// exclusivity check per call.
+    private func bytes(start: Int) -> UnsafeMutableRawPointer {
+        unsafe withUnsafeMutablePointerToElements { elements in
+            let shift = (start &- Int(bitPattern: elements)) & 15
+            return unsafe UnsafeMutableRawPointer(elements).advanced(by: shift)
+        }
     }
 
     deinit {
-        let bytes = unsafe bytes
-        for field in header.fields {
-            guard let operations = field.operations else { continue }
-            unsafe operations.destroy(bytes.advanced(by: field.offset - header.start))
+        let layout = header
+        let bytes = unsafe bytes(start: layout.start)
+        for field in layout.referenceFields {
+            unsafe field.operations?.destroy(bytes.advanced(by: field.offset - layout.start))
         }
     }
 
@@ -334,8 +346,8 @@ final class FieldShadow: ManagedBuffer<ObjectLayout, SIMD2<UInt64>> {
         if matches(object) { return .same }
         return withExtendedLifetime(object) {
             let current = unsafe UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
-            let bytes = unsafe self.bytes
             let layout = header
+            let bytes = unsafe self.bytes(start: layout.start)
             var undecided = false
             for field in layout.fields {
                 let copied = unsafe UnsafeRawPointer(bytes.advanced(by: field.offset - layout.start))
@@ -354,8 +366,8 @@ final class FieldShadow: ManagedBuffer<ObjectLayout, SIMD2<UInt64>> {
     func withShadowValues<T: AnyObject, R>(in object: T, _ body: () throws -> R) rethrows -> R {
         try withExtendedLifetime(object) {
             let current = unsafe Unmanaged.passUnretained(object).toOpaque()
-            let bytes = unsafe self.bytes
             let layout = header
+            let bytes = unsafe self.bytes(start: layout.start)
             func exchange() {
                 for range in layout.ranges {
                     let one = unsafe current.advanced(by: range.offset)
@@ -378,8 +390,8 @@ final class FieldShadow: ManagedBuffer<ObjectLayout, SIMD2<UInt64>> {
     func matches<T: AnyObject>(_ object: T) -> Bool {
         withExtendedLifetime(object) {
             let current = unsafe UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
-            let bytes = unsafe self.bytes
             let layout = header
+            let bytes = unsafe self.bytes(start: layout.start)
             for range in layout.ranges {
                 let copied = unsafe UnsafeRawPointer(bytes.advanced(by: range.offset - layout.start))
                 if unsafe memcmp(current.advanced(by: range.offset), copied, range.count) != 0 { return false }
@@ -392,8 +404,8 @@ final class FieldShadow: ManagedBuffer<ObjectLayout, SIMD2<UInt64>> {
     func restore<T: AnyObject>(into object: T) {
         withExtendedLifetime(object) {
             let target = unsafe Unmanaged.passUnretained(object).toOpaque()
-            let bytes = unsafe self.bytes
             let layout = header
+            let bytes = unsafe self.bytes(start: layout.start)
             for field in layout.fields {
                 let from = unsafe UnsafeRawPointer(bytes.advanced(by: field.offset - layout.start))
                 let to = unsafe target.advanced(by: field.offset)

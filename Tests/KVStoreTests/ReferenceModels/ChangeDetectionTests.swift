@@ -76,6 +76,22 @@ final class PayloadNote: PersistentModel {
     static let entity = Entity<PayloadNote>(name: "PayloadNote")
 }
 
+/// A note whose attributes start 8 bytes past a multiple of 16 (after its relationship property) and include a value
+/// aligned to 16 that holds a reference, which a shadow copies with its type's operations at its alignment.
+final class WideNote: PersistentModel {
+    struct Wide: Codable, Equatable {
+        var label: String
+        var value: UInt128
+    }
+
+    @ToOne var folder: NoteFolder?
+    var id = UUID.timeOrdered()
+    var count: Int64 = 1
+    var wide = Wide(label: "first", value: UInt128.max - 1)
+
+    static let entity = Entity<WideNote>(name: "WideNote", relationships: [.toOne("folder", \.folder)])
+}
+
 /// A context finds the changes of reference models without encoding them when their attributes have value semantics,
 /// and by encoding them otherwise; every kind of change is found either way.
 @Suite struct ChangeDetectionTests {
@@ -165,6 +181,28 @@ final class PayloadNote: PersistentModel {
             note.title = String(String(long.reversed()).reversed())
             note.tags.append("three")
             #expect(context.hasChanges)
+        }
+    }
+
+    /// A shadow places each attribute at its type's alignment, whatever the first attribute's offset: a value aligned
+    /// to 16 that holds a reference is copied, compared, exchanged and restored in place.
+    @Test func aShadowKeepsEachAttributesAlignment() throws {
+        let layout = try #require(ObjectLayout(of: WideNote.self))
+        #expect(MemoryLayout<WideNote.Wide>.alignment == 16)
+        #expect(layout.start % 16 == 8)
+        for _ in 0..<64 {
+            let note = WideNote()
+            let shadow = FieldShadow.of(note, layout: layout)
+            #expect(shadow.compare(note) == .same)
+            note.wide.label.append(" edited")
+            note.wide.value = 7
+            #expect(shadow.compare(note) != .same)
+            let shadowed = shadow.withShadowValues(in: note) { note.wide }
+            #expect(shadowed == WideNote.Wide(label: "first", value: UInt128.max - 1))
+            #expect(note.wide == WideNote.Wide(label: "first edited", value: 7))
+            shadow.restore(into: note)
+            #expect(note.wide == WideNote.Wide(label: "first", value: UInt128.max - 1))
+            #expect(shadow.matches(note))
         }
     }
 
