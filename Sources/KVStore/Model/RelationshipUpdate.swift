@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// What reading and setting relationship properties does: the two sides stay in step.
 ///
@@ -11,16 +12,19 @@ enum RelationshipUpdate {
         _ target: Target?, of owner: Owner, related: RelatedObjects
     ) {
         let old = related.objects?.first as? Target
-        let unchanged = related.firstID == target?.id && (target == nil || old === target)
-        related.assign(target.map { [$0] } ?? [], ids: target.map { [$0.id] } ?? [])
+        // Unwrapped rather than mapped: `Optional.map` here, unspecialized, looks up type metadata on every call.
+        let (objects, ids): ([AnyObject], [UUID])
+        if let target { (objects, ids) = ([target], [target.id]) } else { (objects, ids) = ([], []) }
+        let unchanged = related.firstID == ids.first && (target == nil || old === target)
+        related.assign(objects, ids: ids)
         if unchanged { return }
         if let loader = related.loader {
-            loader.relationshipDidChange(of: owner, related: target.map { [$0] } ?? [])
+            loader.relationshipDidChange(of: owner, related: objects)
             return
         }
-        guard let inverse = inverseList(of: owner, sharing: related, in: Target.self) else { return }
-        if let old { remove(owner, from: inverse.relatedObjects(old)) }
-        if let target { append(owner, to: inverse.relatedObjects(target)) }
+        guard let inverse = inverseListOffset(of: owner, sharing: related, in: Target.self) else { return }
+        if let old { remove(owner, from: ObjectContents.relatedObjects(in: old, at: inverse)) }
+        if let target { append(owner, to: ObjectContents.relatedObjects(in: target, at: inverse)) }
     }
 
     /// Sets the many-to-many property whose state is `related` in `owner` to `targets`.
@@ -33,12 +37,12 @@ enum RelationshipUpdate {
             loader.relationshipDidChange(of: owner, related: targets)
             return
         }
-        guard let inverse = inverseList(of: owner, sharing: related, in: Target.self) else { return }
+        guard let inverse = inverseListOffset(of: owner, sharing: related, in: Target.self) else { return }
         for target in old where !targets.contains(where: { $0 === target }) {
-            remove(owner, from: inverse.relatedObjects(target))
+            remove(owner, from: ObjectContents.relatedObjects(in: target, at: inverse))
         }
         for target in targets where !old.contains(where: { $0 === target }) {
-            append(owner, to: inverse.relatedObjects(target))
+            append(owner, to: ObjectContents.relatedObjects(in: target, at: inverse))
         }
     }
 
@@ -105,16 +109,50 @@ enum RelationshipUpdate {
         Target.entity.relationships.first { $0.field == field }?.property
     }
 
-    /// The derived to-many property of `Target` that lists the owners of the stored property whose state is
-    /// `related` in `owner`.
-    private static func inverseList<Owner: PersistentModel, Target: PersistentModel>(
+    /// Where the derived to-many property of `Target` lies in a target object (its storage offset), the one that
+    /// lists the owners of the stored property whose state is `related` in `owner`; `nil` when `Target` has none.
+    private static func inverseListOffset<Owner: PersistentModel, Target: PersistentModel>(
         of owner: Owner, sharing related: RelatedObjects, in _: Target.Type
-    ) -> RelationshipProperty<Target>? {
-        guard let field = Owner.entity.relationship(of: owner, sharing: related)?.field else { return nil }
-        return Target.entity.relationships.first {
-            $0.inverseField == field && $0.target == Owner.self && $0.property?.kind == .toMany
-        }?.property
+    ) -> Int? {
+        for pair in inverseOffsets(of: Owner.self, in: Target.self)
+        where ObjectContents.existingRelatedObjects(in: owner, at: pair.property) === related {
+            return pair.inverse
+        }
+        return nil
     }
+
+    /// The relationship properties of `Owner`, each as its storage offset and that of the derived to-many property of
+    /// `Target` that lists the owners through it (`nil` when `Target` has none), in the order of `Owner`'s entity.
+    ///
+    /// Computed once per pair of types and kept: finding them in the entities looks up generic type metadata a dozen
+    /// times, which made every `task.project = project` outside a context cost as much as saving the task.
+    private static func inverseOffsets<Owner: PersistentModel, Target: PersistentModel>(
+        of _: Owner.Type, in _: Target.Type
+    ) -> [(property: Int, inverse: Int?)] {
+        let key = InversePair(owner: ObjectIdentifier(Owner.self), target: ObjectIdentifier(Target.self))
+        if let known = knownInverseOffsets.withLock({ $0[key] }) { return known }
+        var pairs: [(property: Int, inverse: Int?)] = []
+        for relationship in Owner.entity.relationships {
+            guard let property = relationship.property?.offset else { continue }
+            let inverse = relationship.field.flatMap { field in
+                Target.entity.relationships.first {
+                    $0.inverseField == field && $0.target == Owner.self && $0.property?.kind == .toMany
+                }?.property?.offset
+            }
+            pairs.append((property, inverse))
+        }
+        knownInverseOffsets.withLock { $0[key] = pairs }
+        return pairs
+    }
+
+    /// A pair of model types, owner and target, whose ``inverseOffsets(of:in:)`` are known.
+    private struct InversePair: Hashable {
+        let owner: ObjectIdentifier
+        let target: ObjectIdentifier
+    }
+
+    /// The ``inverseOffsets(of:in:)`` computed so far. Entities are static, so an entry never changes.
+    private static let knownInverseOffsets = Mutex<[InversePair: [(property: Int, inverse: Int?)]]>([:])
 
     /// Adds `owner` to a derived list held in memory, in place (a graph built before its insert appends each child
     /// of a parent in turn: a copy of the list per append made that quadratic in memory traffic).

@@ -3,6 +3,42 @@ import Testing
 
 @testable import KVStore
 
+/// A person who sends and receives ``Letter``s: two lists of the same type, each the inverse of its own to-one.
+final class Correspondent: PersistentModel {
+    var id = UUID.timeOrdered()
+    var name: String
+    @ToMany var sent: [Letter]
+    @ToMany var received: [Letter]
+
+    init(name: String) {
+        self.name = name
+    }
+
+    static let entity = Entity<Correspondent>(
+        name: "Correspondent",
+        relationships: [
+            .toMany("sent", \.sent, inverse: "sender"), .toMany("received", \.received, inverse: "recipient"),
+        ])
+}
+
+/// A letter with two to-one relationships to the same type.
+final class Letter: PersistentModel {
+    var id = UUID.timeOrdered()
+    var subject: String
+    @ToOne var sender: Correspondent?
+    @ToOne var recipient: Correspondent?
+
+    init(subject: String) {
+        self.subject = subject
+    }
+
+    static let entity = Entity<Letter>(
+        name: "Letter",
+        relationships: [
+            .toOne("sender", \.sender, inverse: "sent"), .toOne("recipient", \.recipient, inverse: "received"),
+        ])
+}
+
 /// Relationship properties of reference models: read through the context, both sides in step before and after a
 /// save, graphs inserted whole, and delete rules applied to the objects the context holds.
 @Suite struct RelationshipPropertyTests {
@@ -142,6 +178,37 @@ import Testing
             let stored = try self.project("Large", in: fresh)
             #expect(stored.tasks.count == tasks.count)
             #expect(Set(stored.tasks.map(\.id)) == Set(tasks.map(\.id)))
+        }
+    }
+
+    /// Outside a context, each to-one keeps its own inverse list in step, also where two to-ones of one class relate
+    /// to the same type: setting, moving and clearing them, before the graph's insert and after it is read back.
+    @Test func twoToOnesOfOneTypeEachKeepTheirOwnInverseBeforeTheInsert() throws {
+        try withContainer(Correspondent.self, Letter.self) { container in
+            let (ada, bob, eve) = (Correspondent(name: "Ada"), Correspondent(name: "Bob"), Correspondent(name: "Eve"))
+            let letters = (0..<3).map { Letter(subject: "letter \($0)") }
+            for letter in letters {
+                letter.sender = ada
+                letter.recipient = bob
+            }
+            #expect(ada.sent.map(\.subject) == ["letter 0", "letter 1", "letter 2"])
+            #expect(ada.received.isEmpty && bob.sent.isEmpty)
+            #expect(bob.received.count == 3)
+            letters[1].recipient = eve
+            letters[2].sender = nil
+            #expect(bob.received.map(\.subject) == ["letter 0", "letter 2"])
+            #expect(eve.received.map(\.subject) == ["letter 1"])
+            #expect(ada.sent.map(\.subject) == ["letter 0", "letter 1"])
+            #expect(eve.sent.isEmpty)
+            let context = ModelContext(container)
+            for letter in letters { context.insert(letter) }
+            context.insert(eve)
+            try context.save()
+            let fresh = ModelContext(container)
+            let stored = try fresh.fetch(FetchDescriptor<Correspondent>(sortBy: [SortDescriptor(\.name)]))
+            #expect(stored.map(\.name) == ["Ada", "Bob", "Eve"])
+            #expect(stored.map { $0.sent.count } == [2, 0, 0])
+            #expect(stored.map { $0.received.count } == [0, 2, 1])
         }
     }
 
