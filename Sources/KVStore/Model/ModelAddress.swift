@@ -65,6 +65,19 @@ extension ModelAddress {
     }
 }
 
+extension ModelAddress {
+    /// A function that reads the attribute at `keyPath` of a model passed by value: at its offset when the key path
+    /// names a stored property of the model's own storage (a struct's), through the key path otherwise.
+    static func valueReader<M, V>(of keyPath: KeyPath<M, V>) -> (M) -> V {
+        guard let offset = MemoryLayout<M>.offset(of: keyPath) else { return { $0[keyPath: keyPath] } }
+        return { model in
+            unsafe withUnsafePointer(to: model) { pointer in
+                unsafe UnsafeRawPointer(pointer).advanced(by: offset).assumingMemoryBound(to: V.self).pointee
+            }
+        }
+    }
+}
+
 /// Lends the address of `model` to `body`, which must not keep it.
 @inline(__always)
 func withAddress<M, R>(of model: M, _ body: (ModelAddress) throws -> R) rethrows -> R {

@@ -192,66 +192,80 @@ enum SpecializedFieldTests {
 
     // The checks of a field, one per type: a function generic over the model alone, so that the field is read and
     // compared as the concrete type (one generic over the type too would not be specialized for it, the model's type
-    // being unknown here, and asked the runtime for the optional's metadata and its `==` at every record).
+    // being unknown here, and asked the runtime for the optional's metadata and its `==` at every record). The model's
+    // property is read at its offset when it has one (``ModelAddress/valueReader(of:)``): applying the key path went
+    // through the runtime's key path interpreter, half of a check.
 
     /// Whether the field `id` holds, read in place, the value of the model's property at `property`.
     static func check<M>(_ id: UInt64, _ property: KeyPath<M, UUID>) -> FieldCheck<M> {
-        { fields, model in fields.value(ofField: id, as: UUID.self) == model[keyPath: property] }
+        let read = ModelAddress.valueReader(of: property)
+        return { fields, model in fields.value(ofField: id, as: UUID.self) == read(model) }
     }
 
     /// Whether the field `id` holds, read in place, the value of the model's property at `property`.
     static func check<M>(_ id: UInt64, _ property: KeyPath<M, UUID?>) -> FieldCheck<M> {
-        { fields, model in fields.value(ofField: id, as: UUID?.self) == model[keyPath: property] }
+        let read = ModelAddress.valueReader(of: property)
+        return { fields, model in fields.value(ofField: id, as: UUID?.self) == read(model) }
     }
 
     /// Whether the field `id` holds, read in place, the value of the model's property at `property`.
     static func check<M>(_ id: UInt64, _ property: KeyPath<M, String>) -> FieldCheck<M> {
-        { fields, model in fields.value(ofField: id, as: String.self) == model[keyPath: property] }
+        let read = ModelAddress.valueReader(of: property)
+        return { fields, model in fields.value(ofField: id, as: String.self) == read(model) }
     }
 
     /// Whether the field `id` holds, read in place, the value of the model's property at `property`.
     static func check<M>(_ id: UInt64, _ property: KeyPath<M, String?>) -> FieldCheck<M> {
-        { fields, model in fields.value(ofField: id, as: String?.self) == model[keyPath: property] }
+        let read = ModelAddress.valueReader(of: property)
+        return { fields, model in fields.value(ofField: id, as: String?.self) == read(model) }
     }
 
     /// Whether the field `id` holds, read in place, the value of the model's property at `property`.
     static func check<M>(_ id: UInt64, _ property: KeyPath<M, Int>) -> FieldCheck<M> {
-        { fields, model in fields.value(ofField: id, as: Int.self) == model[keyPath: property] }
+        let read = ModelAddress.valueReader(of: property)
+        return { fields, model in fields.value(ofField: id, as: Int.self) == read(model) }
     }
 
     /// Whether the field `id` holds, read in place, the value of the model's property at `property`.
     static func check<M>(_ id: UInt64, _ property: KeyPath<M, Int?>) -> FieldCheck<M> {
-        { fields, model in fields.value(ofField: id, as: Int?.self) == model[keyPath: property] }
+        let read = ModelAddress.valueReader(of: property)
+        return { fields, model in fields.value(ofField: id, as: Int?.self) == read(model) }
     }
 
     /// Whether the field `id` holds, read in place, the value of the model's property at `property`.
     static func check<M>(_ id: UInt64, _ property: KeyPath<M, Bool>) -> FieldCheck<M> {
-        { fields, model in fields.value(ofField: id, as: Bool.self) == model[keyPath: property] }
+        let read = ModelAddress.valueReader(of: property)
+        return { fields, model in fields.value(ofField: id, as: Bool.self) == read(model) }
     }
 
     /// Whether the field `id` holds, read in place, the value of the model's property at `property`.
     static func check<M>(_ id: UInt64, _ property: KeyPath<M, Bool?>) -> FieldCheck<M> {
-        { fields, model in fields.value(ofField: id, as: Bool?.self) == model[keyPath: property] }
+        let read = ModelAddress.valueReader(of: property)
+        return { fields, model in fields.value(ofField: id, as: Bool?.self) == read(model) }
     }
 
     /// Whether the field `id` holds, read in place, the value of the model's property at `property`.
     static func check<M>(_ id: UInt64, _ property: KeyPath<M, Double>) -> FieldCheck<M> {
-        { fields, model in fields.value(ofField: id, as: Double.self) == model[keyPath: property] }
+        let read = ModelAddress.valueReader(of: property)
+        return { fields, model in fields.value(ofField: id, as: Double.self) == read(model) }
     }
 
     /// Whether the field `id` holds, read in place, the value of the model's property at `property`.
     static func check<M>(_ id: UInt64, _ property: KeyPath<M, Double?>) -> FieldCheck<M> {
-        { fields, model in fields.value(ofField: id, as: Double?.self) == model[keyPath: property] }
+        let read = ModelAddress.valueReader(of: property)
+        return { fields, model in fields.value(ofField: id, as: Double?.self) == read(model) }
     }
 
     /// Whether the field `id` holds, read in place, the value of the model's property at `property`.
     static func check<M>(_ id: UInt64, _ property: KeyPath<M, Date>) -> FieldCheck<M> {
-        { fields, model in fields.value(ofField: id, as: Date.self) == model[keyPath: property] }
+        let read = ModelAddress.valueReader(of: property)
+        return { fields, model in fields.value(ofField: id, as: Date.self) == read(model) }
     }
 
     /// Whether the field `id` holds, read in place, the value of the model's property at `property`.
     static func check<M>(_ id: UInt64, _ property: KeyPath<M, Date?>) -> FieldCheck<M> {
-        { fields, model in fields.value(ofField: id, as: Date?.self) == model[keyPath: property] }
+        let read = ModelAddress.valueReader(of: property)
+        return { fields, model in fields.value(ofField: id, as: Date?.self) == read(model) }
     }
 
     /// A test of `field op constant`.
