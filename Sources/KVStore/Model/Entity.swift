@@ -373,12 +373,21 @@ public struct ModelIndex<M: StoredModel>: Sendable {
     ///
     /// A to-one's index is planned for predicates on `keyPath`, its property, compared with an ID or `nil`
     /// (`$0.project?.id == id`, `$0.project == nil`).
+    ///
+    /// - Parameter stateOffset: For a class, the offset in its instances of the relationship property's state, from
+    ///   which a to-one's ID is read in place (``ModelAddress/firstRelatedID(of:stateOffset:)``) rather than through
+    ///   `readFirst`, which would copy the model's reference and call through two generic thunks per key.
     static func references(
         _ field: String, isToMany: Bool, plannedAs keyPath: (PartialKeyPath<M> & Sendable)?,
-        read: @escaping @Sendable (M) -> [UUID], readFirst: @escaping @Sendable (M) -> UUID?
+        read: @escaping @Sendable (M) -> [UUID], readFirst: @escaping @Sendable (M) -> UUID?, stateOffset: Int? = nil
     ) -> Self {
         let ids = ModelAddress.reader(read)
-        let firstID = ModelAddress.reader(readFirst)
+        let firstID: @Sendable (ModelAddress) -> UUID?
+        if let stateOffset {
+            firstID = ModelAddress.firstRelatedID(of: M.self, stateOffset: stateOffset)
+        } else {
+            firstID = ModelAddress.reader(readFirst)
+        }
         var keyPaths: [PartialKeyPath<M> & Sendable] = []
         if let keyPath { keyPaths.append(keyPath) }
         let componentEncoder: @Sendable (Any) -> [UInt8]?

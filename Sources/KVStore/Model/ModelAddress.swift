@@ -1,3 +1,5 @@
+import Foundation
+
 /// The address of a model lent for the length of a call, and the readers of its stored attributes by offset.
 ///
 /// Every save computes its model's index keys, and applying a key path goes through the runtime's key path
@@ -16,7 +18,8 @@
 ///   and every read checks it with a debug assertion; an attribute read at its offset has the attribute's type there,
 ///   as `MemoryLayout.offset(of:)` guarantees. For a class, the address holds the reference, and an attribute is read
 ///   at the offset in the instance that the runtime's field list gives for the stored property the key path names,
-///   only when the listed type is the attribute's.
+///   only when the listed type is the attribute's; a relationship property's state is read at the offset the field
+///   list gives for its wrapper (``RelationshipProperty/offset``), laid out as the wrapper's optional reference.
 /// - **Lifetime of instances.** The variable at the address holds the class instance for the length of the call.
 @safe
 struct ModelAddress {
@@ -74,6 +77,23 @@ extension ModelAddress {
             unsafe withUnsafePointer(to: model) { pointer in
                 unsafe UnsafeRawPointer(pointer).advanced(by: offset).assumingMemoryBound(to: V.self).pointee
             }
+        }
+    }
+}
+
+extension ModelAddress {
+    /// A function that reads, at an address of an instance of the class `M`, the first ID of the relationship state
+    /// stored at `stateOffset` in the instance (a to-one's ID): read in place without retaining the state or making
+    /// an array, `nil` when the property has no state (it relates to nothing).
+    ///
+    /// The state's storage is the wrapper's optional reference (see ``ObjectContents/relatedObjects(in:at:)``), which
+    /// the instance holds for the length of the call.
+    static func firstRelatedID<M>(of _: M.Type, stateOffset: Int) -> @Sendable (ModelAddress) -> UUID? {
+        { address in
+            let instance = unsafe UnsafeRawPointer(address.assumingModel(M.self)).load(as: UnsafeRawPointer.self)
+            guard let state = unsafe instance.advanced(by: stateOffset).load(as: Unmanaged<RelatedObjects>?.self)
+            else { return nil }
+            return unsafe state._withUnsafeGuaranteedRef { $0.firstID }
         }
     }
 }

@@ -137,7 +137,7 @@ extension Relationship where M: PersistentModel {
                 name: name, isToMany: isToMany,
                 index: .references(
                     name, isToMany: isToMany, plannedAs: keyPath, read: { stateOf($0).ids },
-                    readFirst: { property.storedFirstID(in: $0) }),
+                    readFirst: { property.storedFirstID(in: $0) }, stateOffset: property.offset),
                 ids: { stateOf($0).ids },
                 rewrite: { model, rewrittenID in
                     let state = stateOf(model)
