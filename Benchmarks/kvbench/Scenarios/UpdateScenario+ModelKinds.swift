@@ -1,6 +1,10 @@
 import Foundation
 
 extension UpdateScenario {
+    /// How many updates a run of an update row makes: one takes a few milliseconds, which the machine's noise moves by
+    /// a tenth from run to run; five make a run long enough for its median to settle.
+    static let updatesPerRun = 5
+
     /// The class/struct comparison's updates and saves, on the comparison's store.
     ///
     /// Update: through a new context, fetch the tasks of a due-date window holding a tenth of them, toggle the
@@ -8,7 +12,8 @@ extension UpdateScenario {
     /// N registered tasks, read before anything is timed, and each run changes 1% of the store's tasks (k) and
     /// saves; N is the whole store, then k alone, so that the two rows show what the N - k unchanged objects cost a
     /// save. The struct side changes the same k structs with `modify` and saves. The store is filled once per side;
-    /// runs toggle the same flags back and forth. Latency is per run.
+    /// runs toggle the same flags back and forth. An update row's run makes ``updatesPerRun`` updates, each through a
+    /// new context. Latency is per update or save.
     func modelKindRows(in context: ScenarioContext) throws -> [ScenarioResult] {
         let sizes = context.sizes
         let dataset = try Dataset(projectCount: sizes.modelKindProjectCount, seed: ScenarioContext.seed)
@@ -36,10 +41,15 @@ extension UpdateScenario {
             ) { structs in
                 func updateWork<Side: ModelKindSubject>(_ side: ComparisonSide<Side>, every stride: Int) -> Workload {
                     Workload(
-                        name: Side.name, latencyUnit: "save", objectsPerRun: (windowed + stride - 1) / stride,
-                        operationsPerRun: 1
+                        name: Side.name, latencyUnit: "save",
+                        objectsPerRun: (windowed + stride - 1) / stride * Self.updatesPerRun,
+                        operationsPerRun: Self.updatesPerRun
                     ) { recorder in
-                        try side.subject.updateTasks(dueIn: window, every: stride, recorder: recorder)
+                        var changed = 0
+                        for _ in 0..<Self.updatesPerRun {
+                            changed += try side.subject.updateTasks(dueIn: window, every: stride, recorder: recorder)
+                        }
+                        return changed
                     }
                 }
                 func saveWork<Side: ModelKindSubject>(_ side: ComparisonSide<Side>) -> Workload {
