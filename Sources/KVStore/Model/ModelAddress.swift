@@ -21,6 +21,9 @@ import Foundation
 ///   only when the listed type is the attribute's; a relationship property's state is read at the offset the field
 ///   list gives for its wrapper (``RelationshipProperty/offset``), laid out as the wrapper's optional reference.
 /// - **Lifetime of instances.** The variable at the address holds the class instance for the length of the call.
+///
+/// ``valueReader(of:)`` makes no address: it reads a struct's attribute at its `MemoryLayout.offset(of:)` inside the
+/// `withUnsafePointer(to:)` call that lends the model's own address, where the same **Type** reasoning holds.
 @safe
 struct ModelAddress {
     /// The model's address.
