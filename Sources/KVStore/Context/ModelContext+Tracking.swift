@@ -41,7 +41,8 @@ extension ModelContext {
         }
         attach(object, store: store)
         for (offset, target) in store.relationshipTargets {
-            guard let related = ObjectContents.relatedObjects(in: object, at: offset).objects, !related.isEmpty
+            guard let related = ObjectContents.existingRelatedObjects(in: object, at: offset)?.objects,
+                !related.isEmpty
             else { continue }
             insertIfNew(related, as: target)
         }
@@ -536,7 +537,8 @@ extension ModelContext {
         case .fields(let shadow):
             shadow.restore(into: object)
             for offset in store.relationshipOffsets {
-                ObjectContents.relatedObjects(in: object, at: offset).restoreSaved()
+                // A property without a state holds its record's ID still.
+                ObjectContents.existingRelatedObjects(in: object, at: offset)?.restoreSaved()
             }
             return
         case .record(let bytes): record = bytes

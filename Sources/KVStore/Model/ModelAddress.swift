@@ -19,7 +19,8 @@ import Foundation
 ///   as `MemoryLayout.offset(of:)` guarantees. For a class, the address holds the reference, and an attribute is read
 ///   at the offset in the instance that the runtime's field list gives for the stored property the key path names,
 ///   only when the listed type is the attribute's; a relationship property's state is read at the offset the field
-///   list gives for its wrapper (``RelationshipProperty/offset``), laid out as the wrapper's optional reference.
+///   list gives for its wrapper (``RelationshipProperty/offset``), laid out as the wrapper's one stored property, a
+///   ``RelationshipStorage``.
 /// - **Lifetime of instances.** The variable at the address holds the class instance for the length of the call.
 ///
 /// ``valueReader(of:)`` makes no address: it reads a struct's attribute at its `MemoryLayout.offset(of:)` inside the
@@ -85,18 +86,17 @@ extension ModelAddress {
 }
 
 extension ModelAddress {
-    /// A function that reads, at an address of an instance of the class `M`, the first ID of the relationship state
-    /// stored at `stateOffset` in the instance (a to-one's ID): read in place without retaining the state or making
-    /// an array, `nil` when the property has no state (it relates to nothing).
+    /// A function that reads, at an address of an instance of the class `M`, the first ID of the relationship
+    /// property stored at `stateOffset` in the instance (a to-one's ID): read in place without retaining its state or
+    /// making an array, from its state or, when it has none, the ID its storage holds; `nil` when it relates to
+    /// nothing.
     ///
-    /// The state's storage is the wrapper's optional reference (see ``ObjectContents/relatedObjects(in:at:)``), which
-    /// the instance holds for the length of the call.
+    /// The property's storage is a ``RelationshipStorage`` (see ``ObjectContents/relatedObjects(in:at:)``), which the
+    /// instance holds for the length of the call.
     static func firstRelatedID<M>(of _: M.Type, stateOffset: Int) -> @Sendable (ModelAddress) -> UUID? {
         { address in
             let instance = unsafe UnsafeRawPointer(address.assumingModel(M.self)).load(as: UnsafeRawPointer.self)
-            guard let state = unsafe instance.advanced(by: stateOffset).load(as: Unmanaged<RelatedObjects>?.self)
-            else { return nil }
-            return unsafe state._withUnsafeGuaranteedRef { $0.firstID }
+            return unsafe ObjectContents.firstRelatedID(at: stateOffset, in: instance)
         }
     }
 }

@@ -18,7 +18,8 @@ import Foundation
 ///   its objects belong to one actor.
 /// - **Relationship storage.** A relationship property's storage is read (and its state stored, when it has none) at
 ///   the offset the runtime's field list gives for its name, only when the listed type there is the wrapper declared
-///   (checked when the offset is taken), and every wrapper is a struct of one stored optional class reference.
+///   (checked when the offset is taken), and every wrapper is a struct of one stored ``RelationshipStorage``, whose
+///   fields lie at the offsets `MemoryLayout` gives for them.
 enum ObjectContents {
     /// Exchanges all stored properties of `first` and `second`.
     ///
@@ -84,75 +85,106 @@ enum ObjectContents {
         return found
     }
 
-    /// The shared state of the relationship property stored at `offset` in `object`, an offset that
-    /// ``offset(ofStoredProperty:ofType:in:)`` gave for the object's class; made and stored there when the property
-    /// has none yet.
+    /// The storage of the relationship property at `offset` in the instance at `base`, an offset that
+    /// ``offset(ofStoredProperty:ofType:in:)`` gave for the instance's class.
     ///
-    /// ``ToOne``, ``ToMany`` and ``ManyToMany`` each hold one stored property, their optional ``RelatedObjects``
-    /// reference, so the property's storage is laid out as that optional reference: reading it there retains it as a
-    /// copy of the wrapper would, and storing a new state there is what the wrapper's own `state()` does.
+    /// ``ToOne``, ``ToMany`` and ``ManyToMany`` each hold one stored property, their ``RelationshipStorage``, so the
+    /// property's storage is laid out as that struct.
+    private static func storage(
+        at offset: Int, in base: UnsafeMutableRawPointer
+    ) -> UnsafeMutablePointer<RelationshipStorage> {
+        unsafe base.advanced(by: offset).assumingMemoryBound(to: RelationshipStorage.self)
+    }
+
+    /// The state of the relationship property at `offset` in the instance at `base`, read in place without
+    /// retaining it; `nil` when the property has none yet.
+    private static func unretainedState(at offset: Int, in base: UnsafeMutableRawPointer) -> Unmanaged<RelatedObjects>?
+    {
+        unsafe base.load(
+            fromByteOffset: offset + RelationshipStorage.relatedOffset, as: Unmanaged<RelatedObjects>?.self)
+    }
+
+    /// The shared state of the relationship property stored at `offset` in `object`, an offset that
+    /// ``offset(ofStoredProperty:ofType:in:)`` gave for the object's class; made and stored there (from the ID and
+    /// context link the storage holds) when the property has none yet, as the wrapper's own accessors make it.
     static func relatedObjects<T: AnyObject>(in object: T, at offset: Int) -> RelatedObjects {
         withExtendedLifetime(object) {
-            let storage = unsafe Unmanaged.passUnretained(object).toOpaque().advanced(by: offset)
-                .assumingMemoryBound(to: RelatedObjects?.self)
-            return unsafe RelatedObjects.state(in: &storage.pointee)
+            let base = unsafe Unmanaged.passUnretained(object).toOpaque()
+            return unsafe storage(at: offset, in: base).pointee.state()
         }
     }
 
     /// The shared state of the relationship property stored at `offset` in `object` (see
-    /// ``relatedObjects(in:at:)``), or `nil` when it has none: the property relates to nothing, and reading it made
-    /// nothing.
+    /// ``relatedObjects(in:at:)``), or `nil` when it has none: reading it made none yet (it may still hold a stored
+    /// ID, which ``firstRelatedID(in:at:)`` reads).
     static func existingRelatedObjects<T: AnyObject>(in object: T, at offset: Int) -> RelatedObjects? {
         withExtendedLifetime(object) {
-            let storage = unsafe Unmanaged.passUnretained(object).toOpaque().advanced(by: offset)
-                .assumingMemoryBound(to: RelatedObjects?.self)
-            return unsafe storage.pointee
+            let base = unsafe Unmanaged.passUnretained(object).toOpaque()
+            return unsafe storage(at: offset, in: base).pointee.related
         }
     }
 
+    /// The first ID of the relationship property stored at `offset` in `object` (a to-one's ID), read in place
+    /// without making a state or an array; `nil` when it relates to nothing.
+    static func firstRelatedID<T: AnyObject>(in object: T, at offset: Int) -> UUID? {
+        withExtendedLifetime(object) {
+            let base = unsafe Unmanaged.passUnretained(object).toOpaque()
+            return unsafe firstRelatedID(at: offset, in: UnsafeRawPointer(base))
+        }
+    }
+
+    /// ``firstRelatedID(in:at:)`` for the instance at `base`, which the caller holds alive.
+    static func firstRelatedID(at offset: Int, in base: UnsafeRawPointer) -> UUID? {
+        if let state = unsafe base.load(
+            fromByteOffset: offset + RelationshipStorage.relatedOffset, as: Unmanaged<RelatedObjects>?.self)
+        {
+            return unsafe state._withUnsafeGuaranteedRef { $0.firstID }
+        }
+        return unsafe base.load(fromByteOffset: offset + RelationshipStorage.storedIDOffset, as: UUID?.self)
+    }
+
     /// Whether the relationship state at one of `offsets` in `object` holds other IDs than its record: read in place
-    /// without retaining it, a property without a state (never set) holding none.
+    /// without retaining it, a property without a state (never set) holding its record's.
     static func relatedIDsChanged<T: AnyObject>(in object: T, at offsets: [Int]) -> Bool {
         withExtendedLifetime(object) {
             let base = unsafe Unmanaged.passUnretained(object).toOpaque()
             for offset in offsets {
-                // Laid out as the wrapper's optional reference (see `relatedObjects(in:at:)`), read unretained.
-                let storage = unsafe base.advanced(by: offset).assumingMemoryBound(to: Unmanaged<RelatedObjects>?.self)
-                guard let state = unsafe storage.pointee else { continue }
+                guard let state = unsafe unretainedState(at: offset, in: base) else { continue }
                 if unsafe state._withUnsafeGuaranteedRef({ $0.idsChanged }) { return true }
             }
             return false
         }
     }
 
-    /// Gives every relationship property of `object`, at `offsets`, the context `link`: each state is read in place
-    /// without retaining it, and one is made for a property that has none (so that it reads through the context).
+    /// Gives every relationship property of `object`, at `offsets`, the context `link`: in its state when it has
+    /// one (read in place without retaining it), in its storage otherwise, from which a state made later takes it. No
+    /// state is made: reading thousands of objects allocates none for their relationships.
     static func attach<T: AnyObject>(_ link: LoaderLink, to object: T, at offsets: [Int]) {
         withExtendedLifetime(object) {
             let base = unsafe Unmanaged.passUnretained(object).toOpaque()
             for offset in offsets {
-                // Laid out as the wrapper's optional reference (see `relatedObjects(in:at:)`).
-                let unretained = unsafe base.advanced(by: offset).assumingMemoryBound(
-                    to: Unmanaged<RelatedObjects>?.self)
-                if let state = unsafe unretained.pointee {
+                if let state = unsafe unretainedState(at: offset, in: base) {
                     unsafe state._withUnsafeGuaranteedRef { state in
                         if state.link !== link { state.link = link }
                     }
-                } else {
-                    let slot = unsafe base.advanced(by: offset).assumingMemoryBound(to: RelatedObjects?.self)
-                    unsafe RelatedObjects.state(in: &slot.pointee).link = link
+                    continue
+                }
+                let held = unsafe base.load(
+                    fromByteOffset: offset + RelationshipStorage.linkOffset, as: Unmanaged<LoaderLink>?.self)
+                if unsafe held?.toOpaque() != Unmanaged.passUnretained(link).toOpaque() {
+                    unsafe storage(at: offset, in: base).pointee.link = link
                 }
             }
         }
     }
 
-    /// Notes that the record of `object` holds the IDs of its relationship states at `offsets`, those it has.
+    /// Notes that the record of `object` holds the IDs of its relationship states at `offsets`, those it has (a
+    /// property without one holds its record's ID already).
     static func markRelatedIDsSaved<T: AnyObject>(in object: T, at offsets: [Int]) {
         withExtendedLifetime(object) {
             let base = unsafe Unmanaged.passUnretained(object).toOpaque()
             for offset in offsets {
-                let storage = unsafe base.advanced(by: offset).assumingMemoryBound(to: Unmanaged<RelatedObjects>?.self)
-                guard let state = unsafe storage.pointee else { continue }
+                guard let state = unsafe unretainedState(at: offset, in: base) else { continue }
                 unsafe state._withUnsafeGuaranteedRef { $0.markSaved() }
             }
         }
@@ -190,6 +222,9 @@ final class ObjectLayout: Sendable {
     /// The byte ranges (offset, count) that a comparison reads: the attributes' bytes, adjacent ones merged, so that
     /// padding between them is never compared.
     let ranges: [(offset: Int, count: Int)]
+    /// How far past a shadow's first element its bytes start, when the shadow's allocation is aligned to 16 as
+    /// `malloc` aligns it here: see ``FieldShadow/of(_:layout:)``.
+    let shadowShift: Int
 
     /// The layout of `type`, or `nil` when the runtime lists no fields for it, it has no attributes, or one of its
     /// attributes has a type whose changes a bitwise comparison could miss (see ``ValueSemantics``).
@@ -224,6 +259,7 @@ final class ObjectLayout: Sendable {
         self.start = first.offset
         self.byteCount = end - first.offset
         self.ranges = ranges
+        self.shadowShift = (first.offset &- FieldShadow.elementsOffset) & 15
     }
 }
 
@@ -277,24 +313,31 @@ enum FieldValue<V>: FieldOperations {
 /// (``compare(_:)`` says `.undecided`). ``ValueSemantics`` decides which types a layout trusts.
 ///
 /// Invariants of its unsafe code (ObjectContents' **Layout** and **Lifetime** hold too): the shadow's bytes are
-/// allocated for its layout (its header) and placed at the same address modulo 16 as the attributes in an object
-/// (``bytes``), so that each attribute keeps its type's alignment; the attributes of an object of the
+/// allocated for its layout (its header), with room before them for their shift (``of(_:layout:)`` checks the shift
+/// it allocated for against the address it got), and placed at the same address modulo 16 as the attributes in an
+/// object (``bytes``), so that each attribute keeps its type's alignment; the attributes of an object of the
 /// layout's class are copied there bitwise, those whose types hold references then initialized again over their bytes
 /// with their own types' copy operations (a bitwise copy owns nothing, so initializing over it leaks nothing), and
-/// destroyed with them when the shadow goes; the bytes between attributes (a relationship property's reference) are
+/// destroyed with them when the shadow goes; the bytes between attributes (a relationship property's storage) are
 /// copied but never read, compared or destroyed; every read of an object's bytes holds the object alive.
 @safe
 final class FieldShadow: ManagedBuffer<ObjectLayout, UInt8> {
+    /// Where a shadow's elements start in its allocation: after the object header and the layout reference.
+    static var elementsOffset: Int { 16 + MemoryLayout<ObjectLayout>.size }
+
     /// A copy of the attributes of `object`, an instance of the class `layout` describes: one allocation, its bytes
     /// after its header.
     ///
-    /// The bytes are allocated byte-aligned with 15 to spare, and placed by ``bytes``: an allocation aligned to 16,
-    /// which a buffer of 16-byte elements would be, costs `posix_memalign` instead of `malloc`, three times the
-    /// instructions, on every object a context reads or saves.
+    /// The bytes are allocated byte-aligned and placed by ``bytes``: an allocation aligned to 16, which a buffer of
+    /// 16-byte elements would be, costs `posix_memalign` instead of `malloc`, three times the instructions, on every
+    /// object a context reads or saves. They need ``ObjectLayout/shadowShift`` bytes before them when `malloc`
+    /// aligns the allocation to 16, as it does here; when it did not, the shadow is made again with 15 to spare,
+    /// enough for any placement.
     static func of<T: AnyObject>(_ object: T, layout: ObjectLayout) -> FieldShadow {
-        let buffer = create(minimumCapacity: layout.byteCount + 15) { _ in layout }
-        // `create` makes an instance of the class it is called on.
-        let shadow = unsafe unsafeDowncast(buffer, to: FieldShadow.self)
+        var shadow = make(capacity: layout.byteCount + layout.shadowShift, layout: layout)
+        if shadow.shift(start: layout.start) != layout.shadowShift {
+            shadow = make(capacity: layout.byteCount + 15, layout: layout)
+        }
         withExtendedLifetime(object) {
             let source = unsafe Unmanaged.passUnretained(object).toOpaque()
             let bytes = unsafe shadow.bytes(start: layout.start)
@@ -310,16 +353,27 @@ final class FieldShadow: ManagedBuffer<ObjectLayout, UInt8> {
         return shadow
     }
 
+    /// An uninitialized shadow of `layout` with `capacity` bytes.
+    private static func make(capacity: Int, layout: ObjectLayout) -> FieldShadow {
+        let buffer = create(minimumCapacity: capacity) { _ in layout }
+        // `create` makes an instance of the class it is called on.
+        return unsafe unsafeDowncast(buffer, to: FieldShadow.self)
+    }
+
     /// The copied attributes, laid out as in the object from `start`, the layout's: the first address of the
     /// elements at the same place modulo 16 as `start` in an object (whose address is a multiple of 16), so that every
-    /// attribute lies at an address its type's alignment (16 at most) divides. The elements' 15 spare bytes cover the
-    /// shift. The caller passes `start` from the layout it read: reading the header here would cost a run-time
-    /// exclusivity check per call.
+    /// attribute lies at an address its type's alignment (16 at most) divides. The bytes before it (``shift(start:)``,
+    /// at most 15) are part of the capacity ``of(_:layout:)`` allocated. The caller passes `start` from the layout it
+    /// read: reading the header here would cost a run-time exclusivity check per call.
     private func bytes(start: Int) -> UnsafeMutableRawPointer {
         unsafe withUnsafeMutablePointerToElements { elements in
-            let shift = (start &- Int(bitPattern: elements)) & 15
-            return unsafe UnsafeMutableRawPointer(elements).advanced(by: shift)
+            unsafe UnsafeMutableRawPointer(elements).advanced(by: (start &- Int(bitPattern: elements)) & 15)
         }
+    }
+
+    /// How far past the first element ``bytes(start:)`` lie.
+    func shift(start: Int) -> Int {
+        unsafe withUnsafeMutablePointerToElements { elements in (start &- Int(bitPattern: elements)) & 15 }
     }
 
     deinit {

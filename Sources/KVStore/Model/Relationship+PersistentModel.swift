@@ -37,7 +37,7 @@ struct RelationshipProperty<M: StoredModel>: Sendable {
     /// when it relates to nothing.
     func storedFirstID(in model: M) -> UUID? where M: PersistentModel {
         guard let offset else { return nil }
-        return ObjectContents.existingRelatedObjects(in: model, at: offset)?.firstID
+        return ObjectContents.firstRelatedID(in: model, at: offset)
     }
 }
 

@@ -35,7 +35,9 @@ final class RelatedObjects {
     private var idsMayDiffer = false
 
     init(ids: [UUID], objects: [AnyObject]?) {
-        self.stored = StoredIDs(ids)
+        // From a local: reading `stored` back would cost a run-time exclusivity check.
+        let stored = StoredIDs(ids)
+        self.stored = stored
         self.saved = stored
         self.objects = objects
     }
@@ -43,7 +45,7 @@ final class RelatedObjects {
     /// A state holding the one ID `id`, as a record stores a to-one.
     init(id: UUID, objects: [AnyObject]?) {
         self.stored = .one(id)
-        self.saved = stored
+        self.saved = .one(id)
         self.objects = objects
     }
 
@@ -76,15 +78,6 @@ final class RelatedObjects {
             case .many(let ids): ids.first
             }
         }
-    }
-
-    /// The state a relationship property keeps in `slot`, made and kept there when the property has none yet (it
-    /// relates to nothing).
-    static func state(in slot: inout RelatedObjects?) -> RelatedObjects {
-        if let state = slot { return state }
-        let made = RelatedObjects(ids: [], objects: nil)
-        slot = made
-        return made
     }
 
     /// Whether ``ids`` differ from the stored ones.
@@ -134,6 +127,74 @@ final class RelatedObjects {
     }
 }
 
+/// What a relationship property holds in its object: its shared state once one is needed, and until then what the
+/// state would be made from.
+///
+/// A decoded to-one holds its record's ID here and a context's object holds the context's link here, so that reading
+/// a thousand records makes no state for each (an allocation per object and property); the state is made from them
+/// when the property is first read or set (``state()``), and from then on it alone holds the IDs and the link.
+///
+/// ``ToOne``, ``ToMany`` and ``ManyToMany`` each have this as their one stored property, so that code that reaches a
+/// property by its offset in an object (``ObjectContents``) finds the same layout for all three.
+struct RelationshipStorage {
+    /// The shared state, once made; when it is, ``link`` and ``storedID`` are `nil`.
+    var related: RelatedObjects?
+    /// The link to the context that holds the object, while there is no state.
+    var link: LoaderLink?
+    /// The one ID a record stores for a to-one, while there is no state.
+    var storedID: UUID?
+
+    /// A property that relates to nothing and belongs to no context.
+    init() {}
+
+    /// A property whose state is `related`.
+    init(related: RelatedObjects?) {
+        self.related = related
+    }
+
+    /// A to-one read from a record that holds `id`: no state until the property is used.
+    init(storedID: UUID?) {
+        self.storedID = storedID
+    }
+
+    /// The state, made from the stored ID and link (and kept) when there is none yet.
+    mutating func state() -> RelatedObjects {
+        if let related { return related }
+        let made: RelatedObjects
+        if let storedID {
+            made = RelatedObjects(id: storedID, objects: nil)
+        } else {
+            made = RelatedObjects(ids: [], objects: nil)
+        }
+        made.link = link
+        related = made
+        link = nil
+        storedID = nil
+        return made
+    }
+
+    /// The state when the property has one or has something to make it from (an ID, a context); `nil` when it relates
+    /// to nothing outside a context, where reading it makes nothing.
+    mutating func stateIfUsed() -> RelatedObjects? {
+        if let related { return related }
+        guard storedID != nil || link != nil else { return nil }
+        return state()
+    }
+
+    /// The first ID the property holds (a to-one's ID), read without making a state or an array.
+    var firstID: UUID? {
+        if let related { return related.firstID }
+        return storedID
+    }
+
+    /// Where ``related``, ``link`` and ``storedID`` lie in the storage, for code that reads them in place: in the order
+    /// of their declarations, as Swift lays out a struct of its own module (constants, since a stored `static let`
+    /// costs a `swift_once` check at each use; a test compares them with `MemoryLayout.offset(of:)`).
+    static var relatedOffset: Int { 0 }
+    static var linkOffset: Int { 8 }
+    static var storedIDOffset: Int { 16 }
+}
+
 /// The one reference of a context's relationship properties to it, which does not keep it alive.
 final class LoaderLink {
     /// The context, while it exists.
@@ -165,36 +226,32 @@ extension ManyToMany: RelationshipPropertyWrapper {}
 /// `$project.id` is the ID without loading anything. Declare every relationship property in the entity.
 @propertyWrapper
 public struct ToOne<Target: PersistentModel> {
-    /// The property's state; `nil` until the property relates to something or a context holds its object, so that
-    /// the implicit `nil` every model initializer starts a property with allocates nothing.
-    var related: RelatedObjects?
+    /// The property's state, or what it is made from: a model initializer's implicit `nil` and a decoded ID allocate
+    /// nothing.
+    var storage: RelationshipStorage
 
     /// A relationship to `wrappedValue`, or to nothing.
     public init(wrappedValue: Target? = nil) {
         // Unwrapped rather than mapped: `Optional.map` here, unspecialized, looks up type metadata on every call, and
         // every decoded object's initializer starts its property with `nil`.
         guard let wrappedValue else {
-            related = nil
+            storage = RelationshipStorage()
             return
         }
-        related = RelatedObjects(id: wrappedValue.id, objects: [wrappedValue])
+        storage = RelationshipStorage(related: RelatedObjects(id: wrappedValue.id, objects: [wrappedValue]))
     }
 
-    /// A relationship to the model with `id`, as a record stores it.
+    /// A relationship to the model with `id`, as a record stores it: the state is made when the property is used.
     init(storedID id: UUID?) {
-        guard let id else {
-            related = nil
-            return
-        }
-        related = RelatedObjects(id: id, objects: nil)
+        storage = RelationshipStorage(storedID: id)
     }
 
     /// The related object, for a property outside a class; relationship properties belong to ``PersistentModel``
     /// classes, whose accesses go through ``subscript(_enclosingInstance:wrapped:storage:)``.
     @available(*, unavailable, message: "ToOne is for properties of PersistentModel classes")
     public var wrappedValue: Target? {
-        get { related?.toOne(Target.self) }
-        set { state().assign(newValue.map { [$0] } ?? [], ids: newValue.map { [$0.id] } ?? []) }
+        get { storage.related?.toOne(Target.self) }
+        set { storage.state().assign(newValue.map { [$0] } ?? [], ids: newValue.map { [$0.id] } ?? []) }
     }
 
     /// The related object of `owner`: read through its context, and set with the inverse side kept in step.
@@ -203,20 +260,17 @@ public struct ToOne<Target: PersistentModel> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Owner, Target?>,
         storage storageKeyPath: ReferenceWritableKeyPath<Owner, Self>
     ) -> Target? {
-        get { owner[keyPath: storageKeyPath].related?.toOne(Target.self) }
-        set { RelationshipUpdate.setToOne(newValue, of: owner, related: owner[keyPath: storageKeyPath].state()) }
+        get { owner[keyPath: storageKeyPath].storage.stateIfUsed()?.toOne(Target.self) }
+        set {
+            RelationshipUpdate.setToOne(newValue, of: owner, related: owner[keyPath: storageKeyPath].storage.state())
+        }
     }
 
     /// The property itself, for its ``id``, read without loading the related object (`task.$project.id`).
     public var projectedValue: Self { self }
 
     /// The related model's ID, read without loading it; `nil` when there is no related model.
-    public var id: UUID? { related?.firstID }
-
-    /// The property's state, made when it has none yet.
-    mutating func state() -> RelatedObjects {
-        RelatedObjects.state(in: &related)
-    }
+    public var id: UUID? { storage.firstID }
 }
 
 /// A to-many relationship property of a ``PersistentModel`` derived from the other side: SwiftData's
@@ -235,19 +289,20 @@ public struct ToOne<Target: PersistentModel> {
 /// inverse property to this one; removing one clears it.
 @propertyWrapper
 public struct ToMany<Target: PersistentModel> {
-    /// The property's state; `nil` until it lists something or a context holds its object (see ``ToOne``).
-    var related: RelatedObjects?
+    /// The property's state, or what it is made from (see ``ToOne``).
+    var storage: RelationshipStorage
 
     /// A list of `wrappedValue`, whose inverse properties are set when the owner is inserted into a context.
     public init(wrappedValue: [Target] = []) {
-        related = wrappedValue.isEmpty ? nil : RelatedObjects(ids: [], objects: wrappedValue)
+        storage = RelationshipStorage(
+            related: wrappedValue.isEmpty ? nil : RelatedObjects(ids: [], objects: wrappedValue))
     }
 
     /// The related objects, for a property outside a class; see ``ToOne/wrappedValue``.
     @available(*, unavailable, message: "ToMany is for properties of PersistentModel classes")
     public var wrappedValue: [Target] {
-        get { related?.objects?.compactMap { $0 as? Target } ?? [] }
-        set { state().objects = newValue }
+        get { storage.related?.objects?.compactMap { $0 as? Target } ?? [] }
+        set { storage.state().objects = newValue }
     }
 
     /// The related objects of `owner`: read through its context, and set with each object's inverse property kept
@@ -258,19 +313,16 @@ public struct ToMany<Target: PersistentModel> {
         storage storageKeyPath: ReferenceWritableKeyPath<Owner, Self>
     ) -> [Target] {
         get {
-            guard let related = owner[keyPath: storageKeyPath].related else { return [] }
+            guard let related = owner[keyPath: storageKeyPath].storage.stateIfUsed() else { return [] }
             return RelationshipUpdate.derived(Target.self, of: owner, related: related)
         }
-        set { RelationshipUpdate.setDerived(newValue, of: owner, related: owner[keyPath: storageKeyPath].state()) }
+        set {
+            RelationshipUpdate.setDerived(newValue, of: owner, related: owner[keyPath: storageKeyPath].storage.state())
+        }
     }
 
     /// The property itself, for the entity's declaration (`\.$tasks`).
     public var projectedValue: Self { self }
-
-    /// The property's state, made when it has none yet.
-    mutating func state() -> RelatedObjects {
-        RelatedObjects.state(in: &related)
-    }
 }
 
 /// The stored side of a many-to-many relationship property of a ``PersistentModel``: SwiftData's
@@ -286,24 +338,25 @@ public struct ToMany<Target: PersistentModel> {
 /// is a ``ToMany`` derived from it.
 @propertyWrapper
 public struct ManyToMany<Target: PersistentModel> {
-    /// The property's state; `nil` until it relates to something or a context holds its object (see ``ToOne``).
-    var related: RelatedObjects?
+    /// The property's state, or what it is made from (see ``ToOne``).
+    var storage: RelationshipStorage
 
     /// A relationship to `wrappedValue`.
     public init(wrappedValue: [Target] = []) {
-        related = wrappedValue.isEmpty ? nil : RelatedObjects(ids: wrappedValue.map(\.id), objects: wrappedValue)
+        storage = RelationshipStorage(
+            related: wrappedValue.isEmpty ? nil : RelatedObjects(ids: wrappedValue.map(\.id), objects: wrappedValue))
     }
 
     /// A relationship to the models with `ids`, as a record stores it.
     init(storedIDs ids: [UUID]) {
-        related = ids.isEmpty ? nil : RelatedObjects(ids: ids, objects: nil)
+        storage = RelationshipStorage(related: ids.isEmpty ? nil : RelatedObjects(ids: ids, objects: nil))
     }
 
     /// The related objects, for a property outside a class; see ``ToOne/wrappedValue``.
     @available(*, unavailable, message: "ManyToMany is for properties of PersistentModel classes")
     public var wrappedValue: [Target] {
-        get { related?.manyToMany(Target.self) ?? [] }
-        set { state().assign(newValue, ids: newValue.map(\.id)) }
+        get { storage.related?.manyToMany(Target.self) ?? [] }
+        set { storage.state().assign(newValue, ids: newValue.map(\.id)) }
     }
 
     /// The related objects of `owner`: read through its context, and set with the inverse side's loaded lists kept
@@ -313,9 +366,10 @@ public struct ManyToMany<Target: PersistentModel> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Owner, [Target]>,
         storage storageKeyPath: ReferenceWritableKeyPath<Owner, Self>
     ) -> [Target] {
-        get { owner[keyPath: storageKeyPath].related?.manyToMany(Target.self) ?? [] }
+        get { owner[keyPath: storageKeyPath].storage.stateIfUsed()?.manyToMany(Target.self) ?? [] }
         set {
-            RelationshipUpdate.setManyToMany(newValue, of: owner, related: owner[keyPath: storageKeyPath].state())
+            RelationshipUpdate.setManyToMany(
+                newValue, of: owner, related: owner[keyPath: storageKeyPath].storage.state())
         }
     }
 
@@ -323,12 +377,7 @@ public struct ManyToMany<Target: PersistentModel> {
     public var projectedValue: Self { self }
 
     /// The related models' IDs, read without loading them.
-    public var ids: [UUID] { related?.ids ?? [] }
-
-    /// The property's state, made when it has none yet.
-    mutating func state() -> RelatedObjects {
-        RelatedObjects.state(in: &related)
-    }
+    public var ids: [UUID] { storage.related?.ids ?? [] }
 }
 
 // MARK: - Coding

@@ -77,6 +77,90 @@ final class Letter: PersistentModel {
         }
     }
 
+    /// A fetched object's relationship properties hold their record's ID and the context's link until they are used,
+    /// without a state each: the ID is read, indexed, saved and rolled back from there, and the first read or set
+    /// makes the state that reads through the context.
+    @Test func aFetchedObjectsRelationshipsMakeNoStateUntilUsed() throws {
+        try withContainer(RefProject.self) { container in
+            try seed(container)
+            let context = ModelContext(container)
+            let tasks = try tasks(context)
+            let launchID = try #require(tasks[0].$project.id)
+            let projectOffset = try #require(
+                RefTask.entity.relationships.first { $0.name == "project" }?.property?.offset)
+            let tasksOffset = try #require(RefProject.entity.relationships.first?.property?.offset)
+            #expect(tasks.allSatisfy { ObjectContents.existingRelatedObjects(in: $0, at: projectOffset) == nil })
+            #expect(tasks.allSatisfy { $0.$project.id == launchID })
+            // A change to another attribute writes the task with its project ID: the index still finds it.
+            tasks[1].title = "renamed"
+            try context.save()
+            let byProject = try ModelContext(container).fetch(
+                FetchDescriptor<RefTask>(predicate: #Predicate { $0.project?.id == launchID }))
+            #expect(byProject.map(\.title).sorted() == ["renamed", "task 0", "task 2"])
+            #expect(ObjectContents.existingRelatedObjects(in: tasks[1], at: projectOffset) == nil)
+            // A fetched project lists its tasks through the context it holds a link to, with no state before.
+            let launch = try #require(try context.model(for: launchID, as: RefProject.self))
+            #expect(ObjectContents.existingRelatedObjects(in: launch, at: tasksOffset) == nil)
+            #expect(launch.tasks.count == 3 && launch.tasks.allSatisfy { task in tasks.contains { $0 === task } })
+            // The first read makes the state, from the stored ID and the link: the context's object.
+            #expect(tasks[2].project === launch)
+            #expect(ObjectContents.existingRelatedObjects(in: tasks[2], at: projectOffset) != nil)
+            // A set on an unread property moves the task; a rollback gives back the stored ID.
+            let other = try project("Other", in: context)
+            tasks[0].project = other
+            #expect(tasks[0].$project.id == other.id)
+            #expect(launch.tasks.count == 2 && other.tasks.count == 1)
+            context.rollback()
+            #expect(tasks[0].$project.id == launchID)
+            #expect(tasks[0].project === launch)
+            #expect(!context.hasChanges)
+            // Outside its context (gone), an unread property still gives its ID and no object.
+            let orphan = try #require(try ModelContext(container).fetch(FetchDescriptor<RefTask>()).first)
+            #expect(orphan.$project.id == launchID)
+            #expect(orphan.project == nil)
+        }
+    }
+
+    /// The offsets that code reading a relationship property in place uses are where Swift lays the fields out.
+    @Test func aRelationshipStoragesFieldsLieWhereTheInPlaceReadsLookForThem() {
+        #expect(MemoryLayout<RelationshipStorage>.offset(of: \.related) == RelationshipStorage.relatedOffset)
+        #expect(MemoryLayout<RelationshipStorage>.offset(of: \.link) == RelationshipStorage.linkOffset)
+        #expect(MemoryLayout<RelationshipStorage>.offset(of: \.storedID) == RelationshipStorage.storedIDOffset)
+        #expect(MemoryLayout<ToOne<RefProject>>.size == MemoryLayout<RelationshipStorage>.size)
+        #expect(MemoryLayout<ToMany<RefTask>>.size == MemoryLayout<RelationshipStorage>.size)
+        #expect(MemoryLayout<ManyToMany<RefTag>>.size == MemoryLayout<RelationshipStorage>.size)
+    }
+
+    /// The all-zero UUID, which a storage without a state uses for "no ID", is still a to-one's ID like any other when
+    /// a record stores it: read, followed, indexed and saved.
+    @Test func aToOneToTheAllZeroIDIsAnIDLikeAnyOther() throws {
+        try withContainer(RefProject.self) { container in
+            let zero = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+            let seeding = ModelContext(container)
+            let project = RefProject(name: "Zero")
+            project.id = zero
+            seeding.insert(project)
+            seeding.insert(RefTask(title: "points at zero", project: project))
+            seeding.insert(RefTask(title: "points nowhere"))
+            try seeding.save()
+            let context = ModelContext(container)
+            let tasks = try tasks(context)
+            let pointing = try #require(tasks.first { $0.title == "points at zero" })
+            let nowhere = try #require(tasks.first { $0.title == "points nowhere" })
+            #expect(pointing.$project.id == zero)
+            #expect(nowhere.$project.id == nil)
+            pointing.title = "renamed"
+            nowhere.title = "renamed too"
+            try context.save()
+            let fresh = ModelContext(container)
+            let found = try fresh.fetch(FetchDescriptor<RefTask>(predicate: #Predicate { $0.project?.id == zero }))
+            #expect(found.map(\.title) == ["renamed"])
+            #expect(found.first?.project?.name == "Zero")
+            let none = try fresh.fetch(FetchDescriptor<RefTask>(predicate: #Predicate { $0.project == nil }))
+            #expect(none.map(\.title) == ["renamed too"])
+        }
+    }
+
     @Test func movingATaskMovesItBetweenTheListsBeforeAndAfterTheSave() throws {
         try withContainer(RefProject.self) { container in
             try seed(container)
