@@ -121,6 +121,43 @@ final class Letter: PersistentModel {
         }
     }
 
+    /// Delete rules reach objects whose relationship properties were never read (no state yet): a cascade deletes a
+    /// project's fetched tasks, and a nullify clears the to-ones of fetched letters, before and after the save.
+    @Test func deleteRulesReachRelationshipsNeverRead() throws {
+        try withContainer(RefProject.self) { container in
+            try seed(container)
+            let context = ModelContext(container)
+            let tasks = try tasks(context)
+            let launch = try project("Launch", in: context)
+            context.delete(launch)
+            #expect(try context.fetch(FetchDescriptor<RefTask>()).isEmpty)
+            try context.save()
+            #expect(try ModelContext(container).fetch(FetchDescriptor<RefTask>()).isEmpty)
+            withExtendedLifetime(tasks) {}
+        }
+        try withContainer(Correspondent.self, Letter.self) { container in
+            let seeding = ModelContext(container)
+            let (ada, bob) = (Correspondent(name: "Ada"), Correspondent(name: "Bob"))
+            let letter = Letter(subject: "hello")
+            letter.sender = ada
+            letter.recipient = bob
+            seeding.insert(letter)
+            try seeding.save()
+            let context = ModelContext(container)
+            let fetched = try #require(try context.fetch(FetchDescriptor<Letter>()).first)
+            let sender = try #require(try context.model(for: ada.id, as: Correspondent.self))
+            context.delete(sender)
+            #expect(fetched.$sender.id == nil)
+            #expect(fetched.$recipient.id == bob.id)
+            try context.save()
+            #expect(fetched.sender == nil)
+            #expect(fetched.recipient?.name == "Bob")
+            let stored = try #require(try ModelContext(container).fetch(FetchDescriptor<Letter>()).first)
+            #expect(stored.$sender.id == nil)
+            #expect(stored.$recipient.id == bob.id)
+        }
+    }
+
     /// The offsets that code reading a relationship property in place uses are where Swift lays the fields out.
     @Test func aRelationshipStoragesFieldsLieWhereTheInPlaceReadsLookForThem() {
         #expect(MemoryLayout<RelationshipStorage>.offset(of: \.related) == RelationshipStorage.relatedOffset)
