@@ -173,9 +173,17 @@ struct RelationshipStorage {
         return made
     }
 
-    /// The state when the property has one or has something to make it from (an ID, a context); `nil` when it relates
-    /// to nothing outside a context, where reading it makes nothing.
-    mutating func stateIfUsed() -> RelatedObjects? {
+    /// The state when the property has one or a stored ID to make it from; `nil` when it relates to nothing, where
+    /// reading a to-one or many-to-many makes nothing.
+    mutating func stateIfRelated() -> RelatedObjects? {
+        if let related { return related }
+        guard storedID != nil else { return nil }
+        return state()
+    }
+
+    /// The state when the property has one or something to make it from: a stored ID, or the context's link, through
+    /// which a derived list is read; `nil` outside a context when it lists nothing.
+    mutating func stateIfLinked() -> RelatedObjects? {
         if let related { return related }
         guard storedID != nil || link != nil else { return nil }
         return state()
@@ -260,7 +268,7 @@ public struct ToOne<Target: PersistentModel> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Owner, Target?>,
         storage storageKeyPath: ReferenceWritableKeyPath<Owner, Self>
     ) -> Target? {
-        get { owner[keyPath: storageKeyPath].storage.stateIfUsed()?.toOne(Target.self) }
+        get { owner[keyPath: storageKeyPath].storage.stateIfRelated()?.toOne(Target.self) }
         set {
             RelationshipUpdate.setToOne(newValue, of: owner, related: owner[keyPath: storageKeyPath].storage.state())
         }
@@ -313,7 +321,7 @@ public struct ToMany<Target: PersistentModel> {
         storage storageKeyPath: ReferenceWritableKeyPath<Owner, Self>
     ) -> [Target] {
         get {
-            guard let related = owner[keyPath: storageKeyPath].storage.stateIfUsed() else { return [] }
+            guard let related = owner[keyPath: storageKeyPath].storage.stateIfLinked() else { return [] }
             return RelationshipUpdate.derived(Target.self, of: owner, related: related)
         }
         set {
@@ -366,7 +374,7 @@ public struct ManyToMany<Target: PersistentModel> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Owner, [Target]>,
         storage storageKeyPath: ReferenceWritableKeyPath<Owner, Self>
     ) -> [Target] {
-        get { owner[keyPath: storageKeyPath].storage.stateIfUsed()?.manyToMany(Target.self) ?? [] }
+        get { owner[keyPath: storageKeyPath].storage.stateIfRelated()?.manyToMany(Target.self) ?? [] }
         set {
             RelationshipUpdate.setManyToMany(
                 newValue, of: owner, related: owner[keyPath: storageKeyPath].storage.state())
