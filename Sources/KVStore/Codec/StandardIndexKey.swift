@@ -50,3 +50,21 @@ func hasExactEqualityKey(_ type: Any.Type) -> Bool {
 func hasExactOrderKey(_ type: Any.Type) -> Bool {
     type is any FixedWidthInteger.Type && type is any StandardIndexKey.Type
 }
+
+/// Whether the index keys of `type` sort exactly as `<` orders its values but for NaN, whose one key sorts after every
+/// other (after infinity): `Float`, `Double` and `Date`, whose keys normalize `-0.0` to `0.0` (which `==` holds
+/// equal) and every NaN to one. A range with an upper bound that is not NaN then holds exactly the models whose
+/// attribute lies in the range of values: NaN lies in no such range, and its key lies past the bound. Not optionals.
+func hasExactOrderBelowNaNKey(_ type: Any.Type) -> Bool {
+    type == Double.self || type == Float.self || type == Date.self
+}
+
+/// Whether `value`, a constant a predicate compares an attribute with, is a NaN `Double`, `Float` or `Date`.
+func isNaNConstant(_ value: Any) -> Bool {
+    switch value {
+    case let double as Double: double.isNaN
+    case let float as Float: float.isNaN
+    case let date as Date: date.timeIntervalSinceReferenceDate.isNaN
+    default: false
+    }
+}

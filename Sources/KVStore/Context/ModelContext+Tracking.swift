@@ -295,7 +295,7 @@ extension ModelContext {
             case .inserted: changed[object.id] = object
             case .deleted: deleted.insert(object.id)
             case .stored(let snapshot):
-                if try !matches(object, snapshot, store: store) { changed[object.id] = object }
+                if try !matches(object, snapshot, store: store, mayMatchWhole: false) { changed[object.id] = object }
             }
         }
         return (changed, deleted)
@@ -373,13 +373,13 @@ extension ModelContext {
                 // Inserted again, the object is stored once more, and this change must go.
                 table.hasRecordedStoredChanges = true
             case .stored(.fields(let shadow)):
-                if try matches(object, .fields(shadow), store: store) {
+                // Without `mayForget`, the object comes from the pass over the possibly changed ones, whose shadows
+                // did not match as a whole. A save that writes it retakes its shadow in place (`didSave`).
+                if try matches(object, .fields(shadow), store: store, mayMatchWhole: mayForget) {
                     guard mayForget else { return }
                     pending.forget(M.self, id: object.id)
-                    changedEncodings[ObjectIdentifier(object)] = nil
                 } else {
                     pending.record(.insert(object), of: M.self, id: object.id)
-                    changedEncodings[ObjectIdentifier(object)] = .some(nil)
                     table.hasRecordedStoredChanges = true
                 }
             case .stored(.record(let snapshot)):
@@ -441,7 +441,12 @@ extension ModelContext {
                 case .stored where isOnlyReference(&entries.values[index].object):
                     // Saved, and referenced by nothing else: it leaves now.
                     entries.remove(at: index)
-                case .stored:
+                case .stored(.fields(let shadow)):
+                    // Written as it is now: its shadow takes its values in place of a new one.
+                    let object = knownTypeDowncast(entries.values[index].object, to: M.self)
+                    ObjectContents.markRelatedIDsSaved(in: object, at: store.storedRelationshipOffsets)
+                    shadow.retake(from: object)
+                case .stored(.record):
                     let object = knownTypeDowncast(entries.values[index].object, to: M.self)
                     guard let encoding = changedEncodings[ObjectIdentifier(object)] else { continue }
                     let record = store.hasExternalAttributes ? nil : encoding
@@ -601,14 +606,16 @@ extension ModelContext {
         return .fields(FieldShadow.of(object, layout: layout))
     }
 
-    /// Whether `object` holds the values of `snapshot`.
+    /// Whether `object` holds the values of `snapshot`. A caller that found a shadow's bytes differ as a whole
+    /// (``FieldShadow/matches(_:)``) passes `mayMatchWhole: false`, so that they are compared attribute by attribute
+    /// alone.
     private func matches<M: PersistentModel>(
-        _ object: M, _ snapshot: TrackedObjects.Snapshot, store: EntityStore<M>
+        _ object: M, _ snapshot: TrackedObjects.Snapshot, store: EntityStore<M>, mayMatchWhole: Bool = true
     ) throws -> Bool {
         switch snapshot {
         case .fields(let shadow):
             guard !storedRelationshipsChanged(object, store: store) else { return false }
-            switch shadow.compare(object) {
+            switch shadow.compare(object, mayMatch: mayMatchWhole) {
             case .same: return true
             case .changed: return false
             case .undecided:

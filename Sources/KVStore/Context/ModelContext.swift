@@ -46,9 +46,10 @@ public final class ModelContext {
     var tracked = TrackedObjects()
     /// The encoder of the objects' comparison encodings, reused so that each costs no setup.
     var comparisonEncoder = RecordEncoder()
-    /// The objects that the last recording of changes found changed, with their encodings when their snapshots are
-    /// encodings (`nil` for a copy of their attributes): their snapshots once a save writes them.
-    var changedEncodings: [ObjectIdentifier: [UInt8]?] = [:]
+    /// The encodings of the objects whose snapshots are encodings (their classes have no ``ObjectLayout``) that the
+    /// last recording of changes found changed: their snapshots once a save writes them. (A copy of an object's
+    /// attributes is retaken in place when a save writes it.)
+    var changedEncodings: [ObjectIdentifier: [UInt8]] = [:]
     /// Changes whenever a relationship of an object the context holds changed, so that lists of related objects
     /// computed before are computed again.
     var relationshipGeneration = 0

@@ -204,6 +204,11 @@ public struct ModelIndex<M: StoredModel>: Sendable {
     /// read to be counted or listed.
     var hasExactOrder = false
 
+    /// Whether the models in a range of keys of this single-attribute index with an upper bound are exactly those
+    /// whose attribute lies in the range of values (``hasExactOrderBelowNaNKey(_:)``): floating-point numbers and
+    /// dates, whose NaN key sorts after every other.
+    var hasExactOrderBelowNaN = false
+
     let keyPaths: [PartialKeyPath<M> & Sendable]
 
     /// Appends the index keys of the model at the given address to a set, as the keys of the index at the given
@@ -365,6 +370,7 @@ public struct ModelIndex<M: StoredModel>: Sendable {
             componentEncoders: [encoder(V.self)])
         index.hasExactEquality = hasExactEqualityKey(V.self)
         index.hasExactOrder = hasExactOrderKey(V.self)
+        index.hasExactOrderBelowNaN = hasExactOrderBelowNaNKey(V.self)
         return index
     }
 

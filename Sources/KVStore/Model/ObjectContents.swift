@@ -395,9 +395,10 @@ final class FieldShadow: ManagedBuffer<ObjectLayout, UInt8> {
         case undecided
     }
 
-    /// How the attributes of `object` compare with the shadow's.
-    func compare<T: AnyObject>(_ object: T) -> Comparison {
-        if matches(object) { return .same }
+    /// How the attributes of `object` compare with the shadow's. A caller that saw ``matches(_:)`` return false
+    /// passes `mayMatch: false`, which skips that comparison of every attribute's bytes at once.
+    func compare<T: AnyObject>(_ object: T, mayMatch: Bool = true) -> Comparison {
+        if mayMatch, matches(object) { return .same }
         return withExtendedLifetime(object) {
             let current = unsafe UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
             let layout = header
@@ -451,6 +452,26 @@ final class FieldShadow: ManagedBuffer<ObjectLayout, UInt8> {
                 if unsafe memcmp(current.advanced(by: range.offset), copied, range.count) != 0 { return false }
             }
             return true
+        }
+    }
+
+    /// Takes the values of `object`'s attributes in place of those the shadow holds, which it releases: what
+    /// ``of(_:layout:)`` would hold, without a new allocation. For the shadow of an object the store now holds as it is.
+    func retake<T: AnyObject>(from object: T) {
+        withExtendedLifetime(object) {
+            let source = unsafe Unmanaged.passUnretained(object).toOpaque()
+            let layout = header
+            let bytes = unsafe self.bytes(start: layout.start)
+            // As `of(_:layout:)` copies, once the values held are destroyed: a bitwise copy of every byte, then each
+            // attribute that holds references copied again as a value over its bytes.
+            for field in layout.referenceFields {
+                unsafe field.operations?.destroy(bytes.advanced(by: field.offset - layout.start))
+            }
+            unsafe bytes.copyMemory(from: source.advanced(by: layout.start), byteCount: layout.byteCount)
+            for field in layout.referenceFields {
+                let from = unsafe UnsafeRawPointer(source.advanced(by: field.offset))
+                unsafe field.operations?.copy(from, to: bytes.advanced(by: field.offset - layout.start))
+            }
         }
     }
 

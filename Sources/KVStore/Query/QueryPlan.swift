@@ -73,6 +73,10 @@ struct PlannerIndex: PlannableIndex {
     /// it answers need no evaluation (``ModelIndex/hasExactOrder``).
     var hasExactOrder = false
 
+    /// Whether the models in a range of keys with an upper bound are exactly those whose attribute lies in the range
+    /// of values (``ModelIndex/hasExactOrderBelowNaN``).
+    var hasExactOrderBelowNaN = false
+
     /// The key paths, as the planner compares them with the predicate's: ``keyPaths``.
     var attributes: [AnyKeyPath] { keyPaths }
 

@@ -135,7 +135,10 @@ enum QueryPlanner {
     /// or of a single-attribute index with exact equality (``PlannerIndex/hasExactEquality``), none of them long
     /// enough to be cut; or it is made only of `<`, `<=`, `>` and `>=` joined by `&&`, each comparing the attribute
     /// of a single-attribute index with exact order (``PlannerIndex/hasExactOrder``) whose range the plan reads with
-    /// a constant encoded into its bounds.
+    /// a constant encoded into its bounds. An index of floating-point numbers or dates
+    /// (``PlannerIndex/hasExactOrderBelowNaN``) answers such a range exactly when one comparison bounds it from
+    /// above and no constant is NaN: a NaN attribute matches no comparison with an upper bound (a `Date`'s `<=`,
+    /// which a NaN date matches, gives no term), and its key sorts past every bound.
     static func isExact<Root>(
         _ plan: QueryPlan, predicate: Predicate<Root>?, terms: [KeyPathTerm], indexes: [PlannerIndex]
     ) -> Bool {
@@ -150,15 +153,23 @@ enum QueryPlanner {
             // Every comparison gave a term (one between two attributes gives none), all of them on the index's.
             guard let expression = predicate?.expression as? any ComparisonTree,
                 expression.comparisonCount == terms.count, let index = indexes.first(where: { $0.name == name }),
-                index.hasExactOrder,
+                index.hasExactOrder || (index.hasExactOrderBelowNaN && hasUpperBound(terms)),
                 let attribute = index.attributes.first, let encode = index.encodeComponents.first
             else { return false }
             return terms.allSatisfy { term in
                 guard case .compare(let path, _, let value) = term else { return false }
-                return path == attribute && encode(value) != nil
+                return path == attribute && !isNaNConstant(value) && encode(value) != nil
             }
         case .scan, .ordered, .union, .intersection:
             return false
+        }
+    }
+
+    /// Whether one of `terms` is a `<` or `<=` comparison, an upper bound.
+    private static func hasUpperBound(_ terms: [KeyPathTerm]) -> Bool {
+        terms.contains { term in
+            guard case .compare(_, let comparison, _) = term else { return false }
+            return comparison == .lessThan || comparison == .lessThanOrEqual
         }
     }
 

@@ -14,6 +14,7 @@ extension EntityStore {
                     encodeComponents: index.description.componentEncoders)
                 planned.hasExactEquality = index.description.hasExactEquality
                 planned.hasExactOrder = index.description.hasExactOrder
+                planned.hasExactOrderBelowNaN = index.description.hasExactOrderBelowNaN
                 return planned
             }
     }

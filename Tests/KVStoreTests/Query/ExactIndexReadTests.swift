@@ -181,3 +181,101 @@ struct CountedItem: Model, Equatable {
         }
     }
 }
+
+/// A model with indexed floating-point numbers and a date, whose values include NaN, both zeros and the infinities,
+/// and which counts its decodes (through ``DecodeCounter``).
+struct MeasuredItem: Model, Equatable {
+    var id = UUID()
+    var score: Double
+    var weight: Float
+    var at: Date
+
+    static let entity = Entity<MeasuredItem>(indexes: [.index(\.score), .index(\.weight), .index(\.at)])
+
+    init(score: Double, weight: Float, at: Date) {
+        (self.score, self.weight, self.at) = (score, weight, at)
+    }
+
+    enum CodingKeys: String, CodingKey { case id, score, weight, at }
+
+    init(from decoder: any Decoder) throws {
+        DecodeCounter.current?.count.add(1, ordering: .relaxed)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(UUID.self, forKey: .id)
+        score = try container.decode(Double.self, forKey: .score)
+        weight = try container.decode(Float.self, forKey: .weight)
+        at = try container.decode(Date.self, forKey: .at)
+    }
+}
+
+/// Ranges of floating-point numbers and dates with an upper bound are read exactly from their indexes, NaN, the two
+/// zeros and the infinities stored; other ranges of them read the models. Either way the answer is the evaluation's.
+@Suite struct FloatingPointRangeTests {
+    static func models() -> [MeasuredItem] {
+        let scores: [Double] = [.nan, -.infinity, -2.5, -0.0, 0.0, 0.5, 1, 2.5, .infinity, -.nan]
+        let weights: [Float] = [.nan, -.infinity, -1, -0.0, 0, 0.25, 1, .infinity]
+        let dates = [
+            Date(timeIntervalSinceReferenceDate: .nan), .distantPast, Date(timeIntervalSinceReferenceDate: -0.0),
+            Date(timeIntervalSinceReferenceDate: 0), Date(timeIntervalSinceReferenceDate: 1_000), .distantFuture,
+            Date(timeIntervalSinceReferenceDate: .infinity),
+        ]
+        return (0..<140).map { index in
+            MeasuredItem(
+                score: scores[index % scores.count], weight: weights[index % weights.count],
+                at: dates[index % dates.count])
+        }
+    }
+
+    @Test func rangesWithAnUpperBoundAreReadExactly() throws {
+        try withContainer(MeasuredItem.self) { container throws in
+            let context = ModelContext(container)
+            let models = Self.models()
+            try context.insert(contentsOf: models)
+            let store = try container.store(for: MeasuredItem.self)
+            let (zero, minusZero, inf, nan) = (0.0, -0.0, Double.infinity, Double.nan)
+            let (start, end) = (Date(timeIntervalSinceReferenceDate: -0.0), Date(timeIntervalSinceReferenceDate: 1_000))
+            let exact: [(String, Predicate<MeasuredItem>, (MeasuredItem) -> Bool)] = [
+                ("below", #Predicate { $0.score < 1 }, { $0.score < 1 }),
+                ("at most zero", #Predicate { $0.score <= zero }, { $0.score <= zero }),
+                ("below minus zero", #Predicate { $0.score < minusZero }, { $0.score < minusZero }),
+                (
+                    "zeros", #Predicate { $0.score >= minusZero && $0.score <= zero },
+                    { $0.score >= -0.0 && $0.score <= 0 }
+                ),
+                ("two-sided", #Predicate { $0.score > -2.5 && $0.score < 2.5 }, { $0.score > -2.5 && $0.score < 2.5 }),
+                ("up to infinity", #Predicate { $0.score <= inf }, { $0.score <= inf }),
+                ("finite", #Predicate { $0.score > -inf && $0.score < inf }, { $0.score > -inf && $0.score < inf }),
+                ("flipped", #Predicate { 0.5 > $0.score }, { 0.5 > $0.score }),
+                ("float", #Predicate { $0.weight >= 0 && $0.weight < 1 }, { $0.weight >= 0 && $0.weight < 1 }),
+                ("dates", #Predicate { $0.at >= start && $0.at < end }, { $0.at >= start && $0.at < end }),
+                ("dates before", #Predicate { $0.at < end }, { $0.at < end }),
+            ]
+            let evaluated: [(String, Predicate<MeasuredItem>, (MeasuredItem) -> Bool)] = [
+                ("above", #Predicate { $0.score > 0.5 }, { $0.score > 0.5 }),
+                ("at least minus zero", #Predicate { $0.score >= minusZero }, { $0.score >= minusZero }),
+                ("below NaN", #Predicate { $0.score < nan }, { $0.score < nan }),
+                ("dates after", #Predicate { $0.at > start }, { $0.at > start }),
+                ("dates up to", #Predicate { $0.at <= end }, { $0.at <= end }),
+                ("range and more", #Predicate { $0.score < 1 && $0.weight > 0 }, { $0.score < 1 && $0.weight > 0 }),
+            ]
+            for (cases, isExact) in [(exact, true), (evaluated, false)] {
+                for (label, predicate, matches) in cases {
+                    let descriptor = FetchDescriptor(predicate: predicate)
+                    #expect(store.plan(descriptor).isExact == isExact, "\(label)")
+                    let expected = models.filter(matches).map(\.id)
+                    #expect(!expected.isEmpty || label == "below NaN", "\(label) has matches")
+                    var (count, ids) = (0, [UUID]())
+                    let decoded = try ExactIndexReadTests.decodes {
+                        count = try context.fetchCount(descriptor)
+                        ids = try context.fetchIdentifiers(descriptor)
+                    }
+                    #expect((decoded == 0) == isExact, "\(label) reads models only when evaluated")
+                    #expect(count == expected.count, "\(label)")
+                    #expect(Set(ids) == Set(expected) && ids.count == expected.count, "\(label)")
+                    let fetched = try context.fetch(descriptor).map(\.id)
+                    #expect(Set(fetched) == Set(expected) && fetched.count == expected.count, "\(label)")
+                }
+            }
+        }
+    }
+}

@@ -209,6 +209,66 @@ final class WideNote: PersistentModel {
         }
     }
 
+    /// A shadow retaken from its object holds the object's values as they are (references counted, the values it
+    /// held released), at its alignment: it matches the object, and restores those values after later changes.
+    @Test func aRetakenShadowHoldsTheObjectsValuesAsTheyAre() throws {
+        let layout = try #require(ObjectLayout(of: WideNote.self))
+        for round in 0..<64 {
+            let note = WideNote()
+            let shadow = FieldShadow.of(note, layout: layout)
+            let label = String(repeating: "a label long enough to live in its own storage ", count: 2) + "\(round)"
+            note.wide = WideNote.Wide(label: label, value: UInt128(round))
+            note.count = Int64(round)
+            #expect(shadow.compare(note) != .same)
+            shadow.retake(from: note)
+            #expect(shadow.matches(note))
+            #expect(shadow.compare(note, mayMatch: false) == .same)
+            note.wide.label = "edited"
+            note.count = -1
+            shadow.restore(into: note)
+            #expect(note.wide == WideNote.Wide(label: label, value: UInt128(round)))
+            #expect(note.count == Int64(round))
+        }
+    }
+
+    /// A save that writes a changed object makes its values those the next check compares with: saved again and
+    /// again with values in their own storage, the object has no changes after each save, a rollback gives back the
+    /// last saved values, and a save of an unchanged object writes nothing over another context's change.
+    @Test func eachSaveOfAChangedObjectIsWhatTheNextComparesWith() throws {
+        try withContainer(ValueNote.self, NoteFolder.self) { container in
+            let id = try saved(ValueNote(title: "first"), in: container)
+            let context = ModelContext(container)
+            let note = try #require(try context.model(for: id, as: ValueNote.self))
+            let folder = NoteFolder(name: "inbox")
+            for round in 0..<5 {
+                let title = String(repeating: "a title in its own storage ", count: 3) + "\(round)"
+                note.title = title
+                note.tags.append("round \(round)")
+                note.score = Double(round)
+                note.folder = round.isMultiple(of: 2) ? folder : nil
+                #expect(context.hasChanges)
+                try context.save()
+                #expect(!context.hasChanges)
+                let saved = (note.title, note.tags, note.score, note.folder?.id)
+                note.title = "unsaved"
+                note.tags = []
+                note.folder = NoteFolder(name: "unsaved")
+                #expect(context.hasChanges)
+                context.rollback()
+                #expect(!context.hasChanges)
+                #expect((note.title, note.tags, note.score, note.folder?.id) == saved)
+                // Read through its ID: the context that read it is gone, and with it the way to load its folder.
+                let stored = try #require(try ModelContext(container).model(for: id, as: ValueNote.self))
+                #expect((stored.title, stored.tags, stored.score, stored.$folder.id) == saved)
+            }
+            let other = ModelContext(container)
+            try #require(try other.model(for: id, as: ValueNote.self)).counts = ["elsewhere": 1]
+            try other.save()
+            try context.save()
+            #expect(try ModelContext(container).model(for: id, as: ValueNote.self)?.counts == ["elsewhere": 1])
+        }
+    }
+
     @Test func aChangeInsideAnAttributeOfClassTypeIsFoundByEncoding() throws {
         try withContainer(ReferenceNote.self) { container in
             let id = try saved(ReferenceNote(), in: container)
