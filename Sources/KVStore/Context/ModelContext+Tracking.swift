@@ -203,12 +203,14 @@ extension ModelContext {
     ///   ``KVStoreError/storage`` when the store cannot be read.
     public func fetch<M: PersistentModel>(_ descriptor: FetchDescriptor<M>) throws -> [M] {
         let store = try container.store(for: M.self)
-        let (candidates, records, isExact) = try container.read { txn in
+        let (read, records, isExact) = try container.read { txn in
             try txn.run {
                 try store.candidates(
                     descriptor, keepingRecords: store.objectLayout == nil, in: txn.transaction.pointee)
             }
         }
+        // Each candidate is taken out of this array as it is used (see `candidates(_:keepingRecords:in:)`).
+        var candidates = read
         // The held objects that changed here answer with their values as they are now; the others as the store does.
         var changed = try changedObjects(of: M.self, store: store)
         var results: [M] = []
@@ -229,16 +231,21 @@ extension ModelContext {
             defer { swap(&entries, &table.byID) }
             let (link, offsets) = (loaderLink, store.relationshipOffsets)
             for position in candidates.indices {
-                let candidate = knownTypeDowncast(candidates[position], to: M.self)
+                // Taken out of the array: the object moves, where a copy would cost a retain, and the array's end a
+                // release, per object.
+                guard let taken = candidates[position].take() else { continue }
+                let candidate = knownTypeDowncast(taken, to: M.self)
                 ObjectContents.attach(link, to: candidate, at: offsets)
                 let record = position < records.count ? records[position] : nil
                 let snapshot = try snapshot(ofDecoded: candidate, store: store, record: record)
-                entries[ModelKey(candidate.id)] = TrackedObjects.Entry(object: candidate, state: .stored(snapshot))
-                results.append(candidate)
+                entries[ModelKey(candidate.id)] = TrackedObjects.Entry(
+                    object: candidate, state: .stored(consume snapshot))
+                results.append(consume candidate)
             }
         } else {
             for position in candidates.indices {
-                let candidate = knownTypeDowncast(candidates[position], to: M.self)
+                guard let taken = candidates[position].take() else { continue }
+                let candidate = knownTypeDowncast(taken, to: M.self)
                 if let entry = table.byID[ModelKey(candidate.id)] {
                     let object = knownTypeDowncast(entry.object, to: M.self)
                     if let object = changed.removeValue(forKey: object.id) {

@@ -550,15 +550,16 @@ extension EntityStore where M: PersistentModel {
     ///
     /// The objects come as `AnyObject`s: code generic over the model appends to an array of a concrete type without
     /// looking up the array type's metadata for every object, which an array of `M` costs (about a tenth of a
-    /// fetched object's time).
+    /// fetched object's time). Optional ones, so that the caller can take each out (`take()`) rather than copy it:
+    /// a copy costs a retain, and the array's release a release, of every object fetched.
     func candidates(
         _ descriptor: FetchDescriptor<M>, keepingRecords: Bool, in txn: borrowing Transaction
-    ) throws -> (objects: [AnyObject], records: [[UInt8]], isExact: Bool) {
+    ) throws -> (objects: [AnyObject?], records: [[UInt8]], isExact: Bool) {
         let planned = try plan(descriptor.unpaged, in: txn)
         let predicate = planned.isExact ? nil : descriptor.predicate
         let filter = predicate.flatMap(storedFieldFilter)
         let isExact = predicate == nil || filter != nil
-        var models: [AnyObject] = []
+        var models: [AnyObject?] = []
         var records: [[UInt8]] = []
         let reader = self.reader
         if case .scan = planned.plan {

@@ -232,7 +232,7 @@ struct MeasuredItem: Model, Equatable {
             let models = Self.models()
             try context.insert(contentsOf: models)
             let store = try container.store(for: MeasuredItem.self)
-            let (zero, minusZero, inf, nan) = (0.0, -0.0, Double.infinity, Double.nan)
+            let (zero, minusZero, inf, notANumber) = (0.0, -0.0, Double.infinity, Double.nan)
             let (start, end) = (Date(timeIntervalSinceReferenceDate: -0.0), Date(timeIntervalSinceReferenceDate: 1_000))
             let exact: [(String, Predicate<MeasuredItem>, (MeasuredItem) -> Bool)] = [
                 ("below", #Predicate { $0.score < 1 }, { $0.score < 1 }),
@@ -253,7 +253,7 @@ struct MeasuredItem: Model, Equatable {
             let evaluated: [(String, Predicate<MeasuredItem>, (MeasuredItem) -> Bool)] = [
                 ("above", #Predicate { $0.score > 0.5 }, { $0.score > 0.5 }),
                 ("at least minus zero", #Predicate { $0.score >= minusZero }, { $0.score >= minusZero }),
-                ("below NaN", #Predicate { $0.score < nan }, { $0.score < nan }),
+                ("below NaN", #Predicate { $0.score < notANumber }, { $0.score < notANumber }),
                 ("dates after", #Predicate { $0.at > start }, { $0.at > start }),
                 ("dates up to", #Predicate { $0.at <= end }, { $0.at <= end }),
                 ("range and more", #Predicate { $0.score < 1 && $0.weight > 0 }, { $0.score < 1 && $0.weight > 0 }),
