@@ -278,4 +278,26 @@ struct MeasuredItem: Model, Equatable {
             }
         }
     }
+
+    /// A sorted, paged fetch of an exact date range reads the page's IDs from the index in its order (ties in ID
+    /// order, `-0.0` and `0.0` tied), as sorting the matching models would give them.
+    @Test func aSortedPageOfAnExactDateRangeIsInTheSortsOrder() throws {
+        try withContainer(MeasuredItem.self) { container throws in
+            let context = ModelContext(container)
+            let models = Self.models()
+            try context.insert(contentsOf: models)
+            let (start, end) = (Date.distantPast, Date(timeIntervalSinceReferenceDate: 1_000))
+            let matching = models.filter { $0.at >= start && $0.at < end }
+            let sorted = matching.sorted { $0.at < $1.at || ($0.at == $1.at && $0.id.isOrdered(before: $1.id)) }
+            var descriptor = FetchDescriptor<MeasuredItem>(
+                predicate: #Predicate { $0.at >= start && $0.at < end }, sortBy: [SortDescriptor(\.at)])
+            descriptor.fetchOffset = 5
+            descriptor.fetchLimit = 30
+            let store = try container.store(for: MeasuredItem.self)
+            #expect(store.plan(descriptor).isExact)
+            let expected = Array(sorted.dropFirst(5).prefix(30)).map(\.id)
+            #expect(try context.fetchIdentifiers(descriptor) == expected)
+            #expect(try context.fetch(descriptor).map(\.id) == expected)
+        }
+    }
 }
