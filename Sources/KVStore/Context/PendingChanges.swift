@@ -56,8 +56,10 @@ struct PendingChanges {
     /// Whether there is any change to save.
     var isEmpty: Bool { count == 0 }
 
-    /// Records `change` of the model of type `M` with `id`, replacing an earlier change of that model.
-    mutating func record<M: StoredModel>(_ change: Change, of type: M.Type, id: UUID) {
+    /// Records `change` of the model of type `M` with `id`, replacing an earlier change of that model. The change is
+    /// taken (`consuming`), so that it moves into the table: a copy of a change copies its existential model through
+    /// the model type's value witness, per change recorded.
+    mutating func record<M: StoredModel>(_ change: consuming Change, of type: M.Type, id: UUID) {
         let entity = EntityKey(M.self)
         let position =
             position(of: entity)
