@@ -149,8 +149,11 @@ import Testing
                 stream: "ENTRIES",
                 configuration: ConsumerConfiguration(
                     deliverPolicy: .byStartSequence(lastApplied + 1), ackPolicy: .none,
-                    inactiveThreshold: .seconds(5)))
+                    // As a replica sets it: long enough that a test slowed down by a sanitizer on a loaded machine
+                    // does not see the server delete its consumer between two pulls (5 seconds did, under ASan).
+                    inactiveThreshold: .seconds(60)))
             #expect(info.configuration.deliverPolicy == .byStartSequence(7))
+            #expect(info.configuration.inactiveThreshold == .seconds(60))
             #expect(info.configuration.durableName == nil)
             #expect(info.pendingCount == 4)
             let consumer = jetStream.pullConsumer(stream: "ENTRIES", consumer: info.name)
