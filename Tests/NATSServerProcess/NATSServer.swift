@@ -16,7 +16,7 @@ public final class NATSServer: @unchecked Sendable {
     public let clusterPort: Int?
     /// Its directory: the JetStream store and the log.
     public let directory: URL
-    private let process = Process()
+    private let process: Process
     private let stopped = NSLock()
     private var isStopped = false
 
@@ -54,6 +54,11 @@ public final class NATSServer: @unchecked Sendable {
     public struct StartError: Error, CustomStringConvertible {
         /// What failed.
         public let description: String
+
+        /// Whether the server could not bind a port because something else had taken it.
+        var isAddressInUse: Bool {
+            description.contains("address already in use")
+        }
     }
 
     /// Starts a server.
@@ -74,24 +79,46 @@ public final class NATSServer: @unchecked Sendable {
                     + " `make deps` installs it (Debian's nats-server package)")
         }
         self.name = name
-        self.port = try port ?? Self.freePort()
         self.clusterPort = cluster?.port
         directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
             "nats-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        var arguments = ["-a", "127.0.0.1", "-p", String(self.port), "-n", name]
-        if jetStream { arguments += ["-js", "-sd", directory.appendingPathComponent("store").path] }
-        if let configuration {
-            let file = directory.appendingPathComponent("server.conf")
-            try configuration.write(to: file, atomically: true, encoding: .utf8)
-            arguments += ["-c", file.path]
-        }
-        if let cluster {
-            arguments += ["--cluster_name", cluster.name, "--cluster", "nats://127.0.0.1:\(cluster.port)"]
-            if !cluster.routes.isEmpty {
-                arguments += ["--routes", cluster.routes.map { "nats://127.0.0.1:\($0)" }.joined(separator: ",")]
+        let logFile = directory.appendingPathComponent("server.log")
+        // A port picked free may be taken before the server binds it (another test's connection takes its source port
+        // from the same range): a start that fails so picks another and starts again, when the port is this init's
+        // to pick and the server is alone (a cluster picks all its ports again, see `NATSCluster`).
+        var attempt = 0
+        while true {
+            attempt += 1
+            let chosen = try port ?? Self.freePort()
+            var arguments = ["-a", "127.0.0.1", "-p", String(chosen), "-n", name]
+            if jetStream { arguments += ["-js", "-sd", directory.appendingPathComponent("store").path] }
+            if let configuration {
+                let file = directory.appendingPathComponent("server.conf")
+                try configuration.write(to: file, atomically: true, encoding: .utf8)
+                arguments += ["-c", file.path]
+            }
+            if let cluster {
+                arguments += ["--cluster_name", cluster.name, "--cluster", "nats://127.0.0.1:\(cluster.port)"]
+                if !cluster.routes.isEmpty {
+                    arguments += ["--routes", cluster.routes.map { "nats://127.0.0.1:\($0)" }.joined(separator: ",")]
+                }
+            }
+            let process = Process()
+            do {
+                try Self.launch(process, executable: executable, arguments: arguments, logFile: logFile)
+                self.port = chosen
+                self.process = process
+                return
+            } catch let error as StartError where error.isAddressInUse && port == nil && cluster == nil && attempt < 5 {
+                continue
             }
         }
+    }
+
+    /// Runs `process` with its output in `logFile` (made empty) and waits until the server is ready; kills it when
+    /// it is not.
+    private static func launch(_ process: Process, executable: String, arguments: [String], logFile: URL) throws {
         guard FileManager.default.createFile(atPath: logFile.path, contents: nil) else {
             throw StartError(description: "cannot create \(logFile.path)")
         }
@@ -103,9 +130,12 @@ public final class NATSServer: @unchecked Sendable {
         try process.run()
         try log.close()
         do {
-            try waitUntilReady(timeout: .seconds(10))
+            try waitUntilReady(process, logFile: logFile, timeout: .seconds(10))
         } catch {
-            stop()
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
             throw error
         }
     }
@@ -115,22 +145,28 @@ public final class NATSServer: @unchecked Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// Waits until the server says in its log that it is ready for clients.
-    private func waitUntilReady(timeout: Duration) throws {
+    /// Waits until the server `process` runs says in `logFile` that it is ready for clients.
+    private static func waitUntilReady(_ process: Process, logFile: URL, timeout: Duration) throws {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if !process.isRunning {
-                throw StartError(description: "nats-server exited at start-up:\n\(logTail())")
+                throw StartError(description: "nats-server exited at start-up:\n\(logTail(of: logFile))")
             }
             // The server logs this once it listens for clients (and, in a cluster, once its routes are set up).
             if let log = try? String(contentsOf: logFile, encoding: .utf8), log.contains("Server is ready") { return }
             usleep(10_000)
         }
-        throw StartError(description: "nats-server did not accept connections within \(timeout):\n\(logTail())")
+        throw StartError(
+            description: "nats-server did not accept connections within \(timeout):\n\(logTail(of: logFile))")
     }
 
     /// The last lines of the server's log, for failure messages.
     public func logTail(lines: Int = 20) -> String {
+        Self.logTail(of: logFile, lines: lines)
+    }
+
+    /// The last `lines` lines of the log `logFile`.
+    private static func logTail(of logFile: URL, lines: Int = 20) -> String {
         let text = (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
         return text.split(separator: "\n").suffix(lines).joined(separator: "\n")
     }
@@ -203,15 +239,32 @@ public final class NATSCluster: Sendable {
     public let servers: [NATSServer]
 
     /// Starts the three servers, `node-0` to `node-2`.
+    ///
+    /// The route ports are picked free before the first server starts, and one may be taken by then (the servers'
+    /// own connections, and other tests', take their source ports from the same range): a server that cannot bind
+    /// its route port stops the cluster's start, which picks the ports again, a few times.
     public init(name: String = "test-cluster", size: Int = 3) throws {
-        let clusterPorts = try (0..<size).map { _ in try NATSServer.freePort() }
-        var servers: [NATSServer] = []
-        for index in 0..<size {
-            let routes = clusterPorts.enumerated().filter { $0.offset != index }.map(\.element)
-            servers.append(
-                try NATSServer(name: "node-\(index)", cluster: (name: name, port: clusterPorts[index], routes: routes)))
+        servers = try Self.start(name: name, size: size)
+    }
+
+    private static func start(name: String, size: Int) throws -> [NATSServer] {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                let clusterPorts = try (0..<size).map { _ in try NATSServer.freePort() }
+                var servers: [NATSServer] = []
+                for index in 0..<size {
+                    let routes = clusterPorts.enumerated().filter { $0.offset != index }.map(\.element)
+                    servers.append(
+                        try NATSServer(
+                            name: "node-\(index)", cluster: (name: name, port: clusterPorts[index], routes: routes)))
+                }
+                return servers
+            } catch let error as NATSServer.StartError where error.isAddressInUse && attempt < 5 {
+                continue
+            }
         }
-        self.servers = servers
     }
 
     /// The client addresses of every server.
