@@ -211,6 +211,25 @@ enum InstructionCheck {
                 }
             }
         },
+        // The query-power scenario's compound range: a customer's orders in a window of about a fifth of the span,
+        // about four orders each in this store of 2,000.
+        Workload(name: "query (compound range)", operations: 200) { counted in
+            let dataset = QueryPowerDataset(orderCount: 2_000, seed: ScenarioContext.seed)
+            let queries = dataset.rangeQueries(200, seed: ScenarioContext.seed &+ 5).map(\.query)
+            let workspace = try Workspace()
+            let subject = try QueryPowerSubject(
+                directory: try workspace.makeDirectory("instructions"),
+                settings: StoreSettings(mapSize: 64 << 20, durability: .noSync, coding: .fields), filledWith: dataset,
+                chunkSize: 1_000)
+            defer { try? subject.close() }
+            try counted {
+                for query in queries {
+                    BlackHole.consume(
+                        UInt64(try subject.orders(of: query.customer, placedFrom: query.start, before: query.end).count)
+                    )
+                }
+            }
+        },
         Workload(name: "update", operations: 500) { counted in
             let dataset = try dataset()
             let changes = Dataset.sample(500, below: dataset.tasks.count, seed: 3).enumerated().map { position, task in

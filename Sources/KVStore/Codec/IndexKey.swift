@@ -107,6 +107,10 @@ package enum IndexKey {
 
     // MARK: Length
 
+    /// The longest key component of a type whose components are bounded (``hasBoundedIndexKey(_:)``): a presence
+    /// byte and a UUID's 16 bytes.
+    static let largestBoundedComponent = 17
+
     /// The bytes of a long key kept before the truncation marker and the hash.
     static let keptPrefix = maximumLength - 9
 

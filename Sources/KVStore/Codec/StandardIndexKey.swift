@@ -59,6 +59,36 @@ func hasExactOrderBelowNaNKey(_ type: Any.Type) -> Bool {
     type == Double.self || type == Float.self || type == Date.self
 }
 
+/// Whether every index key component of `type` is at most ``IndexKey/largestBoundedComponent`` bytes long: the
+/// standard types but `String` (integers, `Bool`, floating-point numbers, `Date`, `UUID`), and optionals of them, so
+/// that a compound index of a few such attributes never has a key cut (``IndexKey/finalize(_:hash:)``).
+func hasBoundedIndexKey(_ type: Any.Type) -> Bool {
+    if let optional = type as? any AnyOptional.Type { return hasBoundedIndexKey(optional.wrappedType) }
+    return type is any StandardIndexKey.Type && type != String.self
+}
+
+/// What the index key components of one attribute's type promise the planner, for each attribute of a compound index:
+/// the single-attribute index's facts (``hasExactEqualityKey(_:)``, ``hasExactOrderKey(_:)``,
+/// ``hasExactOrderBelowNaNKey(_:)``) and whether the component's length is bounded (``hasBoundedIndexKey(_:)``).
+struct KeyComponentTraits: Equatable, Sendable {
+    /// Whether the keys whose component encodes a value are exactly those of the attribute values `==` it.
+    var hasExactEquality: Bool
+    /// Whether the components sort exactly as `<` orders the values.
+    var hasExactOrder: Bool
+    /// Whether the components sort exactly as `<` orders the values but for NaN, whose one component sorts last.
+    var hasExactOrderBelowNaN: Bool
+    /// Whether every component is at most ``IndexKey/largestBoundedComponent`` bytes long.
+    var isBounded: Bool
+
+    /// The traits of the key components of `type`.
+    init(_ type: Any.Type) {
+        hasExactEquality = hasExactEqualityKey(type)
+        hasExactOrder = hasExactOrderKey(type)
+        hasExactOrderBelowNaN = hasExactOrderBelowNaNKey(type)
+        isBounded = hasBoundedIndexKey(type)
+    }
+}
+
 /// Whether `value`, a constant a predicate compares an attribute with, is a NaN `Double`, `Float` or `Date`.
 func isNaNConstant(_ value: Any) -> Bool {
     switch value {

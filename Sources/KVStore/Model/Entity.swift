@@ -209,6 +209,10 @@ public struct ModelIndex<M: StoredModel>: Sendable {
     /// dates, whose NaN key sorts after every other.
     var hasExactOrderBelowNaN = false
 
+    /// For a compound index, the traits of each attribute's key components, in key order
+    /// (``QueryPlanner/isExactCompound(_:on:shape:terms:)``); empty for the others.
+    var componentTraits: [KeyComponentTraits] = []
+
     let keyPaths: [PartialKeyPath<M> & Sendable]
 
     /// Appends the index keys of the model at the given address to a set, as the keys of the index at the given
@@ -344,6 +348,7 @@ public struct ModelIndex<M: StoredModel>: Sendable {
         let append: @Sendable (ModelAddress, inout [UInt8]) -> Void
         let encoder: @Sendable (Any) -> [UInt8]?
         let isDerivable: Bool
+        let traits: KeyComponentTraits
 
         init<V: IndexKeyEncodable>(_ keyPath: KeyPath<M, V> & Sendable) {
             let read = ModelIndex.reader(keyPath)
@@ -352,6 +357,7 @@ public struct ModelIndex<M: StoredModel>: Sendable {
             append = { model, key in read(model).appendIndexKey(to: &key) }
             encoder = ModelIndex.encoder(V.self)
             isDerivable = hasStandardIndexKey(V.self) && !ModelIndex.isComputed(keyPath)
+            traits = KeyComponentTraits(V.self)
         }
     }
 
@@ -447,7 +453,7 @@ public struct ModelIndex<M: StoredModel>: Sendable {
     ) -> Self {
         let fields = components.map(\.field)
         let appenders = components.map(\.append)
-        return ModelIndex(
+        var index = ModelIndex(
             name: fields.joined(separator: "+"), fields: fields, isUnique: unique, onConflict: onConflict,
             isMultiEntry: false, isDerivable: components.allSatisfy(\.isDerivable), keyPaths: components.map(\.keyPath),
             appendKeys: { model, position, set in
@@ -456,6 +462,8 @@ public struct ModelIndex<M: StoredModel>: Sendable {
                 }
             },
             componentEncoders: components.map(\.encoder))
+        index.componentTraits = components.map(\.traits)
+        return index
     }
 
     /// Reads the attribute at `keyPath` of the model at an address: at its offset when it is a stored property of the

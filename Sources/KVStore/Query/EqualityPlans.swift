@@ -33,13 +33,28 @@ final class EqualityPlans<Root>: Sendable {
         predicate: Predicate<Root>?, sortBy: [SortDescriptor<Root>], fetchLimit: Int?, fetchOffset: Int,
         indexes: [PlannerIndex]
     ) -> PlannedQuery {
+        plan(
+            predicate: predicate, sortBy: sortBy, fetchLimit: fetchLimit, fetchOffset: fetchOffset, indexes: indexes
+        ) {
+            QueryPlanner.plan(
+                predicate: predicate, sortBy: sortBy, fetchLimit: fetchLimit, fetchOffset: fetchOffset,
+                indexes: indexes)
+        }
+    }
+
+    /// Plans a fetch from a template as ``plan(predicate:sortBy:fetchLimit:fetchOffset:indexes:)`` does, and any
+    /// predicate that is not one equality through `planOther` (``ComparisonPlans`` for a store).
+    func plan(
+        predicate: Predicate<Root>?, sortBy: [SortDescriptor<Root>], fetchLimit: Int?, fetchOffset: Int,
+        indexes: [PlannerIndex], otherwise planOther: () -> PlannedQuery
+    ) -> PlannedQuery {
         func planInFull() -> PlannedQuery {
             QueryPlanner.plan(
                 predicate: predicate, sortBy: sortBy, fetchLimit: fetchLimit, fetchOffset: fetchOffset,
                 indexes: indexes)
         }
         guard let expression = predicate?.expression, let equality = self.equality(in: expression) else {
-            return planInFull()
+            return planOther()
         }
         guard let template = template(for: equality.keyPath) else {
             let planned = planInFull()

@@ -77,6 +77,10 @@ struct PlannerIndex: PlannableIndex {
     /// of values (``ModelIndex/hasExactOrderBelowNaN``).
     var hasExactOrderBelowNaN = false
 
+    /// For a compound index, the traits of each attribute's key components (``ModelIndex/componentTraits``); empty
+    /// for the others.
+    var componentTraits: [KeyComponentTraits] = []
+
     /// The key paths, as the planner compares them with the predicate's: ``keyPaths``.
     var attributes: [AnyKeyPath] { keyPaths }
 

@@ -39,10 +39,10 @@ extension QueryPlanner {
     /// exactly its term's models, the node holds for all of them.
     protocol SingleComparison {}
 
-    /// A node that may be made only of `<`, `<=`, `>` and `>=` joined by `&&`, which a range of an index with exact
-    /// order answers exactly.
+    /// A node that may be made only of `==`, `<`, `<=`, `>` and `>=` joined by `&&`, which a range of an index with
+    /// exact order answers exactly (a compound index's with equalities on its first attributes).
     protocol ComparisonTree {
-        /// How many comparisons the node is made of, or `nil` when it holds anything else.
+        /// How many equalities and comparisons the node is made of, or `nil` when it holds anything else.
         var comparisonCount: Int? { get }
     }
 
@@ -280,6 +280,10 @@ extension PredicateExpressions.Comparison: QueryPlanner.ComparisonTree {
     var comparisonCount: Int? { 1 }
 }
 
+extension PredicateExpressions.Equal: QueryPlanner.ComparisonTree {
+    var comparisonCount: Int? { 1 }
+}
+
 extension PredicateExpressions.Conjunction: QueryPlanner.ComparisonTree {
     var comparisonCount: Int? {
         guard let left = (lhs as? any QueryPlanner.ComparisonTree)?.comparisonCount,
@@ -306,13 +310,22 @@ extension PredicateExpressions.Comparison: QueryPlanner.Node {
     func plannerTerms(indexes: [PlannerIndex]) -> [QueryPlanner.KeyPathTerm] {
         guard let match = QueryPlanner.attributeAndConstant(lhs, rhs) else { return [] }
         let comparison = match.isFlipped ? op.plannerFlipped : op
-        if let date = match.constant as? Date,
-            date.timeIntervalSinceReferenceDate.isNaN || comparison == .lessThanOrEqual
-        {
-            return []
+        return QueryPlanner.comparisonTerm(match.keyPath, comparison, match.constant).map { [$0] } ?? []
+    }
+}
+
+extension QueryPlanner {
+    /// The term of `attribute comparison constant`, the attribute on the left, or `nil` when the comparison bounds
+    /// no index read (a NaN `Date` or a `Date`'s `<=`, a string that is not plain ASCII: see
+    /// `PredicateExpressions.Comparison`'s `plannerTerms(indexes:)`).
+    static func comparisonTerm(
+        _ keyPath: AnyKeyPath, _ comparison: PredicateExpressions.ComparisonOperator, _ constant: Any
+    ) -> KeyPathTerm? {
+        if let date = constant as? Date, date.timeIntervalSinceReferenceDate.isNaN || comparison == .lessThanOrEqual {
+            return nil
         }
-        if let text = match.constant as? String, !text.utf8.allSatisfy({ $0 != 0 && $0 < 0x80 }) { return [] }
-        return [.compare(match.keyPath, comparison, match.constant)]
+        if let text = constant as? String, !text.utf8.allSatisfy({ $0 != 0 && $0 < 0x80 }) { return nil }
+        return .compare(keyPath, comparison, constant)
     }
 }
 

@@ -76,14 +76,26 @@ enum QueryPlanner {
         indexes: [PlannerIndex]
     ) -> PlannedQuery {
         let constraints = predicate.map { terms(of: $0.expression, indexes: indexes) } ?? []
+        return plan(
+            terms: constraints, predicate: predicate, sortBy: sortBy, fetchLimit: fetchLimit, indexes: indexes
+        ).planned
+    }
+
+    /// Plans a fetch whose predicate has `terms`, and returns the candidate chosen, if any, beside the plan.
+    static func plan<Root>(
+        terms constraints: [KeyPathTerm], predicate: Predicate<Root>?, sortBy: [SortDescriptor<Root>],
+        fetchLimit: Int?, indexes: [PlannerIndex]
+    ) -> (planned: PlannedQuery, chosen: Candidate?) {
         let ranked = allCandidates(for: constraints, indexes: indexes)
         // A complement is never chosen without the store's counts (see `bestCandidate`).
         let best = ranked.first { $0.excludedKey == nil }
         var plan = best?.plan ?? .scan
         var fixedAttributes = best?.fixedAttributes ?? 0
+        var chosen = best
         if plan == .scan, fetchLimit != nil, let ordered = orderedPlan(sortBy: sortBy, indexes: indexes) {
             plan = ordered
             fixedAttributes = 0
+            chosen = nil
         }
         plan = oriented(plan, sortBy: sortBy, indexes: indexes, fixedAttributes: fixedAttributes)
         var planned = PlannedQuery(
@@ -94,7 +106,7 @@ enum QueryPlanner {
         )
         planned.mayCount = mayCount(ranked, plan: plan)
         if planned.mayCount { planned.candidates = ranked }
-        return planned
+        return (planned, chosen)
     }
 
     /// `plan`, read from its upper end when it is a range and that gives a descending sort in the index's order.
@@ -138,21 +150,54 @@ enum QueryPlanner {
     /// a constant encoded into its bounds. An index of floating-point numbers or dates
     /// (``PlannerIndex/hasExactOrderBelowNaN``) answers such a range exactly when one comparison bounds it from
     /// above and no constant is NaN: a NaN attribute matches no comparison with an upper bound (a `Date`'s `<=`,
-    /// which a NaN date matches, gives no term), and its key sorts past every bound.
+    /// which a NaN date matches, gives no term), and its key sorts past every bound. A read of a compound index is
+    /// exact on the conditions of ``isExactCompound(_:on:shape:terms:)``.
     static func isExact<Root>(
         _ plan: QueryPlan, predicate: Predicate<Root>?, terms: [KeyPathTerm], indexes: [PlannerIndex]
     ) -> Bool {
+        isExact(
+            plan, shape: PredicateShape(predicate.map { $0.expression as Any }), terms: terms, indexes: indexes)
+    }
+
+    /// What ``isExact(_:predicate:terms:indexes:)`` asks of a predicate's expression, found by casts when asked, or
+    /// known already to a caller that has read the expression's leaves (``ComparisonPlans``).
+    struct PredicateShape {
+        /// Whether the expression is a single equality or `contains` (``SingleComparison``).
+        let isSingleComparison: () -> Bool
+        /// How many equalities and comparisons the expression is made of, `nil` when it holds anything else
+        /// (``ComparisonTree``).
+        let comparisonCount: () -> Int?
+
+        /// The shape of `expression`, `nil` for no predicate.
+        init(_ expression: Any?) {
+            isSingleComparison = { expression is any SingleComparison }
+            comparisonCount = { (expression as? any ComparisonTree)?.comparisonCount }
+        }
+
+        /// The shape of an expression known to be made of `leaves`, equalities and comparisons joined by `&&`.
+        init(leaves: [Leaf]) {
+            let isSingleEquality = leaves.count == 1 && leaves[0].comparison == nil
+            isSingleComparison = { isSingleEquality }
+            comparisonCount = { leaves.count }
+        }
+    }
+
+    /// ``isExact(_:predicate:terms:indexes:)`` for an expression of `shape`.
+    static func isExact(_ plan: QueryPlan, shape: PredicateShape, terms: [KeyPathTerm], indexes: [PlannerIndex]) -> Bool
+    {
+        if let name = plan.indexName, let index = indexes.first(where: { $0.name == name }), index.keyPaths.count > 1 {
+            return isExactCompound(plan, on: index, shape: shape, terms: terms)
+        }
         switch plan {
         case .keys(let name, let keys):
-            guard terms.count == 1, predicate?.expression is any SingleComparison,
+            guard terms.count == 1, shape.isSingleComparison(),
                 let index = indexes.first(where: { $0.name == name }), index.hasExactEquality,
                 index.keyPaths.count == 1
             else { return false }
             return keys.allSatisfy { $0.count <= IndexKey.maximumLength }
         case .range(let name, _, _, _):
             // Every comparison gave a term (one between two attributes gives none), all of them on the index's.
-            guard let expression = predicate?.expression as? any ComparisonTree,
-                expression.comparisonCount == terms.count, let index = indexes.first(where: { $0.name == name }),
+            guard shape.comparisonCount() == terms.count, let index = indexes.first(where: { $0.name == name }),
                 index.hasExactOrder || (index.hasExactOrderBelowNaN && hasUpperBound(terms)),
                 let attribute = index.attributes.first, let encode = index.encodeComponents.first
             else { return false }
@@ -162,6 +207,62 @@ enum QueryPlanner {
             }
         case .scan, .ordered, .union, .intersection:
             return false
+        }
+    }
+
+    /// Returns whether `plan`, a read of `index`, a compound index, yields exactly the models a predicate of `shape`
+    /// with `terms` matches: the predicate is made only of `==`, `<`, `<=`, `>` and `>=` joined by `&&`, each giving one term; the equalities
+    /// fix the index's first attributes, one value each, with exact equality; the comparisons, if any, are on the
+    /// next attribute, with exact order (or exact order below NaN, one of them bounding it from above, no constant
+    /// NaN); and every attribute's key components are bounded (``KeyComponentTraits/isBounded``), few enough that no
+    /// key is ever cut.
+    ///
+    /// The plan is then the one ``compoundCandidate(on:terms:)`` makes of those terms: one key of every attribute's
+    /// component, or the range of the keys that begin with the fixed attributes' components (self-delimiting, so
+    /// exactly the models with those values), bounded by every comparison's component (each begins with a presence
+    /// byte, so each bound has a successor).
+    static func isExactCompound(
+        _ plan: QueryPlan, on index: PlannerIndex, shape: PredicateShape, terms: [KeyPathTerm]
+    ) -> Bool {
+        let (attributes, traits) = (index.attributes, index.componentTraits)
+        guard !index.isMultiEntry, traits.count == attributes.count, index.encodeComponents.count == attributes.count,
+            traits.allSatisfy(\.isBounded),
+            attributes.count * IndexKey.largestBoundedComponent <= IndexKey.maximumLength,
+            shape.comparisonCount() == terms.count
+        else { return false }
+        // The component of each fixed attribute: that of its equalities, all of one value.
+        var components: [[UInt8]?] = Array(repeating: nil, count: attributes.count)
+        for term in terms {
+            guard case .equal(let path, let value) = term else { continue }
+            guard let position = attributes.firstIndex(of: path), traits[position].hasExactEquality,
+                let component = index.encodeComponents[position](value),
+                components[position] == nil || components[position] == component
+            else { return false }
+            components[position] = component
+        }
+        let fixed = components.firstIndex { $0 == nil } ?? attributes.count
+        guard components[fixed...].allSatisfy({ $0 == nil }) else { return false }
+        var (isRanged, hasUpperBound) = (false, false)
+        for term in terms {
+            switch term {
+            case .equal: continue
+            case .compare(let path, let comparison, let value):
+                guard fixed < attributes.count, path == attributes[fixed],
+                    traits[fixed].hasExactOrder || traits[fixed].hasExactOrderBelowNaN, !isNaNConstant(value),
+                    index.encodeComponents[fixed](value) != nil
+                else { return false }
+                isRanged = true
+                if comparison == .lessThan || comparison == .lessThanOrEqual { hasUpperBound = true }
+            case .oneOf, .containsElement, .prefix, .candidate:
+                return false
+            }
+        }
+        // A NaN component sorts after every other: only an upper bound leaves it out, as the comparisons do.
+        guard !isRanged || traits[fixed].hasExactOrder || hasUpperBound else { return false }
+        switch plan {
+        case .keys(_, let keys): return fixed == attributes.count && keys.count == 1
+        case .range: return fixed < attributes.count
+        case .scan, .ordered, .union, .intersection: return false
         }
     }
 

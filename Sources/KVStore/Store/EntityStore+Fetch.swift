@@ -15,16 +15,22 @@ extension EntityStore {
                 planned.hasExactEquality = index.description.hasExactEquality
                 planned.hasExactOrder = index.description.hasExactOrder
                 planned.hasExactOrderBelowNaN = index.description.hasExactOrderBelowNaN
+                planned.componentTraits = index.description.componentTraits
                 return planned
             }
     }
 
-    /// Plans a fetch: an equality on an attribute from the template of its attribute (``EqualityPlans``), anything
-    /// else in full.
+    /// Plans a fetch: an equality on an attribute from the template of its attribute (``EqualityPlans``), equalities
+    /// and comparisons joined by `&&` from the template of their shape (``ComparisonPlans``), anything else in full.
     func plan(_ descriptor: FetchDescriptor<M>) -> PlannedQuery {
         equalityPlans.plan(
             predicate: descriptor.predicate, sortBy: descriptor.sortBy, fetchLimit: descriptor.fetchLimit,
-            fetchOffset: descriptor.fetchOffset, indexes: plannerIndexes)
+            fetchOffset: descriptor.fetchOffset, indexes: plannerIndexes
+        ) {
+            comparisonPlans.plan(
+                predicate: descriptor.predicate, sortBy: descriptor.sortBy, fetchLimit: descriptor.fetchLimit,
+                fetchOffset: descriptor.fetchOffset, indexes: plannerIndexes)
+        }
     }
 
     /// The models that match `descriptor`, sorted, offset and limited.
@@ -280,19 +286,27 @@ extension EntityStore {
         /// The candidate stored under `id`, `nil` when no record is or the matcher rejects it.
         func candidateModel(_ id: UUID) throws -> M? {
             guard let bytes = try withKey(id, { key in try txn.bytes(forKey: key, in: records) }) else { return nil }
-            return try candidateModel(bytes, id: id)
-        }
-        func candidateModel(_ bytes: BorrowedBytes, id: UUID) throws -> M? {
             let model = try decode(bytes, id: id, reader: reader)
             guard let matcher else { return model }
             return try matcher.matches(model, record: bytes) ? model : nil
         }
+        // Visiting a candidate without returning it as an optional: code generic over the model looks up the
+        // optional's type metadata at every call that does.
+        /// Calls `body` with the model in `bytes`, stored under `id`, unless the matcher rejects it; returns whether
+        /// to go on.
+        func visit(_ bytes: BorrowedBytes, id: UUID) throws -> Bool {
+            let model = try decode(bytes, id: id, reader: reader)
+            if let matcher, try !matcher.matches(model, record: bytes) { return true }
+            return try body(model)
+        }
+        /// Calls `body` with the candidate stored under `id`, if there is one; returns whether to go on.
+        func visit(_ id: UUID) throws -> Bool {
+            guard let bytes = try withKey(id, { key in try txn.bytes(forKey: key, in: records) }) else { return true }
+            return try visit(bytes, id: id)
+        }
         switch plan {
         case .scan:
-            try txn.scanEntries(records) { key, value in
-                guard let model = try candidateModel(value, id: UUID(bytes: key)) else { return true }
-                return try body(model)
-            }
+            try txn.scanEntries(records) { key, value in try visit(value, id: UUID(bytes: key)) }
         case .union(let plans):
             // Each model once: one that several parts reach comes with the first.
             var seen = Set<UUID>()
@@ -315,16 +329,10 @@ extension EntityStore {
                 }
                 ids = found
             }
-            for id in (ids ?? []).sorted(by: { $0.isOrdered(before: $1) }) {
-                guard let model = try candidateModel(id) else { continue }
-                guard try body(model) else { return }
-            }
+            for id in (ids ?? []).sorted(by: { $0.isOrdered(before: $1) }) where try !visit(id) { return }
         case .keys(QueryPlan.recordKey, let keys):
             // The planner sorted the IDs' bytes and removed duplicates: the lookups run in key order.
-            for key in keys {
-                guard let model = try candidateModel(key.withBorrowedBytes { UUID(bytes: $0) }) else { continue }
-                guard try body(model) else { return }
-            }
+            for key in keys where try !visit(key.withBorrowedBytes { UUID(bytes: $0) }) { return }
         case .keys(let name, let keys):
             let index = try storedIndex(name)
             var ids: [UUID] = []
@@ -342,22 +350,21 @@ extension EntityStore {
                     return true
                 }
             }
-            for id in ids {
-                guard let model = try candidateModel(id) else { continue }
-                guard try body(model) else { return }
-            }
+            for id in ids where try !visit(id) { return }
         case .range(let name, let lower, let upper, let reverse):
             // Only ranges of numbers and dates are taken as sorted (QueryPlanner.isByteOrdered), whose keys are never
             // cut: the candidates go to `body` as the index gives them, and a sorted fetch stops when it has enough.
-            try forEachID(inRange: name, lower: lower, upper: upper, reverse: reverse, in: txn) { id in
-                guard let model = try candidateModel(id) else { return true }
-                return try body(model)
-            }
+            try forEachID(inRange: name, lower: lower, upper: upper, reverse: reverse, in: txn) { id in try visit(id) }
         case .ordered(let name, let reverse):
             // Only keys of numbers and dates are read in order (QueryPlanner.isByteOrdered), and LMDB's limit never
             // cuts those. Foundation's sort is stable and a scan reads in ID order, so models that tie on the sort
             // come in ID order: the models of one key do so in a forward read, and a reverse read gives them
             // backwards, so there they are gathered and put in ID order.
+            let table = try storedIndex(name).table
+            guard reverse else {
+                try txn.scanEntries(table) { _, value in try visit(UUID(bytes: value)) }
+                return
+            }
             var run: (key: [UInt8], models: [M])?
             func flush() throws -> Bool {
                 guard let pending = run else { return true }
@@ -366,12 +373,8 @@ extension EntityStore {
                 return true
             }
             var goesOn = true
-            try txn.scanEntries(try storedIndex(name).table, reverse: reverse) { indexKey, value in
+            try txn.scanEntries(table, reverse: true) { indexKey, value in
                 guard let model = try candidateModel(UUID(bytes: value)) else { return true }
-                guard reverse else {
-                    goesOn = try body(model)
-                    return goesOn
-                }
                 if run.map({ !$0.key.elementsEqual(indexKey) }) ?? true {
                     goesOn = try flush()
                     guard goesOn else { return false }

@@ -31,7 +31,8 @@ extension EntityStore {
     func refined(
         _ planned: PlannedQuery, descriptor: FetchDescriptor<M>, in txn: borrowing Transaction
     ) throws -> PlannedQuery {
-        guard planned.mayCount, let predicate = descriptor.predicate else { return planned }
+        // An exact plan reads the matches and nothing else, which every other plan reads too: nothing to count.
+        guard planned.mayCount, !planned.isExact, let predicate = descriptor.predicate else { return planned }
         // The planner's candidates when it kept them; a template's plan walks the predicate again.
         var walked: [QueryPlanner.KeyPathTerm]?
         func terms() -> [QueryPlanner.KeyPathTerm] {

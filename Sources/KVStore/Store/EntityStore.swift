@@ -45,6 +45,8 @@ final class EntityStore<M: StoredModel>: AnyEntityStore {
     let plannerIndexes: [PlannerIndex]
     /// The plans of equalities, one per attribute, reused with each new constant.
     let equalityPlans = EqualityPlans<M>()
+    /// The templates of the plans of predicates made of equalities and comparisons.
+    let comparisonPlans = ComparisonPlans<M>()
     /// Whether scans may test stored fields (``Entity/testsStoredFields``).
     let testsStoredFields: Bool
     /// The answers of ``storedFieldName(of:)``, which prints the key path.
