@@ -482,7 +482,10 @@ public struct ModelIndex<M: StoredModel>: Sendable {
 
     private static func encoder<V: IndexKeyEncodable>(_: V.Type) -> @Sendable (Any) -> [UInt8]? {
         { value in
-            guard let value = value as? V else { return nil }
+            // A value of the attribute's very type (the common case) is taken out of its box by comparing types;
+            // `as?` does that too, at several times the cost, and also converts (an optional's wrapped value).
+            func exactly<T>(_ value: T) -> V? { T.self == V.self ? knownTypeCast(value, to: V.self) : nil }
+            guard let value = exactly(value) ?? (value as? V) else { return nil }
             var key: [UInt8] = []
             value.appendIndexKey(to: &key)
             return key

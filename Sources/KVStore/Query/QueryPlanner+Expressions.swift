@@ -321,11 +321,18 @@ extension QueryPlanner {
     static func comparisonTerm(
         _ keyPath: AnyKeyPath, _ comparison: PredicateExpressions.ComparisonOperator, _ constant: Any
     ) -> KeyPathTerm? {
-        if let date = constant as? Date, date.timeIntervalSinceReferenceDate.isNaN || comparison == .lessThanOrEqual {
-            return nil
+        // The constant's type, compared rather than cast to: a comparison's operands are of one `Comparable` type.
+        func boundsNothing<T>(_ value: T) -> Bool {
+            if T.self == Date.self {
+                let date = knownTypeCast(value, to: Date.self)
+                return date.timeIntervalSinceReferenceDate.isNaN || comparison == .lessThanOrEqual
+            }
+            if T.self == String.self {
+                return !knownTypeCast(value, to: String.self).utf8.allSatisfy { $0 != 0 && $0 < 0x80 }
+            }
+            return false
         }
-        if let text = constant as? String, !text.utf8.allSatisfy({ $0 != 0 && $0 < 0x80 }) { return nil }
-        return .compare(keyPath, comparison, constant)
+        return boundsNothing(constant) ? nil : .compare(keyPath, comparison, constant)
     }
 }
 
