@@ -211,8 +211,8 @@ enum InstructionCheck {
                 }
             }
         },
-        // The query-power scenario's compound range: a customer's orders in a window of about a fifth of the span,
-        // about four orders each in this store of 2,000.
+        // The query-power scenario's compound range: a customer's orders in a window of a fifth of the span, about
+        // 20 of the customer's 100 in this store of 2,000.
         Workload(name: "query (compound range)", operations: 200) { counted in
             let dataset = QueryPowerDataset(orderCount: 2_000, seed: ScenarioContext.seed)
             let queries = dataset.rangeQueries(200, seed: ScenarioContext.seed &+ 5).map(\.query)
