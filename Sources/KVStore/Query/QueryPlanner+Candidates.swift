@@ -40,6 +40,10 @@ extension QueryPlanner {
         /// plan reads every other key, which pays only when that key holds most of the index's entries, as the
         /// store's counts tell (``EntityStore/refined(_:descriptor:in:)``). Such a candidate ranks below every other.
         var excludedKey: [UInt8]?
+        /// For the plan a disjunction makes of its sides' (a union, or one index's keys), whether it reads exactly the
+        /// models the disjunction matches: each side's plan answers that side exactly
+        /// (``QueryPlanner/isExact(_:shape:terms:indexes:)``).
+        var isExact = false
 
         /// The candidate's selectivity class: unique equality (or no key at all) 4, keys or a range of a compound
         /// index within equalities on its first attributes 3, two-sided range 2, one-sided range 1, anything else 0.

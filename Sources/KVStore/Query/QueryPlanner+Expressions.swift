@@ -39,6 +39,10 @@ extension QueryPlanner {
     /// exactly its term's models, the node holds for all of them.
     protocol SingleComparison {}
 
+    /// An `||` node, whose plan may answer it exactly when each side's answers that side
+    /// (``Candidate/isExact``).
+    protocol DisjunctionNode {}
+
     /// A node that may be made only of `==`, `<`, `<=`, `>` and `>=` joined by `&&`, which a range of an index with
     /// exact order answers exactly (a compound index's with equalities on its first attributes).
     protocol ComparisonTree {
@@ -382,29 +386,39 @@ extension PredicateExpressions.Conjunction: QueryPlanner.Node {
     }
 }
 
+extension PredicateExpressions.Disjunction: QueryPlanner.DisjunctionNode {}
+
 extension PredicateExpressions.Disjunction: QueryPlanner.Node {
     /// Usable when both sides are: keys of the same index are merged into one read of their union; other plans are
     /// read one after the other (``QueryPlan/union(_:)``), a union of unions flattened. A side without a plan leaves
     /// the disjunction to a scan.
     func plannerTerms(indexes: [PlannerIndex]) -> [QueryPlanner.KeyPathTerm] {
-        let left = QueryPlanner.bestCandidate(for: QueryPlanner.terms(of: lhs, indexes: indexes), indexes: indexes)
-        let right = QueryPlanner.bestCandidate(for: QueryPlanner.terms(of: rhs, indexes: indexes), indexes: indexes)
+        let leftTerms = QueryPlanner.terms(of: lhs, indexes: indexes)
+        let rightTerms = QueryPlanner.terms(of: rhs, indexes: indexes)
+        let left = QueryPlanner.bestCandidate(for: leftTerms, indexes: indexes)
+        let right = QueryPlanner.bestCandidate(for: rightTerms, indexes: indexes)
         guard let left, let right else { return [] }
+        // The union reads exactly the models of either side when each side's plan reads exactly that side's.
+        let isExact =
+            QueryPlanner.isExact(left.plan, shape: .init(lhs), terms: leftTerms, indexes: indexes)
+            && QueryPlanner.isExact(right.plan, shape: .init(rhs), terms: rightTerms, indexes: indexes)
         if case .keys(let name, let leftKeys) = left.plan, case .keys(name, let rightKeys) = right.plan {
-            let union = QueryPlanner.Candidate(
+            var union = QueryPlanner.Candidate(
                 plan: .keys(index: name, keys: QueryPlanner.sortedUnique(leftKeys + rightKeys)),
                 isUnique: left.isUnique,
                 attributeCount: min(left.attributeCount, right.attributeCount)
             )
+            union.isExact = isExact
             return [.candidate(union)]
         }
         func parts(_ plan: QueryPlan) -> [QueryPlan] {
             if case .union(let plans) = plan { plans } else { [plan] }
         }
-        let union = QueryPlanner.Candidate(
+        var union = QueryPlanner.Candidate(
             plan: .union(parts(left.plan) + parts(right.plan)), isUnique: false,
             attributeCount: min(left.attributeCount, right.attributeCount),
             unionTier: min(left.tier, right.tier, 3))
+        union.isExact = isExact
         return [.candidate(union)]
     }
 }

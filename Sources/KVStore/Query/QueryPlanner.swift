@@ -151,7 +151,8 @@ enum QueryPlanner {
     /// (``PlannerIndex/hasExactOrderBelowNaN``) answers such a range exactly when one comparison bounds it from
     /// above and no constant is NaN: a NaN attribute matches no comparison with an upper bound (a `Date`'s `<=`,
     /// which a NaN date matches, gives no term), and its key sorts past every bound. A read of a compound index is
-    /// exact on the conditions of ``isExactCompound(_:on:shape:terms:)``.
+    /// exact on the conditions of ``isExactCompound(_:on:shape:terms:)``, and the plan of an `||` (a union, or one
+    /// index's keys) when each side's plan answers that side exactly.
     static func isExact<Root>(
         _ plan: QueryPlan, predicate: Predicate<Root>?, terms: [KeyPathTerm], indexes: [PlannerIndex]
     ) -> Bool {
@@ -167,11 +168,14 @@ enum QueryPlanner {
         /// How many equalities and comparisons the expression is made of, `nil` when it holds anything else
         /// (``ComparisonTree``).
         let comparisonCount: () -> Int?
+        /// Whether the expression is an `||` (``DisjunctionNode``).
+        let isDisjunction: () -> Bool
 
         /// The shape of `expression`, `nil` for no predicate.
         init(_ expression: Any?) {
             isSingleComparison = { expression is any SingleComparison }
             comparisonCount = { (expression as? any ComparisonTree)?.comparisonCount }
+            isDisjunction = { expression is any DisjunctionNode }
         }
 
         /// The shape of an expression known to be made of `leaves`, equalities and comparisons joined by `&&`.
@@ -179,12 +183,17 @@ enum QueryPlanner {
             let isSingleEquality = leaves.count == 1 && leaves[0].comparison == nil
             isSingleComparison = { isSingleEquality }
             comparisonCount = { leaves.count }
+            isDisjunction = { false }
         }
     }
 
     /// ``isExact(_:predicate:terms:indexes:)`` for an expression of `shape`.
     static func isExact(_ plan: QueryPlan, shape: PredicateShape, terms: [KeyPathTerm], indexes: [PlannerIndex]) -> Bool
     {
+        // An `||` whose plan is the one it made of its sides' (``Candidate/isExact``).
+        if terms.count == 1, case .candidate(let candidate) = terms[0] {
+            return candidate.plan == plan && candidate.isExact && shape.isDisjunction()
+        }
         if let name = plan.indexName, let index = indexes.first(where: { $0.name == name }), index.keyPaths.count > 1 {
             return isExactCompound(plan, on: index, shape: shape, terms: terms)
         }

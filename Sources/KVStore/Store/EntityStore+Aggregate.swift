@@ -270,7 +270,8 @@ extension EntityStore {
         case .records(.range(let name, let lower, let upper, _)):
             try forEachID(inRange: name, lower: lower, upper: upper, in: txn, visit)
         case .records(let plan):
-            // Unions and ordered reads are never exact: evaluate, as for `.models`.
+            // A union (exact or not) may reach a model twice, and an ordered read is never exact: evaluate, as for
+            // `.models`.
             try forEachMatch(
                 of: predicate, read: .models(plan), excluding: excluded, in: txn, record: record, model: model)
         }

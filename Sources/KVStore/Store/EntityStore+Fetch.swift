@@ -74,8 +74,9 @@ extension EntityStore {
         return StoredFieldFilter<M>.compile(predicate, fieldName: storedFieldName, fields: reader.fields)
     }
 
-    /// The number of models that match `descriptor`, ignoring its sort, offset and limit: read from the index,
-    /// without reading a model, when the plan answers the predicate exactly (``PlannedQuery/isExact``).
+    /// The number of models that match `descriptor`, ignoring its sort, offset and limit: read from the index (or
+    /// the indexes of a union), without reading a model, when the plan answers the predicate exactly
+    /// (``PlannedQuery/isExact``).
     func count(_ descriptor: FetchDescriptor<M>, in txn: borrowing Transaction) throws -> Int {
         guard let predicate = descriptor.predicate else { return try txn.count(of: records) }
         var count = 0
@@ -95,6 +96,17 @@ extension EntityStore {
                     isUnique: index.description.isUnique, txn: txn)
             }
             return count
+        }
+        if planned.isExact, case .union(let parts) = planned.plan {
+            // The IDs of every part, each once.
+            var ids = Set<UUID>()
+            for part in parts {
+                try forEachID(of: part, in: txn) { id in
+                    ids.insert(id)
+                    return true
+                }
+            }
+            return ids.count
         }
         if case .scan = planned.plan, !planned.isExact {
             try forEachScanMatch(
@@ -242,7 +254,12 @@ extension EntityStore {
             try forEachID(inRange: name, lower: lower, upper: upper, reverse: reverse, in: txn, take)
         case .keys(let name, let keys):
             try appendIDs(under: keys, of: name, in: txn, take)
-        case .scan, .ordered, .union, .intersection:
+        case .union(let parts):
+            // The parts in order, each ID once, as a fetch reads their models.
+            for part in parts where wanted.map({ ids.count < $0 }) ?? true {
+                try forEachID(of: part, in: txn, take)
+            }
+        case .scan, .ordered, .intersection:
             return try fetch(descriptor, in: txn).map(\.id)
         }
         return Array(ids.dropFirst(offset))
@@ -387,18 +404,19 @@ extension EntityStore {
         }
     }
 
-    /// Calls `body` with each ID a plan of an intersection finds: the IDs under keys of an index (or the record
-    /// key's, those stored) or in a range of one.
+    /// Calls `body` with each ID a part of an intersection or of a union finds: the IDs under keys of an index (or
+    /// the record key's, those stored) or in a range of one.
     ///
-    /// - Throws: ``KVStoreError/invalidModel`` for another kind of plan, which an intersection never holds.
+    /// - Throws: ``KVStoreError/invalidModel`` for another kind of plan, which neither ever holds.
     func forEachID(of plan: QueryPlan, in txn: borrowing Transaction, _ body: (UUID) -> Bool) throws {
         switch plan {
         case .keys(let name, let keys):
             try appendIDs(under: keys, of: name, in: txn, body)
-        case .range(let name, let lower, let upper, _):
-            try forEachID(inRange: name, lower: lower, upper: upper, in: txn, body)
+        case .range(let name, let lower, let upper, let reverse):
+            try forEachID(inRange: name, lower: lower, upper: upper, reverse: reverse, in: txn, body)
         case .scan, .ordered, .union, .intersection:
-            throw KVStoreError(.invalidModel, entity: name, message: "An intersection reads keys and ranges only")
+            throw KVStoreError(
+                .invalidModel, entity: name, message: "A part of an intersection or a union reads keys or a range")
         }
     }
 

@@ -80,6 +80,10 @@ struct ScheduledItem: Model, Equatable {
                 "first attribute's range", #Predicate { $0.rank >= rank && $0.rank < 4 },
                 { $0.rank >= rank && $0.rank < 4 }
             ),
+            (
+                "either of two prefixes", #Predicate { $0.rank == rank || $0.ownerID == owner },
+                { $0.rank == rank || $0.ownerID == owner }
+            ),
         ]
     }
 
@@ -114,8 +118,8 @@ struct ScheduledItem: Model, Equatable {
             ("a string", #Predicate { $0.rank == rank && $0.name == "é" }, { $0.rank == rank && $0.name == "é" }),
             ("a Boolean alone", #Predicate { $0.rank == rank && $0.isOpen }, { $0.rank == rank && $0.isOpen }),
             (
-                "either", #Predicate { $0.rank == rank || $0.ownerID == owner },
-                { $0.rank == rank || $0.ownerID == owner }
+                "either, one side a string", #Predicate { $0.ownerID == owner || ($0.rank == rank && $0.name == "a") },
+                { $0.ownerID == owner || ($0.rank == rank && $0.name == "a") }
             ),
         ]
     }

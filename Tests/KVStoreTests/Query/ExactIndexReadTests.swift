@@ -155,6 +155,70 @@ struct CountedItem: Model, Equatable {
         }
     }
 
+    /// An `||` whose sides the indexes answer exactly is answered exactly: a count reads the parts' IDs, each model
+    /// once however many parts reach it, and a fetch evaluates nothing. A side that is not answered exactly, or a
+    /// condition beside the `||`, makes the union evaluated.
+    @Test func disjunctionsOfExactSides() throws {
+        try withContainer(CountedItem.self) { container throws in
+            let context = ModelContext(container)
+            let models = Self.models()
+            try context.insert(contentsOf: models)
+            let store = try container.store(for: CountedItem.self)
+            let owner = Self.owners[2]
+            let long = String(repeating: "x", count: 600)
+            let exact: [(String, Predicate<CountedItem>, (CountedItem) -> Bool)] = [
+                (
+                    "keys of one index", #Predicate { $0.group == 3 || $0.group == 5 },
+                    { $0.group == 3 || $0.group == 5 }
+                ),
+                ("two indexes", #Predicate { $0.group == 1 || $0.label == "a" }, { $0.group == 1 || $0.label == "a" }),
+                (
+                    "a range and keys", #Predicate { $0.group > 4 || $0.ownerID == owner },
+                    { $0.group > 4 || $0.ownerID == owner }
+                ),
+                ("overlapping ranges", #Predicate { $0.group < 3 || $0.group < 5 }, { $0.group < 3 || $0.group < 5 }),
+                (
+                    "nested", #Predicate { ($0.group == 1 || $0.isOpen == true) || $0.tags.contains("t3") },
+                    { ($0.group == 1 || $0.isOpen) || $0.tags.contains("t3") }
+                ),
+            ]
+            let evaluated: [(String, Predicate<CountedItem>, (CountedItem) -> Bool)] = [
+                ("a double", #Predicate { $0.group == 3 || $0.score == 0.5 }, { $0.group == 3 || $0.score == 0.5 }),
+                ("a cut key", #Predicate { $0.group == 3 || $0.label == long }, { $0.group == 3 || $0.label == long }),
+                (
+                    "a condition beside", #Predicate { ($0.group == 1 || $0.group == 2) && $0.isOpen },
+                    { ($0.group == 1 || $0.group == 2) && $0.isOpen }
+                ),
+                (
+                    "a conjunction in a side", #Predicate { ($0.group == 1 && $0.isOpen) || $0.group == 2 },
+                    { ($0.group == 1 && $0.isOpen) || $0.group == 2 }
+                ),
+            ]
+            for (cases, isExact) in [(exact, true), (evaluated, false)] {
+                for (label, predicate, matches) in cases {
+                    let descriptor = FetchDescriptor(predicate: predicate)
+                    #expect(store.plan(descriptor).isExact == isExact, "\(label)")
+                    let expected = models.filter(matches).map(\.id)
+                    #expect(!expected.isEmpty, "\(label) has matches")
+                    var (count, ids) = (0, [UUID]())
+                    let decoded = try Self.decodes {
+                        count = try context.fetchCount(descriptor)
+                        ids = try context.fetchIdentifiers(descriptor)
+                    }
+                    #expect((decoded == 0) == isExact, "\(label) reads models only when evaluated")
+                    #expect(count == expected.count, "\(label)")
+                    #expect(Set(ids) == Set(expected) && ids.count == expected.count, "\(label)")
+                    // The same IDs in the same order as the models a fetch returns, a page of them too.
+                    #expect(ids == (try context.fetch(descriptor)).map(\.id), "\(label)")
+                    var paged = descriptor
+                    paged.fetchOffset = 2
+                    paged.fetchLimit = 3
+                    #expect(try context.fetchIdentifiers(paged) == Array(ids.dropFirst(2).prefix(3)), "\(label)")
+                }
+            }
+        }
+    }
+
     /// A context's pending changes count: inserts that match add, deletes and changes away from the value subtract,
     /// and the IDs follow.
     @Test func pendingChangesAreCountedToo() throws {
