@@ -230,6 +230,22 @@ enum InstructionCheck {
                 }
             }
         },
+        // The query-power scenario's filtered sum: the totals of the orders of one status (about 500 of 2,000), each
+        // record found through the status index and read for its total alone.
+        Workload(name: "query (sum where)", operations: 20) { counted in
+            let dataset = QueryPowerDataset(orderCount: 2_000, seed: ScenarioContext.seed)
+            let workspace = try Workspace()
+            let subject = try QueryPowerSubject(
+                directory: try workspace.makeDirectory("instructions"),
+                settings: StoreSettings(mapSize: 64 << 20, durability: .noSync, coding: .fields), filledWith: dataset,
+                chunkSize: 1_000)
+            defer { try? subject.close() }
+            try counted {
+                for _ in 0..<20 {
+                    BlackHole.consume(UInt64(try subject.sumOfTotals(status: QueryPowerDataset.summedStatus)))
+                }
+            }
+        },
         Workload(name: "update", operations: 500) { counted in
             let dataset = try dataset()
             let changes = Dataset.sample(500, below: dataset.tasks.count, seed: 3).enumerated().map { position, task in
