@@ -220,11 +220,11 @@ enum QueryPlanner {
     }
 
     /// Returns whether `plan`, a read of `index`, a compound index, yields exactly the models a predicate of `shape`
-    /// with `terms` matches: the predicate is made only of `==`, `<`, `<=`, `>` and `>=` joined by `&&`, each giving one term; the equalities
-    /// fix the index's first attributes, one value each, with exact equality; the comparisons, if any, are on the
-    /// next attribute, with exact order (or exact order below NaN, one of them bounding it from above, no constant
-    /// NaN); and every attribute's key components are bounded (``KeyComponentTraits/isBounded``), few enough that no
-    /// key is ever cut.
+    /// with `terms` matches: the predicate is made only of `==`, `<`, `<=`, `>` and `>=` joined by `&&`, each giving
+    /// one term; the equalities fix the index's first attributes, one value each, with exact equality; the
+    /// comparisons, if any, are on the next attribute, with exact order (or exact order below NaN, one of them
+    /// bounding it from above, no constant NaN); and every attribute's key components are bounded
+    /// (``KeyComponentTraits/isBounded``), few enough that no key is ever cut.
     ///
     /// The plan is then the one ``compoundCandidate(on:terms:)`` makes of those terms: one key of every attribute's
     /// component, or the range of the keys that begin with the fixed attributes' components (self-delimiting, so

@@ -90,6 +90,15 @@ extension EntityStore {
                 return count
             }
             let index = try storedIndex(name)
+            if index.description.isMultiEntry, keys.count > 1 {
+                // A model whose array holds several of the elements is under several keys: each counts once.
+                var ids = Set<UUID>()
+                try appendIDs(under: keys, of: name, in: txn) { id in
+                    ids.insert(id)
+                    return true
+                }
+                return ids.count
+            }
             for key in keys {
                 count += try IndexCandidates.count(
                     underKey: IndexKey.finalized(key, hash: longKeyHash), in: index.table,

@@ -178,6 +178,10 @@ struct CountedItem: Model, Equatable {
                 ),
                 ("overlapping ranges", #Predicate { $0.group < 3 || $0.group < 5 }, { $0.group < 3 || $0.group < 5 }),
                 (
+                    "elements of one array", #Predicate { $0.tags.contains("t1") || $0.tags.contains("t3") },
+                    { $0.tags.contains("t1") || $0.tags.contains("t3") }
+                ),
+                (
                     "nested", #Predicate { ($0.group == 1 || $0.isOpen == true) || $0.tags.contains("t3") },
                     { ($0.group == 1 || $0.isOpen) || $0.tags.contains("t3") }
                 ),
