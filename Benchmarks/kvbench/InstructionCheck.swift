@@ -102,6 +102,19 @@ enum InstructionCheck {
         try body(container)
     }
 
+    /// Opens a fresh store through the query-power scenario's subject, filled with 2,000 orders of 20 customers from
+    /// the scenarios' seed, and calls `body` with the dataset and the subject; the store is removed afterwards.
+    private static func withQueryPowerStore(_ body: (QueryPowerDataset, QueryPowerSubject) throws -> Void) throws {
+        let dataset = QueryPowerDataset(orderCount: 2_000, seed: ScenarioContext.seed)
+        let workspace = try Workspace()
+        let subject = try QueryPowerSubject(
+            directory: try workspace.makeDirectory("instructions"),
+            settings: StoreSettings(mapSize: 64 << 20, durability: .noSync, coding: .fields), filledWith: dataset,
+            chunkSize: 1_000)
+        defer { try? subject.close() }
+        try body(dataset, subject)
+    }
+
     /// The workloads, in the order of the table.
     static let workloads: [Workload] = [
         Workload(name: "insert", operations: 2_000) { counted in
@@ -214,35 +227,24 @@ enum InstructionCheck {
         // The query-power scenario's compound range: a customer's orders in a window of a fifth of the span, about
         // 20 of the customer's 100 in this store of 2,000.
         Workload(name: "query (compound range)", operations: 200) { counted in
-            let dataset = QueryPowerDataset(orderCount: 2_000, seed: ScenarioContext.seed)
-            let queries = dataset.rangeQueries(200, seed: ScenarioContext.seed &+ 5).map(\.query)
-            let workspace = try Workspace()
-            let subject = try QueryPowerSubject(
-                directory: try workspace.makeDirectory("instructions"),
-                settings: StoreSettings(mapSize: 64 << 20, durability: .noSync, coding: .fields), filledWith: dataset,
-                chunkSize: 1_000)
-            defer { try? subject.close() }
-            try counted {
-                for query in queries {
-                    BlackHole.consume(
-                        UInt64(try subject.orders(of: query.customer, placedFrom: query.start, before: query.end).count)
-                    )
+            try withQueryPowerStore { dataset, subject in
+                let queries = dataset.rangeQueries(200, seed: ScenarioContext.seed &+ 5).map(\.query)
+                try counted {
+                    for query in queries {
+                        let orders = try subject.orders(of: query.customer, placedFrom: query.start, before: query.end)
+                        BlackHole.consume(UInt64(orders.count))
+                    }
                 }
             }
         },
         // The query-power scenario's filtered sum: the totals of the orders of one status (about 500 of 2,000), each
         // record found through the status index and read for its total alone.
         Workload(name: "query (sum where)", operations: 20) { counted in
-            let dataset = QueryPowerDataset(orderCount: 2_000, seed: ScenarioContext.seed)
-            let workspace = try Workspace()
-            let subject = try QueryPowerSubject(
-                directory: try workspace.makeDirectory("instructions"),
-                settings: StoreSettings(mapSize: 64 << 20, durability: .noSync, coding: .fields), filledWith: dataset,
-                chunkSize: 1_000)
-            defer { try? subject.close() }
-            try counted {
-                for _ in 0..<20 {
-                    BlackHole.consume(UInt64(try subject.sumOfTotals(status: QueryPowerDataset.summedStatus)))
+            try withQueryPowerStore { _, subject in
+                try counted {
+                    for _ in 0..<20 {
+                        BlackHole.consume(UInt64(try subject.sumOfTotals(status: QueryPowerDataset.summedStatus)))
+                    }
                 }
             }
         },
