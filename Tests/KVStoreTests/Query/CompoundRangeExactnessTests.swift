@@ -177,3 +177,67 @@ struct ScheduledItem: Model, Equatable {
         }
     }
 }
+
+/// `ScheduledItem`'s records as a script that declares none of its indexes writes them.
+private struct PlainScheduledItem: Model, Equatable {
+    var id = UUID()
+    var ownerID: UUID?
+    var at: Date
+    var rank: Int
+    var isOpen: Bool
+    var name: String
+
+    static let entity = Entity<PlainScheduledItem>(name: "ScheduledItem")
+
+    init(_ item: ScheduledItem) {
+        (id, ownerID, at, rank, isOpen, name) = (item.id, item.ownerID, item.at, item.rank, item.isOpen, item.name)
+    }
+}
+
+/// Exact reads trust the indexes to hold what the records hold: a container that declares none of them, writing
+/// beside one that reads exactly (two containers of one store at once, and a reopen), keeps the compound indexes in
+/// step, so the exact counts, IDs and fetches stay the evaluation's.
+@Suite struct CompoundIndexesWrittenByAnotherContainerTests {
+    @Test func exactReadsSeeTheWritesOfAContainerThatDoesNotDeclareTheIndexes() throws {
+        let directory = StoreDirectory()
+        let configuration = ModelConfiguration(path: directory.path, durability: .off)
+        var models = CompoundRangeExactnessTests.models()
+        let owner: UUID? = CompoundRangeExactnessTests.owners[0]
+        let end = Date(timeIntervalSinceReferenceDate: 1_000)
+        let cases: [AnswerCase<ScheduledItem>] = [
+            ("owner before", #Predicate { $0.ownerID == owner && $0.at < end }, { $0.ownerID == owner && $0.at < end }),
+            ("rank and flag", #Predicate { $0.rank == 2 && $0.isOpen == false }, { $0.rank == 2 && !$0.isOpen }),
+            ("either", #Predicate { $0.rank == 1 || $0.ownerID == owner }, { $0.rank == 1 || $0.ownerID == owner }),
+        ]
+        let program = try ModelContainer(for: ScheduledItem.self, configuration: configuration)
+        defer { try? program.close() }
+        try ModelContext(program).insert(contentsOf: Array(models.prefix(120)))
+        do {
+            let script = try ModelContainer(for: PlainScheduledItem.self, configuration: configuration)
+            defer { try? script.close() }
+            // The script inserts the rest, moves some of the program's items to other owners, ranks and dates, and
+            // deletes others.
+            try script.write { txn in
+                for item in models.dropFirst(120) { try txn.insert(PlainScheduledItem(item)) }
+                for position in stride(from: 0, to: 120, by: 7) {
+                    models[position].ownerID = position % 2 == 0 ? owner : nil
+                    models[position].rank = (models[position].rank + 1) % 5
+                    models[position].at = end.addingTimeInterval(-Double(position))
+                    try txn.insert(PlainScheduledItem(models[position]))
+                }
+                for position in stride(from: 3, to: 120, by: 11) {
+                    try txn.delete(PlainScheduledItem.self, id: models[position].id)
+                }
+            }
+            let deleted = Set(stride(from: 3, to: 120, by: 11).map { models[$0].id })
+            models.removeAll { deleted.contains($0.id) }
+            // Both containers open.
+            try ExactIndexReadTests.expectAnswers(cases, areExact: true, models: models, in: ModelContext(program))
+        }
+        // And after the script's container closed, in a new container.
+        let reopened = try ModelContainer(for: ScheduledItem.self, configuration: configuration)
+        defer { try? reopened.close() }
+        try ExactIndexReadTests.expectAnswers(cases, areExact: true, models: models, in: ModelContext(reopened))
+        #expect(try integrityErrors(at: directory.path) == [])
+    }
+}
