@@ -92,12 +92,7 @@ extension EntityStore {
             let index = try storedIndex(name)
             if index.description.isMultiEntry, keys.count > 1 {
                 // A model whose array holds several of the elements is under several keys: each counts once.
-                var ids = Set<UUID>()
-                try appendIDs(under: keys, of: name, in: txn) { id in
-                    ids.insert(id)
-                    return true
-                }
-                return ids.count
+                return try distinctIDCount(of: [planned.plan], in: txn)
             }
             for key in keys {
                 count += try IndexCandidates.count(
@@ -107,15 +102,7 @@ extension EntityStore {
             return count
         }
         if planned.isExact, case .union(let parts) = planned.plan {
-            // The IDs of every part, each once.
-            var ids = Set<UUID>()
-            for part in parts {
-                try forEachID(of: part, in: txn) { id in
-                    ids.insert(id)
-                    return true
-                }
-            }
-            return ids.count
+            return try distinctIDCount(of: parts, in: txn)
         }
         if case .scan = planned.plan, !planned.isExact {
             try forEachScanMatch(
@@ -133,6 +120,20 @@ extension EntityStore {
             return true
         }
         return count
+    }
+
+    /// How many distinct IDs `plans` (keys or ranges of indexes) find together.
+    ///
+    /// - Throws: What LMDB throws; ``KVStoreError/invalidModel`` for another kind of plan.
+    private func distinctIDCount(of plans: [QueryPlan], in txn: borrowing Transaction) throws -> Int {
+        var ids = Set<UUID>()
+        for plan in plans {
+            try forEachID(of: plan, in: txn) { id in
+                ids.insert(id)
+                return true
+            }
+        }
+        return ids.count
     }
 
     /// Scans the records and calls `body` with each one `predicate` matches, until it returns false; `body` decodes
@@ -309,30 +310,23 @@ extension EntityStore {
         matching matcher: CandidateMatcher<M>? = nil,
         _ body: (M) throws -> Bool
     ) throws {
-        /// The candidate stored under `id`, `nil` when no record is or the matcher rejects it.
-        func candidateModel(_ id: UUID) throws -> M? {
-            guard let bytes = try withKey(id, { key in try txn.bytes(forKey: key, in: records) }) else { return nil }
-            let model = try decode(bytes, id: id, reader: reader)
-            guard let matcher else { return model }
-            return try matcher.matches(model, record: bytes) ? model : nil
-        }
         // Visiting a candidate without returning it as an optional: code generic over the model looks up the
         // optional's type metadata at every call that does.
-        /// Calls `body` with the model in `bytes`, stored under `id`, unless the matcher rejects it; returns whether
-        /// to go on.
-        func visit(_ bytes: BorrowedBytes, id: UUID) throws -> Bool {
+        /// Calls `receive` (`body`, unless a plan gathers its models first) with the model in `bytes`, stored under
+        /// `id`, unless the matcher rejects it; returns whether to go on.
+        func visit(_ bytes: BorrowedBytes, id: UUID, to receive: (M) throws -> Bool) throws -> Bool {
             let model = try decode(bytes, id: id, reader: reader)
             if let matcher, try !matcher.matches(model, record: bytes) { return true }
-            return try body(model)
+            return try receive(model)
         }
-        /// Calls `body` with the candidate stored under `id`, if there is one; returns whether to go on.
-        func visit(_ id: UUID) throws -> Bool {
+        /// Calls `receive` with the candidate stored under `id`, if there is one; returns whether to go on.
+        func visit(_ id: UUID, to receive: (M) throws -> Bool) throws -> Bool {
             guard let bytes = try withKey(id, { key in try txn.bytes(forKey: key, in: records) }) else { return true }
-            return try visit(bytes, id: id)
+            return try visit(bytes, id: id, to: receive)
         }
         switch plan {
         case .scan:
-            try txn.scanEntries(records) { key, value in try visit(value, id: UUID(bytes: key)) }
+            try txn.scanEntries(records) { key, value in try visit(value, id: UUID(bytes: key), to: body) }
         case .union(let plans):
             // Each model once: one that several parts reach comes with the first.
             var seen = Set<UUID>()
@@ -355,10 +349,10 @@ extension EntityStore {
                 }
                 ids = found
             }
-            for id in (ids ?? []).sorted(by: { $0.isOrdered(before: $1) }) where try !visit(id) { return }
+            for id in (ids ?? []).sorted(by: { $0.isOrdered(before: $1) }) where try !visit(id, to: body) { return }
         case .keys(QueryPlan.recordKey, let keys):
             // The planner sorted the IDs' bytes and removed duplicates: the lookups run in key order.
-            for key in keys where try !visit(key.withBorrowedBytes { UUID(bytes: $0) }) { return }
+            for key in keys where try !visit(key.withBorrowedBytes { UUID(bytes: $0) }, to: body) { return }
         case .keys(let name, let keys):
             let index = try storedIndex(name)
             var ids: [UUID] = []
@@ -376,11 +370,13 @@ extension EntityStore {
                     return true
                 }
             }
-            for id in ids where try !visit(id) { return }
+            for id in ids where try !visit(id, to: body) { return }
         case .range(let name, let lower, let upper, let reverse):
             // Only ranges of numbers and dates are taken as sorted (QueryPlanner.isByteOrdered), whose keys are never
             // cut: the candidates go to `body` as the index gives them, and a sorted fetch stops when it has enough.
-            try forEachID(inRange: name, lower: lower, upper: upper, reverse: reverse, in: txn) { id in try visit(id) }
+            try forEachID(inRange: name, lower: lower, upper: upper, reverse: reverse, in: txn) { id in
+                try visit(id, to: body)
+            }
         case .ordered(let name, let reverse):
             // Only keys of numbers and dates are read in order (QueryPlanner.isByteOrdered), and LMDB's limit never
             // cuts those. Foundation's sort is stable and a scan reads in ID order, so models that tie on the sort
@@ -388,7 +384,7 @@ extension EntityStore {
             // backwards, so there they are gathered and put in ID order.
             let table = try storedIndex(name).table
             guard reverse else {
-                try txn.scanEntries(table) { _, value in try visit(UUID(bytes: value)) }
+                try txn.scanEntries(table) { _, value in try visit(UUID(bytes: value), to: body) }
                 return
             }
             var run: (key: [UInt8], models: [M])?
@@ -400,14 +396,15 @@ extension EntityStore {
             }
             var goesOn = true
             try txn.scanEntries(table, reverse: true) { indexKey, value in
-                guard let model = try candidateModel(UUID(bytes: value)) else { return true }
-                if run.map({ !$0.key.elementsEqual(indexKey) }) ?? true {
-                    goesOn = try flush()
-                    guard goesOn else { return false }
-                    run = (Array(indexKey), [])
+                try visit(UUID(bytes: value)) { model in
+                    if run.map({ !$0.key.elementsEqual(indexKey) }) ?? true {
+                        goesOn = try flush()
+                        guard goesOn else { return false }
+                        run = (Array(indexKey), [])
+                    }
+                    run?.models.append(model)
+                    return true
                 }
-                run?.models.append(model)
-                return true
             }
             if goesOn { _ = try flush() }
         }
