@@ -145,7 +145,10 @@ private final class Titles: Sendable {
         let listener = _Concurrency.Task {
             for await _ in container.changes {}
         }
-        try await _Concurrency.Task.sleep(for: .milliseconds(50))
+        // The task subscribes when it first runs, which a loaded machine may delay past any fixed wait.
+        for _ in 0..<500 where !container.publisher.hasSubscribers {
+            try await _Concurrency.Task.sleep(for: .milliseconds(10))
+        }
         #expect(container.publisher.hasSubscribers)
         listener.cancel()
         await listener.value
