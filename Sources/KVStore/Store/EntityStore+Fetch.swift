@@ -40,24 +40,24 @@ extension EntityStore {
         let offset = max(descriptor.fetchOffset, 0)
         // Sorted candidates can stop as soon as the page is full; others are all read, then sorted.
         let wanted = planned.isSorted || descriptor.sortBy.isEmpty ? descriptor.fetchLimit.map { offset + $0 } : nil
-        var results: [M] = []
         if wanted == 0 { return [] }
+        let results = ModelSink<M>()
         if case .scan = planned.plan, let predicate = descriptor.predicate, !planned.isExact {
             try forEachScanMatch(
                 of: predicate, filter: storedFieldFilter(of: predicate), in: txn, reader: reader,
                 restart: { results.removeAll() }
             ) { model, _ in
-                results.append(try model())
-                return wanted.map { results.count < $0 } ?? true
+                let count = results.append(try model())
+                return wanted.map { count < $0 } ?? true
             }
-            return descriptor.sortedPage(of: results, alreadySorted: planned.isSorted)
+            return descriptor.sortedPage(of: results.take(), alreadySorted: planned.isSorted)
         }
         let matcher = planned.isExact ? nil : descriptor.predicate.map(candidateMatcher)
         try forEachCandidate(planned.plan, in: txn, reader: reader, matching: matcher) { model in
-            results.append(model)
-            return wanted.map { results.count < $0 } ?? true
+            let count = results.append(model)
+            return wanted.map { count < $0 } ?? true
         }
-        return descriptor.sortedPage(of: results, alreadySorted: planned.isSorted)
+        return descriptor.sortedPage(of: results.take(), alreadySorted: planned.isSorted)
     }
 
     /// The matcher of the candidates of a plan that does not answer `predicate` exactly: through the stored-field

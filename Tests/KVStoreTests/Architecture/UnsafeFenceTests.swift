@@ -19,6 +19,7 @@ import Testing
         "Model/ObjectContents.swift": "model objects' stored properties: a rollback's exchange, a FieldShadow's copy",
         "Store/Transaction+BorrowedBytes.swift": "LMDB's map lent as views",
         "Store/WriteState.swift": "the write state without run-time exclusivity checks",
+        "Store/ModelSink.swift": "a fetch's models in storage of its own, moved into the array once",
         "Store/StoreLock.swift": "the lock's system calls",
         "Container/FileSystemQueries.swift": "stat and statvfs",
         "Context/TransactionHandle.swift": "the LMDB transaction a model transaction holds by address",
