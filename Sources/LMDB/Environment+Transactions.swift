@@ -23,10 +23,24 @@ extension Environment {
     ///
     /// The corresponding LMDB functions are `mdb_txn_begin` with `MDB_RDONLY`, and `mdb_txn_commit`.
     public func read<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
+        let txn = try beginReadTransaction()
+        defer {
+            // Reset, not committed: the gate keeps the handle for a later read to renew, or it is aborted. Nothing
+            // is lost either way: a read transaction that opens tables (`openTable`) is `readOpeningTables`'.
+            unsafe mdb_txn_reset(txn.handle)
+            if unsafe !gate.leave(keeping: txn.handle) {
+                unsafe mdb_txn_abort(txn.handle)
+                gate.leave()
+            }
+        }
+        return try body(txn)
+    }
+
+    /// Runs `body` in a read transaction that is committed, not reset, so that the table handles it opens stay open
+    /// in the environment.
+    func readOpeningTables<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
         let txn = try beginTransaction(readOnly: true)
         defer {
-            // Committing a read transaction keeps the table handles it opened; there is nothing else to commit, so
-            // it ends the transaction whether or not the body threw.
             unsafe mdb_txn_commit(txn.handle)
             gate.leave()
         }
@@ -87,6 +101,25 @@ extension Environment {
             try check(code, "mdb_txn_commit", path: path)
             return result
         }
+    }
+
+    /// Enters the gate and renews a read transaction the gate kept, or begins one.
+    private func beginReadTransaction() throws -> Transaction {
+        let idle: OpaquePointer?
+        do throws(LMDBError) {
+            unsafe idle = try enterGateTakingIdleReader()
+        } catch {
+            throw error.adding(operation: "mdb_txn_begin", path: path)
+        }
+        if let idle = unsafe idle {
+            if unsafe mdb_txn_renew(idle) == 0 {
+                return unsafe Transaction(handle: idle, environment: self, isReadOnly: true)
+            }
+            // Renewing failed (another process grew the map, say): a new transaction tells what to do.
+            unsafe mdb_txn_abort(idle)
+        }
+        gate.leave()
+        return try beginTransaction(readOnly: true)
     }
 
     /// Enters the gate and begins a transaction, adopting a map that another process grew.

@@ -257,6 +257,15 @@ public final class Environment: Sendable {
         try gate.enter()
     }
 
+    /// Enters the gate for a read transaction of this handle, and takes a reset read transaction the gate kept, if
+    /// there is one (``TransactionGate/enter(takingIdleReader:)``).
+    ///
+    /// - Throws: ``LMDBError/environmentClosed`` when this handle, or the environment, is closed.
+    func enterGateTakingIdleReader() throws(LMDBError) -> OpaquePointer? {
+        if closed.load(ordering: .relaxed) { throw LMDBError.environmentClosed }
+        return unsafe try gate.enter(takingIdleReader: true)
+    }
+
     /// Flushes the data buffers to disk.
     ///
     /// Commits do this already unless the environment has ``Options/noSync`` or ``Options/mapAsync``; a read-only

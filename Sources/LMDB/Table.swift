@@ -144,7 +144,7 @@ extension Environment {
     /// Opens an existing table in a read transaction, so that read-only environments and concurrent writers are no
     /// obstacle, and creates it in a write transaction only when it is missing. The caller holds `tableOpening`.
     private func openUncached(_ name: String?, wanted: Table.Options, create: Bool) throws -> Table {
-        if let existing = try read({ txn in try txn.openDatabase(name, options: wanted, create: false) }) {
+        if let existing = try readOpeningTables({ txn in try txn.openDatabase(name, options: wanted, create: false) }) {
             return existing
         }
         guard create else {

@@ -279,7 +279,10 @@ import Testing
                 #expect(readers.first?.transactionID == txn.id)
                 #expect(try environment.info().readersInUse >= 1)
             }
+            // The ended transaction is kept, reset, for the next read to renew; this process's kept slots are not
+            // listed.
             #expect(try environment.readers().isEmpty)
+            #expect(try environment.keptReadTransactions() == 1)
             #expect(try environment.clearStaleReaders() == 0)
         }
     }

@@ -47,7 +47,7 @@ final class EnvironmentCore: @unchecked Sendable {
     /// The size of a database page in bytes.
     let pageSize: Int
 
-    let gate = TransactionGate()
+    let gate: TransactionGate
     let currentMapSize: Atomic<Int>
     /// The number of table slots the `MDB_env` was opened with.
     let tableSlots: Atomic<Int>
@@ -76,6 +76,13 @@ final class EnvironmentCore: @unchecked Sendable {
         var info = unsafe MDB_envinfo()
         self.currentMapSize = unsafe Atomic(mdb_env_info(handle, &info) == 0 ? info.me_mapsize : configuration.mapSize)
         self.tableSlots = Atomic(configuration.maxTables)
+        self.gate = TransactionGate(idleReaderLimit: Self.idleReaderLimit(maxReaders: configuration.maxReaders))
+    }
+
+    /// How many reset read transactions the gate keeps: up to 4, and no more than an eighth of the reader slots,
+    /// which every process with the environment open shares (none with fewer than 8 slots).
+    static func idleReaderLimit(maxReaders: Int) -> Int {
+        min(4, maxReaders / 8)
     }
 
     /// The `MDB_env`.

@@ -1,3 +1,5 @@
+import CLMDB
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -16,14 +18,33 @@
 /// exclusive access while it holds a transaction gets an error instead of waiting on itself forever.
 ///
 /// Entering is one uncontended lock; only the rare waits (a resize or a close in progress) sleep briefly in a loop.
+///
+/// The gate also keeps a few ended read transactions, reset (`mdb_txn_reset`), for the next reads to renew
+/// (`mdb_txn_renew`): beginning one allocates and clears LMDB's transaction, about ten times the cost of a renewal,
+/// which a short read pays in full. Each kept transaction holds its reader slot, with no snapshot. They belong to the
+/// `MDB_env` they began in, so exclusive access, which a reopen or a close needs, aborts them first.
+///
+/// `@safe`: a kept handle is a reset read transaction of the environment's current `MDB_env`, owned by the gate
+/// alone until ``enter(takingIdleReader:)`` hands it out; every one is aborted before an exclusive holder runs.
+@safe
 final class TransactionGate: Sendable {
-    private struct State {
+    @safe private struct State {
         /// Nesting count of the transactions each thread holds.
         var holders: [UInt: Int] = [:]
         var active = 0
         var exclusiveWaiters = 0
         var exclusive = false
         var closed = false
+        /// Reset read transactions, to renew.
+        var idleReaders: [OpaquePointer] = unsafe []
+    }
+
+    /// The most reset read transactions kept.
+    let idleReaderLimit: Int
+
+    /// A gate that keeps up to `idleReaderLimit` reset read transactions.
+    init(idleReaderLimit: Int) {
+        self.idleReaderLimit = idleReaderLimit
     }
 
     private enum Admission {
@@ -37,6 +58,11 @@ final class TransactionGate: Sendable {
         state.withLock { $0.closed }
     }
 
+    /// How many reset read transactions the gate keeps.
+    var idleReaderCount: Int {
+        state.withLock { unsafe $0.idleReaders.count }
+    }
+
     /// Whether the calling thread holds a transaction that entered this gate.
     var callerIsInside: Bool {
         let me = UInt(pthread_self())
@@ -47,7 +73,16 @@ final class TransactionGate: Sendable {
     ///
     /// - Throws: ``LMDBError/environmentClosed`` once the gate is closed.
     func enter() throws(LMDBError) {
+        _ = unsafe try enter(takingIdleReader: false)
+    }
+
+    /// Admits one transaction of the calling thread as ``enter()`` does and, when `takingIdleReader`, hands out a
+    /// kept reset read transaction, if there is one, for the caller to renew or abort.
+    ///
+    /// - Throws: ``LMDBError/environmentClosed`` once the gate is closed.
+    func enter(takingIdleReader: Bool) throws(LMDBError) -> OpaquePointer? {
         let me = UInt(pthread_self())
+        var idle: OpaquePointer?
         while true {
             let admission = state.withLock { state -> Admission in
                 if state.closed { return .closed }
@@ -61,10 +96,11 @@ final class TransactionGate: Sendable {
                     state.holders[me] = 1
                 }
                 state.active += 1
+                if takingIdleReader { unsafe idle = unsafe state.idleReaders.popLast() }
                 return .entered
             }
             switch admission {
-            case .entered: return
+            case .entered: return unsafe idle
             case .closed: throw LMDBError.environmentClosed
             case .wait: usleep(50)
             }
@@ -78,6 +114,23 @@ final class TransactionGate: Sendable {
             let depth = state.holders[me] ?? 1
             state.holders[me] = depth > 1 ? depth - 1 : nil
             state.active -= 1
+        }
+    }
+
+    /// Lets out one read transaction of the calling thread and keeps its handle, `reader`, reset already, for a later
+    /// ``enter(takingIdleReader:)``; returns `false`, letting nothing out, when the gate keeps enough, or an
+    /// exclusive holder waits or the gate is closed: the caller then aborts the handle and calls ``leave()``.
+    func leave(keeping reader: OpaquePointer) -> Bool {
+        let me = UInt(pthread_self())
+        return state.withLock { state in
+            guard unsafe state.idleReaders.count < idleReaderLimit, !state.closed, state.exclusiveWaiters == 0 else {
+                return false
+            }
+            unsafe state.idleReaders.append(reader)
+            let depth = state.holders[me] ?? 1
+            state.holders[me] = depth > 1 ? depth - 1 : nil
+            state.active -= 1
+            return true
         }
     }
 
@@ -116,6 +169,12 @@ final class TransactionGate: Sendable {
             if acquired { break }
             usleep(100)
         }
+        // No transaction is alive: the kept ones go, before the body closes or replaces their MDB_env.
+        var idle = unsafe state.withLock { state in
+            defer { unsafe state.idleReaders.removeAll() }
+            return unsafe state.idleReaders
+        }
+        while let reader = unsafe idle.popLast() { unsafe mdb_txn_abort(reader) }
         defer {
             state.withLock { state in
                 state.exclusive = false
