@@ -145,7 +145,7 @@ extension Environment {
 
     /// The reader slots in use, across all processes that have the environment open.
     ///
-    /// The slots this process keeps for its next reads (see ``keptReadTransactions``) are left out; those other
+    /// The slots this process keeps for its next reads (see ``keptReadTransactions()``) are left out; those other
     /// processes keep are listed, without a snapshot.
     ///
     /// - Throws: ``LMDBError/environmentClosed`` after ``close()``.
