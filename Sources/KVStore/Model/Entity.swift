@@ -482,10 +482,17 @@ public struct ModelIndex<M: StoredModel>: Sendable {
 
     private static func encoder<V: IndexKeyEncodable>(_: V.Type) -> @Sendable (Any) -> [UInt8]? {
         { value in
-            // A value of the attribute's very type (the common case) is taken out of its box by comparing types;
-            // `as?` does that too, at several times the cost, and also converts (an optional's wrapped value).
-            func exactly<T>(_ value: T) -> V? { T.self == V.self ? knownTypeCast(value, to: V.self) : nil }
-            guard let value = exactly(value) ?? (value as? V) else { return nil }
+            // A value of the attribute's very type (the common case) is taken out of its box by comparing types, and
+            // encoded without an optional of it, whose metadata generic code looks up at each use; `as?` takes it
+            // out too, at several times the cost, and also converts (an optional's wrapped value).
+            func encodeExactly<T>(_ value: T) -> [UInt8]? {
+                guard T.self == V.self else { return nil }
+                var key: [UInt8] = []
+                knownTypeCast(value, to: V.self).appendIndexKey(to: &key)
+                return key
+            }
+            if let key = encodeExactly(value) { return key }
+            guard let value = value as? V else { return nil }
             var key: [UInt8] = []
             value.appendIndexKey(to: &key)
             return key

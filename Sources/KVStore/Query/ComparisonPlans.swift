@@ -62,11 +62,27 @@ final class ComparisonPlans<Root>: Sendable {
             return planned
         }
         guard let position = template.index, position < indexes.count else { return planInFull() }
-        let found = QueryPlanner.candidates(on: indexes[position], terms: terms)
-        guard found.count == template.candidates, template.offset < found.count,
-            found[template.offset].kind == template.kind
-        else { return planInFull() }
-        let candidate = found[template.offset]
+        let candidate: QueryPlanner.Candidate
+        // Whether the plan is exact, when the template tells: see `ComparisonTemplate.isExact`.
+        var isKnownExact = false
+        if let layout = template.compound {
+            var everyTermRead = true
+            guard
+                let made = QueryPlanner.compoundCandidate(
+                    on: indexes[position], terms: terms, layout: layout, everyTermRead: &everyTermRead),
+                made.kind == template.kind
+            else { return planInFull() }
+            candidate = made
+            isKnownExact =
+                template.isExact && everyTermRead && !layout.hasRepeatedEquality
+                && !terms.contains(where: Self.comparesWithNaN)
+        } else {
+            let found = QueryPlanner.candidates(on: indexes[position], terms: terms)
+            guard found.count == template.candidates, template.offset < found.count,
+                found[template.offset].kind == template.kind
+            else { return planInFull() }
+            candidate = found[template.offset]
+        }
         let plan = QueryPlanner.oriented(
             candidate.plan, sortBy: sortBy, indexes: indexes, fixedAttributes: candidate.fixedAttributes)
         var planned = PlannedQuery(
@@ -74,11 +90,17 @@ final class ComparisonPlans<Root>: Sendable {
             isSorted: QueryPlanner.isSorted(
                 plan, sortBy: sortBy, indexes: indexes, fixedAttributes: candidate.fixedAttributes),
             uniqueIndexes: QueryPlanner.uniqueIndexes(of: plan, in: indexes),
-            isExact: QueryPlanner.isExact(plan, shape: leafShape, terms: terms, indexes: indexes))
+            isExact: isKnownExact || QueryPlanner.isExact(plan, shape: leafShape, terms: terms, indexes: indexes))
         planned.mayCount = template.mayCount
         // The store weighs an inexact plan's candidates by its counts: the planner ranks them all.
         guard !planned.mayCount || planned.isExact else { return planInFull() }
         return planned
+    }
+
+    /// Whether `term` compares with a NaN constant.
+    private static func comparesWithNaN(_ term: QueryPlanner.KeyPathTerm) -> Bool {
+        guard case .compare(_, _, let value) = term else { return false }
+        return isNaNConstant(value)
     }
 
     /// The leaves of `expression` when it is made of equalities and comparisons of attributes and constants joined
@@ -117,11 +139,17 @@ final class ComparisonPlans<Root>: Sendable {
         if let chosen, let name = chosen.plan.indexName,
             let position = indexes.firstIndex(where: { $0.name == name })
         {
-            let found = QueryPlanner.candidates(on: indexes[position], terms: terms)
+            let index = indexes[position]
+            let found = QueryPlanner.candidates(on: index, terms: terms)
             if let offset = found.firstIndex(of: chosen) {
                 template = ComparisonTemplate(
                     index: position, offset: offset, candidates: found.count, kind: chosen.kind,
                     mayCount: planned.mayCount)
+                // A compound index's one candidate is its compound candidate.
+                if index.attributes.count > 1, found.count == 1 {
+                    template.compound = QueryPlanner.CompoundLayout(of: terms, on: index)
+                    template.isExact = planned.isExact
+                }
             }
         }
         let equatable = shape.equatable(leaves)
@@ -336,6 +364,14 @@ private struct ComparisonTemplate {
     let kind: CandidateKind?
     /// The plan's ``PlannedQuery/mayCount``, which depends on the shape alone.
     let mayCount: Bool
+    /// For a candidate of a compound index, where the terms fall on its attributes: its candidate is made again from
+    /// the new values without matching the terms' attributes again.
+    var compound: QueryPlanner.CompoundLayout?
+    /// Whether the plan was exact (``PlannedQuery/isExact``), known for a compound index's candidate. Exactness
+    /// then depends on the values in only these ways, checked before it is taken as known: a value that does not
+    /// encode (an equality's changes the candidate's kind; a comparison's is left out, `everyTermRead`), two
+    /// equalities on one attribute with different values, and a comparison with NaN. Otherwise the planner checks.
+    var isExact = false
 }
 
 /// What ``ComparisonPlans`` has learnt, behind its lock, declared outside the generic class (see

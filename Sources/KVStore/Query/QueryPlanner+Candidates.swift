@@ -199,16 +199,67 @@ extension QueryPlanner {
     ///   - terms: The constraints of a conjunction.
     static func compoundCandidate<Index: PlannableIndex>(on index: Index, terms: [Term<Index.Attribute>]) -> Candidate?
     {
+        var everyTermRead = true
+        return compoundCandidate(
+            on: index, terms: terms, layout: CompoundLayout(of: terms, on: index), everyTermRead: &everyTermRead)
+    }
+
+    /// Where the terms of a conjunction fall on the attributes of a compound index: what ``compoundCandidate(on:terms:)``
+    /// reads of them, by position. It depends on the terms' attributes and kinds alone, not on their values, so a
+    /// plan kept for a predicate's shape (``ComparisonPlans``) makes it once and reads each new set of values
+    /// through it.
+    struct CompoundLayout: Sendable {
+        /// For each attribute, the position of the first equality on it, if any.
+        var equalities: [Int?]
+        /// For each attribute, the positions of the comparisons on it, in term order.
+        var comparisons: [[Int]]
+        /// For each attribute, the positions of the prefixes on it, in term order.
+        var prefixes: [[Int]]
+        /// Whether an attribute has more than one equality (whose values may differ).
+        var hasRepeatedEquality = false
+
+        /// The layout of `terms` on `index`.
+        init<Index: PlannableIndex>(of terms: [Term<Index.Attribute>], on index: Index) {
+            let attributes = index.attributes
+            equalities = Array(repeating: nil, count: attributes.count)
+            comparisons = Array(repeating: [], count: attributes.count)
+            prefixes = Array(repeating: [], count: attributes.count)
+            for (position, term) in terms.enumerated() {
+                for attribute in attributes.indices {
+                    switch term {
+                    case .equal(let path, _) where path == attributes[attribute]:
+                        if equalities[attribute] == nil {
+                            equalities[attribute] = position
+                        } else {
+                            hasRepeatedEquality = true
+                        }
+                    case .compare(let path, _, _) where path == attributes[attribute]:
+                        comparisons[attribute].append(position)
+                    case .prefix(let path, _) where path == attributes[attribute]:
+                        prefixes[attribute].append(position)
+                    default:
+                        continue
+                    }
+                }
+            }
+        }
+    }
+
+    /// ``compoundCandidate(on:terms:)`` with the terms' `layout` on `index` made already. `everyTermRead` turns
+    /// `false` when a comparison or prefix on the ranged attribute was left out because its value does not encode.
+    static func compoundCandidate<Index: PlannableIndex>(
+        on index: Index, terms: [Term<Index.Attribute>], layout: CompoundLayout, everyTermRead: inout Bool
+    ) -> Candidate? {
         let attributes = index.attributes
-        guard index.encodeComponents.count == attributes.count else { return nil }
+        guard index.encodeComponents.count == attributes.count, layout.equalities.count == attributes.count else {
+            return nil
+        }
         var prefix: [UInt8] = []
         var fixed = 0
-        for (attribute, encode) in zip(attributes, index.encodeComponents) {
-            let value = terms.lazy.compactMap { term -> Any? in
-                guard case .equal(let path, let value) = term, path == attribute else { return nil }
-                return value
-            }.first
-            guard let value, let component = encode(value) else { break }
+        for (position, encode) in index.encodeComponents.enumerated() {
+            guard let term = layout.equalities[position], case .equal(_, let value) = terms[term],
+                let component = encode(value)
+            else { break }
             prefix += component
             fixed += 1
         }
@@ -221,26 +272,39 @@ extension QueryPlanner {
         var upper =
             fixed > 0 ? KeyRange.successor(ofPrefix: prefix).map { QueryPlan.Bound(key: $0, isInclusive: false) } : nil
         var isRanged = false
-        let (attribute, encode) = (attributes[fixed], index.encodeComponents[fixed])
-        for case .compare(let path, let comparison, let value) in terms where path == attribute {
-            guard let component = encode(value) else { continue }
+        let encode = index.encodeComponents[fixed]
+        for position in layout.comparisons[fixed] {
+            guard case .compare(_, let comparison, let value) = terms[position], let component = encode(value) else {
+                everyTermRead = false
+                continue
+            }
             let key = prefix + component
             // The keys whose component equals the value all begin with `key`, and sort before its successor.
             switch comparison {
             case .greaterThanOrEqual:
                 lower = tighter(lower, QueryPlan.Bound(key: key, isInclusive: true), isLower: true)
             case .greaterThan:
-                guard let next = KeyRange.successor(ofPrefix: key) else { continue }
+                guard let next = KeyRange.successor(ofPrefix: key) else {
+                    everyTermRead = false
+                    continue
+                }
                 lower = tighter(lower, QueryPlan.Bound(key: next, isInclusive: true), isLower: true)
             case .lessThan: upper = tighter(upper, QueryPlan.Bound(key: key, isInclusive: false), isLower: false)
             case .lessThanOrEqual:
-                guard let next = KeyRange.successor(ofPrefix: key) else { continue }
+                guard let next = KeyRange.successor(ofPrefix: key) else {
+                    everyTermRead = false
+                    continue
+                }
                 upper = tighter(upper, QueryPlan.Bound(key: next, isInclusive: false), isLower: false)
             }
             isRanged = true
         }
-        for case .prefix(let path, let text) in terms where path == attribute {
-            guard let component = stringPrefixKey(text, encode: encode) else { continue }
+        for position in layout.prefixes[fixed] {
+            guard case .prefix(_, let text) = terms[position], let component = stringPrefixKey(text, encode: encode)
+            else {
+                everyTermRead = false
+                continue
+            }
             let key = Array((prefix + component).prefix(IndexKey.keptPrefix))
             lower = tighter(lower, QueryPlan.Bound(key: key, isInclusive: true), isLower: true)
             if let next = KeyRange.successor(ofPrefix: key) {

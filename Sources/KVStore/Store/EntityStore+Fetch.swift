@@ -505,10 +505,10 @@ extension EntityStore {
     ///
     /// - Throws: ``KVStoreError/invalidModel`` when the entity has none.
     func storedIndex(_ name: String) throws -> StoredIndex {
-        guard let index = indexes.first(where: { $0.description.name == name }) else {
+        guard let position = indexPositions[name] else {
             throw KVStoreError(.invalidModel, entity: self.name, message: "\(self.name) has no index named \(name)")
         }
-        return index
+        return indexes[position]
     }
 
     /// Up to `limit` models that `matches` accepts, read in key order after the key `after` (from the start when

@@ -40,6 +40,9 @@ final class EntityStore<M: StoredModel>: AnyEntityStore {
     let name: String
     let records: Table
     let indexes: [StoredIndex]
+    /// The position in ``indexes`` of each index, by name: a search of the array, generic over the model, compared
+    /// names through unspecialized code and cost more than the key lookup of a query.
+    let indexPositions: [String: Int]
     /// The record key and the indexes as the query planner sees them, made once: making them for every fetch cost
     /// more than a key lookup.
     let plannerIndexes: [PlannerIndex]
@@ -141,6 +144,8 @@ final class EntityStore<M: StoredModel>: AnyEntityStore {
         self.name = name
         self.records = records
         self.indexes = indexes
+        self.indexPositions = Dictionary(
+            indexes.enumerated().map { ($1.description.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.plannerIndexes = Self.plannerIndexes(of: indexes)
         self.testsStoredFields = testsStoredFields
         self.relationshipDescriptions = relationships
@@ -707,7 +712,7 @@ final class EntityStore<M: StoredModel>: AnyEntityStore {
         _ indexKey: [UInt8], whole: [UInt8], index name: String, owner: BorrowedBytes,
         in txn: borrowing Transaction
     ) throws -> [UInt8]? {
-        guard let position = indexes.firstIndex(where: { $0.description.name == name }) else { return nil }
+        guard let position = indexPositions[name] else { return nil }
         let table = indexTables[position].table
         let reader = self.reader
         return try indexKey.withBorrowedBytes { storedKey in

@@ -178,6 +178,58 @@ struct ScheduledItem: Model, Equatable {
     }
 }
 
+/// A model with a compound index of an integer and a `Double`, which counts its decodes.
+struct ScoredItem: Model, Equatable {
+    var id = UUID()
+    var rank: Int
+    var score: Double
+
+    static let entity = Entity<ScoredItem>(indexes: [.index(\.rank, \.score)])
+
+    init(rank: Int, score: Double) {
+        (self.rank, self.score) = (rank, score)
+    }
+
+    enum CodingKeys: String, CodingKey { case id, rank, score }
+
+    init(from decoder: any Decoder) throws {
+        DecodeCounter.current?.count.add(1, ordering: .relaxed)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(UUID.self, forKey: .id)
+        rank = try container.decode(Int.self, forKey: .rank)
+        score = try container.decode(Double.self, forKey: .score)
+    }
+}
+
+/// The plan kept for a predicate's shape knows its exactness from the first constants; a NaN bound of a `Double`
+/// (which a `Date` has not: its NaN bounds nothing) makes the same shape's read inexact, and a later number makes it
+/// exact again. Each is the evaluation's answer.
+@Suite struct CompoundTemplateExactnessTests {
+    /// The bounds in order: a shape first planned with a number, then one first planned with NaN.
+    @Test(arguments: [[1.0, .nan, 3.0, -.infinity, .nan, .infinity], [.nan, 2.0, .nan, 0.5]])
+    func aNaNBoundOfAKeptShapeIsEvaluatedAndANumberAfterItIsExact(bounds: [Double]) throws {
+        try withContainer(ScoredItem.self) { container throws in
+            let context = ModelContext(container)
+            let scores: [Double] = [.nan, -.infinity, -1.5, -0.0, 0, 0.5, 2, 7.25, .infinity]
+            let models = (0..<180).map { ScoredItem(rank: $0 % 4, score: scores[$0 % scores.count]) }
+            try context.insert(contentsOf: models)
+            // One predicate site for every bound, so that each plan after the first reuses the shape's.
+            func below(_ bound: Double, rank: Int) -> AnswerCase<ScoredItem> {
+                (
+                    "rank \(rank), below \(bound)", #Predicate { $0.rank == rank && $0.score < bound },
+                    { $0.rank == rank && $0.score < bound }
+                )
+            }
+            for (round, bound) in bounds.enumerated() {
+                let rank = round % 4
+                try ExactIndexReadTests.expectAnswers(
+                    [below(bound, rank: rank)], areExact: !bound.isNaN, models: models, in: context,
+                    mayFindNone: bound.isNaN || bound == -.infinity ? ["rank \(rank), below \(bound)"] : [])
+            }
+        }
+    }
+}
+
 /// `ScheduledItem`'s records as a script that declares none of its indexes writes them.
 private struct PlainScheduledItem: Model, Equatable {
     var id = UUID()
