@@ -190,6 +190,31 @@ struct ByteReader {
         }
     }
 
+    /// Returns the offset just past the value of a top-level field whose tag is at `offset`, as
+    /// ``endOfValue(at:depth:)`` does, with the values of fixed size, short integers and strings skipped in line:
+    /// finding a field skips every value stored before it.
+    @inline(__always)
+    func endOfFieldValue(at offset: Int) throws(RecordFormatError) -> Int {
+        guard offset >= 0, offset < buffer.count - 1 else { return try endOfValue(at: offset, depth: 1) }
+        let end: Int
+        switch buffer[offset] {
+        case ValueKind.null.rawValue, ValueKind.false.rawValue, ValueKind.true.rawValue: return offset + 1
+        case ValueKind.int.rawValue, ValueKind.uint.rawValue:
+            guard buffer[offset + 1] < 0x80 else { return try endOfValue(at: offset, depth: 1) }
+            return offset + 2
+        case ValueKind.double.rawValue, ValueKind.date.rawValue: end = offset + 9
+        case ValueKind.uuid.rawValue: end = offset + 17
+        case ValueKind.string.rawValue:
+            let length = Int(buffer[offset + 1])
+            guard length < 0x80 else { return try endOfValue(at: offset, depth: 1) }
+            end = offset + 2 + length
+        default: return try endOfValue(at: offset, depth: 1)
+        }
+        // A value past the end: the general path throws the error it deserves.
+        guard end <= buffer.count else { return try endOfValue(at: offset, depth: 1) }
+        return end
+    }
+
     /// Throws if a container at `depth` would nest too deeply.
     @inline(__always)
     func checkDepth(_ depth: Int, at offset: Int) throws(RecordFormatError) {

@@ -85,7 +85,7 @@ extension RecordDecoding {
                     fieldCursor.foundNext = true
                     return position
                 }
-                entry = try reader.endOfValue(at: position, depth: 1)
+                entry = try reader.endOfFieldValue(at: position)
                 remaining -= 1
             }
             fieldCursor.container = try keyedContainer(
@@ -130,7 +130,7 @@ extension RecordDecoding {
         var position = fieldCursor.next
         for _ in 0..<fieldCursor.remaining {
             _ = try reader.readVarint(at: &position)
-            position = try reader.endOfValue(at: position, depth: 1)
+            position = try reader.endOfFieldValue(at: position)
         }
         return position
     }

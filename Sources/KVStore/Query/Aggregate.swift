@@ -246,6 +246,17 @@ final class FieldAggregateState<M: StoredModel, V, A: Accumulator<V, Result>, Re
 
     override func add(from fields: borrowing FieldReader, name: String, count: Int) throws -> Bool {
         if let added = try accumulator.add(field: fields, name: name, count: count) { return added }
+        return try Self.addReading(fields, name: name, count: count, with: fieldReader, to: &accumulator)
+    }
+
+    /// Adds the value `fieldReader` reads from the field `name` of `fields` to `accumulator`; `false` when it reads
+    /// none. Never inlined into its caller, which adds a record at a time: it would otherwise look up the metadata of
+    /// `V?` at every record, even when the accumulator reads the field itself.
+    @inline(never)
+    private static func addReading(
+        _ fields: borrowing FieldReader, name: String, count: Int,
+        with fieldReader: ((borrowing FieldReader, String) throws -> V?)?, to accumulator: inout A
+    ) throws -> Bool {
         guard let value = try StoredValue.read(fields, name: name, with: fieldReader) else { return false }
         try accumulator.add(value, count: count)
         return true
