@@ -440,18 +440,10 @@ extension EntityStore {
     ) throws {
         let index = try storedIndex(name)
         let table = index.table
-        var lowerKey = lower.map { IndexKey.finalized($0.key, hash: longKeyHash) }
-        var upperKey = upper.map { IndexKey.finalized($0.key, hash: longKeyHash) }
-        var lowerInclusive = lower?.isInclusive ?? true
-        var upperInclusive = upper?.isInclusive ?? true
-        if let key = lowerKey, IndexKey.isGrouped(key) {
-            lowerKey = IndexKey.prefixGroup(of: key).lower
-            lowerInclusive = true
-        }
-        if let key = upperKey, IndexKey.isGrouped(key) {
-            upperKey = IndexKey.prefixGroup(of: key).upper
-            upperInclusive = true
-        }
+        // Constants, not variables: the functions below capture them, and a captured variable is checked for
+        // exclusive access at every use, twice an entry.
+        let (lowerKey, lowerInclusive) = storedBound(lower, isLower: true)
+        let (upperKey, upperInclusive) = storedBound(upper, isLower: false)
         func isAboveLower(_ indexKey: BorrowedBytes) -> Bool {
             guard let lowerKey else { return true }
             let order = compareBytes(indexKey, lowerKey)
@@ -499,6 +491,16 @@ extension EntityStore {
             return true
         }
         if goesOn { try flush() }
+    }
+
+    /// The stored key of a range's `bound` and whether it is inclusive: a key cut to its prefix and hash
+    /// (``IndexKey/isGrouped(_:)``) bounds, inclusively, the group of every key cut the same way.
+    private func storedBound(_ bound: QueryPlan.Bound?, isLower: Bool) -> (key: [UInt8]?, isInclusive: Bool) {
+        guard let bound else { return (nil, true) }
+        let key = IndexKey.finalized(bound.key, hash: longKeyHash)
+        guard IndexKey.isGrouped(key) else { return (key, bound.isInclusive) }
+        let group = IndexKey.prefixGroup(of: key)
+        return (isLower ? group.lower : group.upper, true)
     }
 
     /// The index named `name`.
