@@ -41,7 +41,8 @@ final class ComparisonPlans<Root>: Sendable {
         }
         guard let predicate, let leaves = leaves(of: predicate.expression) else { return planInFull() }
         var terms: [QueryPlanner.KeyPathTerm] = []
-        var shape = ComparisonShape(expression: ObjectIdentifier(type(of: predicate.expression)))
+        var shape = ComparisonShape(
+            expression: ObjectIdentifier(type(of: predicate.expression)), capacity: leaves.count)
         terms.reserveCapacity(leaves.count)
         for leaf in leaves {
             let term: QueryPlanner.KeyPathTerm?
@@ -192,6 +193,8 @@ extension QueryPlanner {
         return { expression in
             func read<E: StandardPredicateExpression<Bool>>(_ node: E) -> [Leaf]? {
                 var leaves: [Leaf] = []
+                // Room for the common conjunctions, which would otherwise grow the array at every leaf.
+                leaves.reserveCapacity(4)
                 return reader(knownTypeCast(node, to: T.self), &leaves) ? leaves : nil
             }
             return read(expression)
@@ -315,8 +318,11 @@ private struct ComparisonShape: Hashable {
     var keyPaths: [ObjectIdentifier] = []
     var comparisons: [UInt8] = []
 
-    init(expression: ObjectIdentifier) {
+    /// The shape of an expression of the type `expression` with room for `capacity` terms.
+    init(expression: ObjectIdentifier, capacity: Int) {
         self.expression = expression
+        keyPaths.reserveCapacity(capacity)
+        comparisons.reserveCapacity(capacity)
     }
 
     /// Adds the term of `leaf`.
