@@ -21,12 +21,14 @@ extension Environment {
     /// - Throws: ``LMDBError/environmentClosed`` after ``close()``, ``LMDBError/readersFull`` when every reader slot
     ///   is taken, or what `body` throws.
     ///
-    /// The corresponding LMDB functions are `mdb_txn_begin` with `MDB_RDONLY`, and `mdb_txn_commit`.
+    /// The corresponding LMDB functions are `mdb_txn_renew` of a transaction kept from an earlier read, or
+    /// `mdb_txn_begin` with `MDB_RDONLY`, and `mdb_txn_reset` (see ``keptReadTransactions()``).
     public func read<R>(_ body: (borrowing Transaction) throws -> R) throws -> R {
         let txn = try beginReadTransaction()
         defer {
-            // Reset, not committed: the gate keeps the handle for a later read to renew, or it is aborted. Nothing
-            // is lost either way: a read transaction that opens tables (`openTable`) is `readOpeningTables`'.
+            // Reset rather than committed, for the gate to keep and a later read to renew (or aborted when the gate
+            // keeps enough): a read transaction commits nothing but the table handles it opens, and the one that
+            // opens tables is `readOpeningTables`'s.
             unsafe mdb_txn_reset(txn.handle)
             if unsafe !gate.leave(keeping: txn.handle) {
                 unsafe mdb_txn_abort(txn.handle)

@@ -22,7 +22,7 @@ import CLMDB
 /// ```
 ///
 /// `@safe`: its `MDB_txn` handle is valid for as long as the transaction is, since the transaction is lent to a
-/// closure and committed or aborted when the closure returns.
+/// closure and committed, aborted or (a read transaction) reset when the closure returns.
 @safe
 public struct Transaction: ~Copyable {
     let handle: OpaquePointer
