@@ -96,6 +96,39 @@ import Testing
         }
     }
 
+    /// Another process grows the map while this one keeps a reset transaction: its renewal fails
+    /// (`MDB_MAP_RESIZED`), and the read begins anew on the adopted map. The other process sees the kept slot, with
+    /// no snapshot.
+    @Test func aMapGrownByAnotherProcessWhileAReaderIsKeptIsAdopted() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path
+        let environment = try Environment.open(path: path, configuration: .init(mapSize: 64 << 10))
+        defer { try? environment.close() }
+        let table = try environment.openTable(named: "shared", create: true)
+        try environment.read { _ in }
+        #expect(try environment.keptReadTransactions() == 1)
+        let parent = getpid()
+        await #expect(processExitsWith: .success) { [path = path as String, parent = parent as Int32] in
+            do {
+                let child = try Environment.open(path: path, configuration: .init(mapSize: 32 << 20))
+                guard try child.readers().contains(where: { $0.processID == parent && $0.transactionID == nil })
+                else { exit(2) }
+                let table = try child.openTable(named: "shared")
+                try child.write { txn throws in
+                    for index in 0..<10_000 {
+                        try txn.put([UInt8](repeating: 7, count: 1000), forKey: "\(index)".bytes, in: table)
+                    }
+                }
+            } catch {
+                exit(1)
+            }
+        }
+        #expect(try environment.read { txn in try txn.count(of: table) } == 10_000)
+        #expect(try environment.info().mapSize >= 10_000_000)
+        #expect(try environment.keptReadTransactions() == 1)
+        #expect(try environment.read { txn in try txn.count(of: table) } == 10_000)
+    }
+
     @Test func aMapGrownWhileReadersAreKeptIsRead() throws {
         try withEnvironment(Environment.Configuration(mapSize: 1 << 16)) { environment, _ throws in
             let table = try environment.openTable(named: "t", create: true)

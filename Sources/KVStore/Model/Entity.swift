@@ -485,17 +485,16 @@ public struct ModelIndex<M: StoredModel>: Sendable {
             // A value of the attribute's very type (the common case) is taken out of its box by comparing types, and
             // encoded without an optional of it, whose metadata generic code looks up at each use; `as?` takes it
             // out too, at several times the cost, and also converts (an optional's wrapped value).
-            func encodeExactly<T>(_ value: T) -> [UInt8]? {
-                guard T.self == V.self else { return nil }
+            func encoded(_ value: V) -> [UInt8] {
                 var key: [UInt8] = []
-                knownTypeCast(value, to: V.self).appendIndexKey(to: &key)
+                value.appendIndexKey(to: &key)
                 return key
             }
+            func encodeExactly<T>(_ value: T) -> [UInt8]? {
+                T.self == V.self ? encoded(knownTypeCast(value, to: V.self)) : nil
+            }
             if let key = encodeExactly(value) { return key }
-            guard let value = value as? V else { return nil }
-            var key: [UInt8] = []
-            value.appendIndexKey(to: &key)
-            return key
+            return (value as? V).map(encoded)
         }
     }
 

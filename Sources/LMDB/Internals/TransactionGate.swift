@@ -37,6 +37,13 @@ final class TransactionGate: Sendable {
         var closed = false
         /// Reset read transactions, to renew.
         var idleReaders: [OpaquePointer] = unsafe []
+
+        /// Lets out one transaction of the thread `holder`.
+        mutating func release(_ holder: UInt) {
+            let depth = holders[holder] ?? 1
+            holders[holder] = depth > 1 ? depth - 1 : nil
+            active -= 1
+        }
     }
 
     /// The most reset read transactions kept.
@@ -110,11 +117,7 @@ final class TransactionGate: Sendable {
     /// Lets out one transaction of the calling thread.
     func leave() {
         let me = UInt(pthread_self())
-        state.withLock { state in
-            let depth = state.holders[me] ?? 1
-            state.holders[me] = depth > 1 ? depth - 1 : nil
-            state.active -= 1
-        }
+        state.withLock { $0.release(me) }
     }
 
     /// Lets out one read transaction of the calling thread and keeps its handle, `reader`, reset already, for a later
@@ -127,9 +130,7 @@ final class TransactionGate: Sendable {
                 return false
             }
             unsafe state.idleReaders.append(reader)
-            let depth = state.holders[me] ?? 1
-            state.holders[me] = depth > 1 ? depth - 1 : nil
-            state.active -= 1
+            state.release(me)
             return true
         }
     }
