@@ -40,7 +40,7 @@ extension ModelContext {
         func flush() throws {
             guard !chunk.isEmpty else { return }
             // Key order keeps a chunk of random IDs close together in the tree.
-            chunk.sort { $0.id.isOrdered(before: $1.id) }
+            chunk.sortByID()
             var start = chunk.startIndex
             while start < chunk.endIndex {
                 let written = try writeChunk(committed: committed) { txn in

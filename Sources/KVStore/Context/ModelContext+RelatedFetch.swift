@@ -69,7 +69,7 @@ extension ModelContext {
             guard let parentID = descriptor.parentID(object), selected.contains(parentID) else { continue }
             children[parentID, default: []].append(object)
         }
-        for parentID in children.keys { children[parentID]?.sort { $0.id.isOrdered(before: $1.id) } }
+        for parentID in children.keys { children[parentID]?.sortByID() }
         return try descriptor.result(parentIDs: parentIDs, children: children)
     }
 

@@ -763,7 +763,7 @@ extension ModelContext {
         let loaded = Dictionary(
             try heldOrRead(T.self, ids: all).compactMap { $0 }.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
         return byParent.mapValues { children in
-            children.compactMap { loaded[$0] }.sorted { $0.id.isOrdered(before: $1.id) }
+            children.compactMap { loaded[$0] }.sortedByID()
         }
     }
 }

@@ -427,7 +427,7 @@ public final class ModelContext {
             }
             if firstInsert < nextInsert {
                 models += inserts[firstInsert..<nextInsert].map(\.1)
-                models.sort { $0.id.isOrdered(before: $1.id) }
+                models.sortByID()
             }
             if !models.isEmpty { try body(models) }
             if page.isLast { return }
@@ -533,7 +533,7 @@ public final class ModelContext {
                 prefetched[ChangeKey(entity: ObjectIdentifier(Child.self), id: $0)] as? Child
             }
             guard children.count == ids.count else { return nil }
-            if !children.isEmpty { result[parent] = children.sorted { $0.id.isOrdered(before: $1.id) } }
+            if !children.isEmpty { result[parent] = children.sortedByID() }
         }
         return result
     }

@@ -234,7 +234,7 @@ struct PendingChanges {
                 added.insert(parent)
             }
         }
-        for parent in added { result[parent]?.sort { $0.id.isOrdered(before: $1.id) } }
+        for parent in added { result[parent]?.sortByID() }
         return result
     }
 }

@@ -69,8 +69,7 @@ enum RelationshipUpdate {
     ) {
         // A model is in the list once, and the list is in ID order, as it reads from the store.
         var seen = Set<ObjectIdentifier>()
-        let targets = assigned.filter { seen.insert(ObjectIdentifier($0)).inserted }
-            .sorted { $0.id.isOrdered(before: $1.id) }
+        let targets = assigned.filter { seen.insert(ObjectIdentifier($0)).inserted }.sortedByID()
         let old = derived(Target.self, of: owner, related: related)
         guard let field = Owner.entity.relationship(of: owner, sharing: related)?.inverseField,
             let inverse = storedSide(field, of: Target.self)

@@ -65,7 +65,7 @@ extension FetchDescriptor {
     /// nor on the pending changes merged in, even for strings, whose `<` is not a total order on this platform.
     func sortedPage(of results: consuming [M], alreadySorted: Bool = false) -> [M] {
         if !alreadySorted && !sortBy.isEmpty {
-            results.sort { $0.id.isOrdered(before: $1.id) }
+            results.sortByID()
             results.sort(using: sortBy)
         }
         return page(of: results)

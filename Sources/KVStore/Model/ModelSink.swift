@@ -1,4 +1,5 @@
-/// The models a fetch collects, appended from the closures that visit them, in storage of its own.
+/// Models collected in storage of their own: those a fetch appends from the closures that visit them, or models put
+/// in a new order (``Swift/Array/sortByID()``).
 ///
 /// Generic code that appends to an `[M]` pays for the array's unspecialized code at every model: the runtime's
 /// lookup of the metadata of `Array<M>` and the standard library's generic growth check, several hundred
@@ -7,7 +8,7 @@
 ///
 /// One of the module's few places with unsafe code (ARCHITECTURE.md lists them). Invariant: `storage` holds
 /// `capacity` slots, of which the first `count` are initialized and the rest are not; every member keeps it, and a
-/// sink is used by one fetch, on one thread.
+/// sink is used by one fetch or sort, on one thread.
 @safe final class ModelSink<Model> {
     /// The slots; `nil` before the first model.
     private var storage: UnsafeMutablePointer<Model>?
