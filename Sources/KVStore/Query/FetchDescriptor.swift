@@ -84,6 +84,8 @@ extension FetchDescriptor {
     func page(of results: [M]) -> [M] {
         let start = min(max(fetchOffset, 0), results.count)
         let end = fetchLimit.map { min(start + max($0, 0), results.count) } ?? results.count
+        // Every result: the array itself, not a copy of it through a slice.
+        if start == 0 && end == results.count { return results }
         return Array(results[start..<end])
     }
 }
