@@ -230,7 +230,7 @@ public struct ModelIndex<M: StoredModel>: Sendable {
     }
 
     /// One encoder per attribute, for the query planner: a boxed value to its key component.
-    let componentEncoders: [@Sendable (Any) -> [UInt8]?]
+    let componentEncoders: [KeyComponentEncoder]
 
     /// An index on one attribute.
     ///
@@ -292,7 +292,7 @@ public struct ModelIndex<M: StoredModel>: Sendable {
                     if seen.insert(key).inserted { set.append(index: position) { $0.append(contentsOf: key) } }
                 }
             },
-            componentEncoders: [encoder(V.self)])
+            componentEncoders: [KeyComponentEncoder(encoder(V.self))])
         // One entry per distinct element: the models under a key are those whose array contains the element.
         index.hasExactEquality = hasExactEqualityKey(V.self)
         return index
@@ -373,7 +373,7 @@ public struct ModelIndex<M: StoredModel>: Sendable {
             name: field, fields: [field], isUnique: unique, onConflict: onConflict, isMultiEntry: false,
             isDerivable: hasStandardIndexKey(V.self) && !isComputed(keyPath), keyPaths: [keyPath],
             appendKeys: { model, position, set in set.append(index: position) { read(model).appendIndexKey(to: &$0) } },
-            componentEncoders: [encoder(V.self)])
+            componentEncoders: [KeyComponentEncoder(encoder(V.self))])
         index.hasExactEquality = hasExactEqualityKey(V.self)
         index.hasExactOrder = hasExactOrderKey(V.self)
         index.hasExactOrderBelowNaN = hasExactOrderBelowNaNKey(V.self)
@@ -423,7 +423,7 @@ public struct ModelIndex<M: StoredModel>: Sendable {
                     set.append(index: position) { id.appendIndexKey(to: &$0) }
                 }
             },
-            componentEncoders: [componentEncoder])
+            componentEncoders: [KeyComponentEncoder(componentEncoder)])
         // A struct's predicate compares the stored IDs themselves; a class's reads the related object, which may be
         // gone (a dangling ID reads `nil`), so only the predicate can say.
         index.hasExactEquality = !(M.self is AnyClass)
@@ -461,7 +461,7 @@ public struct ModelIndex<M: StoredModel>: Sendable {
                     for append in appenders { append(model, &key) }
                 }
             },
-            componentEncoders: components.map(\.encoder))
+            componentEncoders: components.map { KeyComponentEncoder($0.encoder) })
         index.componentTraits = components.map(\.traits)
         return index
     }
@@ -485,17 +485,27 @@ public struct ModelIndex<M: StoredModel>: Sendable {
             // A value of the attribute's very type (the common case) is taken out of its box by comparing types, and
             // encoded without an optional of it, whose metadata generic code looks up at each use; `as?` takes it
             // out too, at several times the cost, and also converts (an optional's wrapped value).
-            func encoded(_ value: V) -> [UInt8] {
-                var key: [UInt8] = []
-                value.appendIndexKey(to: &key)
-                return key
-            }
             func encodeExactly<T>(_ value: T) -> [UInt8]? {
-                T.self == V.self ? encoded(knownTypeCast(value, to: V.self)) : nil
+                T.self == V.self ? encodedKey(of: knownTypeCast(value, to: V.self)) : nil
             }
             if let key = encodeExactly(value) { return key }
-            return (value as? V).map(encoded)
+            return convertedKey(of: value, as: V.self)
         }
+    }
+
+    /// The key component of `value`.
+    private static func encodedKey<V: IndexKeyEncodable>(of value: V) -> [UInt8] {
+        var key: [UInt8] = []
+        value.appendIndexKey(to: &key)
+        return key
+    }
+
+    /// The key component of `value` converted to `V` by `as?`, or `nil` when it does not convert: the slow path of an
+    /// encoder, apart so that the fast path does not look up the metadata of `Optional<V>` at every call.
+    @inline(never)
+    private static func convertedKey<V: IndexKeyEncodable>(of value: Any, as _: V.Type) -> [UInt8]? {
+        guard let value = value as? V else { return nil }
+        return encodedKey(of: value)
     }
 
     /// Whether `keyPath` goes through a computed property (`var nameFolded: String { name.lowercased() }`): its

@@ -19,7 +19,7 @@ protocol PlannableIndex {
     var isMultiEntry: Bool { get }
     /// One encoder per attribute: it encodes a value the query compares with, boxed, as the attribute's
     /// order-preserving key component, or returns `nil` when the value does not fit the attribute.
-    var encodeComponents: [@Sendable (Any) -> [UInt8]?] { get }
+    var encodeComponents: [KeyComponentEncoder] { get }
 
     /// Whether a term's attribute is the index's attribute `attribute`.
     func matches(_ term: Attribute, _ attribute: Attribute) -> Bool
@@ -33,7 +33,8 @@ extension PlannableIndex {
 
     /// The encoder of the first attribute, the only one of a single-attribute index.
     var encodeComponent: @Sendable (Any) -> [UInt8]? {
-        encodeComponents.first ?? { _ in nil }
+        guard let first = encodeComponents.first else { return { _ in nil } }
+        return first.encode
     }
 }
 
@@ -56,7 +57,7 @@ struct PlannerIndex: PlannableIndex {
     /// that attribute's order-preserving key component, or returns `nil` when the value's type does not fit the
     /// attribute. For an optional attribute the value may be `nil` (boxed as `Optional<Wrapped>.none`) or the
     /// wrapped value.
-    var encodeComponents: [@Sendable (Any) -> [UInt8]?]
+    var encodeComponents: [KeyComponentEncoder]
 
     /// For the record key (``QueryPlan/recordKey``), whether a key path is the model's `id`; `nil` for the others.
     private var isIDKeyPath: (@Sendable (AnyKeyPath) -> Bool)?
@@ -111,7 +112,7 @@ struct PlannerIndex: PlannableIndex {
     ) {
         self.init(
             name: name, keyPaths: keyPaths, isUnique: isUnique, isMultiEntry: isMultiEntry,
-            encodeComponents: Array(repeating: encodeComponent, count: keyPaths.count))
+            encodeComponents: Array(repeating: KeyComponentEncoder(encodeComponent), count: keyPaths.count))
     }
 
     /// An index with one encoder per attribute.
@@ -120,7 +121,7 @@ struct PlannerIndex: PlannableIndex {
         keyPaths: [AnyKeyPath],
         isUnique: Bool,
         isMultiEntry: Bool,
-        encodeComponents: [@Sendable (Any) -> [UInt8]?]
+        encodeComponents: [KeyComponentEncoder]
     ) {
         self.name = name
         self.keyPaths = keyPaths

@@ -300,7 +300,7 @@ extension QueryPlanner {
             isRanged = true
         }
         for position in layout.prefixes[fixed] {
-            guard case .prefix(_, let text) = terms[position], let component = stringPrefixKey(text, encode: encode)
+            guard case .prefix(_, let text) = terms[position], let component = stringPrefixKey(text, encode: encode.encode)
             else {
                 everyTermRead = false
                 continue
@@ -377,7 +377,7 @@ extension QueryPlanner {
     static func prefixBounds<Index: PlannableIndex>(
         _ prefix: String, on index: Index
     ) -> (lower: QueryPlan.Bound, upper: QueryPlan.Bound?)? {
-        guard let encode = index.encodeComponents.first, let key = stringPrefixKey(prefix, encode: encode) else {
+        guard let encode = index.encodeComponents.first, let key = stringPrefixKey(prefix, encode: encode.encode) else {
             return nil
         }
         let start = Array(key.prefix(IndexKey.keptPrefix))

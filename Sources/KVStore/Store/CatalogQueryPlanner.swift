@@ -208,14 +208,14 @@ struct CatalogPlannerIndex: PlannableIndex {
     let attributes: [String]
     let isUnique: Bool
     let isMultiEntry: Bool
-    let encodeComponents: [@Sendable (Any) -> [UInt8]?]
+    let encodeComponents: [KeyComponentEncoder]
 
     init(_ catalog: IndexCatalog) {
         name = catalog.name
         attributes = catalog.fields
         isUnique = catalog.isUnique
         isMultiEntry = catalog.isMultiEntry
-        encodeComponents = Array(repeating: Self.encode, count: catalog.fields.count)
+        encodeComponents = Array(repeating: KeyComponentEncoder(Self.encode), count: catalog.fields.count)
     }
 
     /// A record value's key component, or a string's (the planner encodes a prefix as a `String`); `nil` for
