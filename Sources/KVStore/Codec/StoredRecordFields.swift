@@ -47,11 +47,22 @@ struct StoredRecordFields {
     @inline(__always)
     func valueOffset(ofField id: UInt64) -> Int?? {
         let buffer = reader.buffer
+        // The end, read once: every offset below is checked against it before a byte is read (a scan walks the
+        // fields of every record, so the walk's few instructions an entry are a good part of a record's).
+        let end = buffer.count
         var offset = entries
         for _ in 0..<count {
-            guard let entry = try? reader.readVarint(at: &offset) else { return nil }
+            // The field's id: one byte, below 128, but in records of more than 127 fields.
+            guard offset < end else { return nil }
+            var entry = UInt64(buffer[offset])
+            if entry < 0x80 {
+                offset += 1
+            } else {
+                guard let long = try? reader.readVarint(at: &offset) else { return nil }
+                entry = long
+            }
             if entry == id { return .some(offset) }
-            guard offset < buffer.count else { return nil }
+            guard offset < end else { return nil }
             // The values of fixed size are skipped here, strings and data by their length; the others by the
             // reader, which checks what it skips.
             switch buffer[offset] {
@@ -60,8 +71,16 @@ struct StoredRecordFields {
             case ValueKind.uuid.rawValue: offset += 17
             case ValueKind.string.rawValue, ValueKind.data.rawValue:
                 offset += 1
-                guard let length = try? reader.readLength(at: &offset) else { return nil }
-                offset += length
+                // A length below 128 in one byte, as most are; a longer one through the reader.
+                if offset < end, buffer[offset] < 0x80 {
+                    let length = Int(buffer[offset])
+                    offset += 1
+                    guard length <= end - offset else { return nil }
+                    offset += length
+                } else {
+                    guard let length = try? reader.readLength(at: &offset) else { return nil }
+                    offset += length
+                }
             default:
                 guard let end = try? reader.endOfValue(at: offset, depth: 1) else { return nil }
                 offset = end

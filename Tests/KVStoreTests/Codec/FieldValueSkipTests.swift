@@ -59,4 +59,48 @@ import Testing
             #expect(try Self.skipped(bytes, at: 0).fast.get() == value.count, "\(value)")
         }
     }
+
+    /// Where a record's field is, walked entry by entry through the general reader: what
+    /// `StoredRecordFields.valueOffset(ofField:)` must answer (`nil` when the object or the entries before the field
+    /// do not read, `.some(nil)` when no entry has the id).
+    static func referenceOffset(in body: [UInt8], ofField id: UInt64) -> Int?? {
+        body.withBorrowedBytes { buffer in
+            let reader = ByteReader(buffer)
+            var offset = RecordDecoding.recordValueOffset
+            guard offset < body.count, body[offset] == ValueKind.object.rawValue else { return nil }
+            offset += 1
+            guard let count = try? reader.readCount(at: &offset, minimumElementSize: 2) else { return nil }
+            for _ in 0..<count {
+                guard let entry = try? reader.readVarint(at: &offset) else { return nil }
+                if entry == id { return .some(offset) }
+                guard let end = try? reader.endOfValue(at: offset, depth: 1) else { return nil }
+                offset = end
+            }
+            return .some(nil)
+        }
+    }
+
+    /// A scan's test finds a field by walking the entries before it in line: an object of every value above and the
+    /// damaged ones, each under its own id (one of them past 127, so in two bytes), cut at every length, gives for
+    /// every id the offset, the missing field or the failure the general reader's walk gives.
+    @Test func findingAFieldInEveryCutObjectAgreesWithTheGeneralWalk() {
+        let entries = Self.values + Self.damaged.prefix(3)
+        let ids: [[UInt8]] = entries.indices.map { $0 == 5 ? [0x81, 0x01] : [UInt8($0 + 1)] }
+        var object: [UInt8] = [ValueKind.object.rawValue, UInt8(entries.count)]
+        for (id, value) in zip(ids, entries) { object += id + value }
+        let wanted: [UInt64] = Array(1...UInt64(entries.count + 1)) + [129, 300]
+        for length in 0...object.count {
+            // A record's body: the version byte and the object cut short; the checksum's four bytes are not read.
+            let body = [RecordFormat.version] + object.prefix(length)
+            let record = body + [0, 0, 0, 0]
+            record.withBorrowedBytes { bytes in
+                let fields = StoredRecordFields(decodedRecord: bytes)
+                for id in wanted {
+                    let expected = Self.referenceOffset(in: body, ofField: id)
+                    let found: Int?? = fields.map { $0.valueOffset(ofField: id) } ?? nil
+                    #expect(found == expected, "field \(id) of the object cut to \(length) bytes")
+                }
+            }
+        }
+    }
 }
