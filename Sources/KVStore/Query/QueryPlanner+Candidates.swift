@@ -300,7 +300,8 @@ extension QueryPlanner {
             isRanged = true
         }
         for position in layout.prefixes[fixed] {
-            guard case .prefix(_, let text) = terms[position], let component = stringPrefixKey(text, encode: encode.encode)
+            guard case .prefix(_, let text) = terms[position],
+                let component = stringPrefixKey(text, encode: encode.encode)
             else {
                 everyTermRead = false
                 continue
