@@ -52,7 +52,7 @@ struct StoredRecordFields {
         let end = buffer.count
         var offset = entries
         for _ in 0..<count {
-            // The field's id: one byte, below 128, but in records of more than 127 fields.
+            // The entry's field id: one byte when below 128, as nearly every id is; a longer one through the reader.
             guard offset < end else { return nil }
             var entry = UInt64(buffer[offset])
             if entry < 0x80 {
@@ -82,12 +82,12 @@ struct StoredRecordFields {
                     offset += length
                 }
             default:
-                guard let end = try? reader.endOfValue(at: offset, depth: 1) else { return nil }
-                offset = end
+                guard let next = try? reader.endOfValue(at: offset, depth: 1) else { return nil }
+                offset = next
             }
         }
         // A value of fixed size skipped past the end: the entries do not read.
-        return offset <= buffer.count ? .some(nil) : nil
+        return offset <= end ? .some(nil) : nil
     }
 
     /// Whether the field `id` holds `constant`, compared as stored bytes: a UUID's 16 bytes are the value, so two
