@@ -151,10 +151,11 @@ extension PredicateExpressions.Equal: QueryPlanner.EqualityNodeType {
     private static func reader<A: QueryPlanner.KeyPathOperand>(attributeOnLeft: A.Type) -> QueryPlanner.EqualityReader {
         let constant = QueryPlanner.constantReader(of: RHS.self)
         return { expression in
-            guard let node = expression as? Self, let keyPath = knownTypeCast(node.lhs, to: A.self).plannerKeyPath,
-                let value = constant(node.rhs)
-            else { return nil }
-            return (keyPath, value)
+            read(expression) { node in
+                guard let keyPath = knownTypeCast(node.lhs, to: A.self).plannerKeyPath, let value = constant(node.rhs)
+                else { return nil }
+                return (keyPath, value)
+            }
         }
     }
 
@@ -163,11 +164,24 @@ extension PredicateExpressions.Equal: QueryPlanner.EqualityNodeType {
     {
         let constant = QueryPlanner.constantReader(of: LHS.self)
         return { expression in
-            guard let node = expression as? Self, let keyPath = knownTypeCast(node.rhs, to: A.self).plannerKeyPath,
-                let value = constant(node.lhs)
-            else { return nil }
-            return (keyPath, value)
+            read(expression) { node in
+                guard let keyPath = knownTypeCast(node.rhs, to: A.self).plannerKeyPath, let value = constant(node.lhs)
+                else { return nil }
+                return (keyPath, value)
+            }
         }
+    }
+
+    /// What `body` reads of `expression` as a node of this type, or `nil` when it is of another: compared by type
+    /// and taken out of its box by ``knownTypeCast(_:to:)``, since `as? Self`, or any `Self?`, looked up the metadata
+    /// of `Self?` at every query.
+    private static func read(
+        _ expression: Any, _ body: (Self) -> (keyPath: AnyKeyPath, constant: Any)?
+    ) -> (keyPath: AnyKeyPath, constant: Any)? {
+        func open<T>(_ value: T) -> (keyPath: AnyKeyPath, constant: Any)? {
+            T.self == Self.self ? body(knownTypeCast(value, to: Self.self)) : nil
+        }
+        return open(expression)
     }
 }
 

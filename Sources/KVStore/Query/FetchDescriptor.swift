@@ -37,6 +37,10 @@ public struct FetchDescriptor<M: StoredModel>: Sendable {
     /// - Parameters:
     ///   - predicate: The condition models must meet, or `nil` for all.
     ///   - sortBy: The order of the results.
+    ///
+    /// Inlinable, so that the caller's code, which knows the model's type, makes the descriptor: made in the module's
+    /// generic code, it looked up the metadata of `Predicate<M>?` at every query.
+    @inlinable
     public init(predicate: Predicate<M>? = nil, sortBy: [SortDescriptor<M>] = []) {
         self.predicate = predicate
         self.sortBy = sortBy

@@ -78,7 +78,9 @@ extension EntityStore {
     /// the indexes of a union), without reading a model, when the plan answers the predicate exactly
     /// (``PlannedQuery/isExact``).
     func count(_ descriptor: FetchDescriptor<M>, in txn: borrowing Transaction) throws -> Int {
-        guard let predicate = descriptor.predicate else { return try txn.count(of: records) }
+        // Compared with nil, not unwrapped: unwrapping the optional predicate copies it, through a run-time lookup of
+        // its type; the paths that need it unwrap it.
+        if descriptor.predicate == nil { return try txn.count(of: records) }
         var count = 0
         let planned = try plan(descriptor, in: txn)
         if planned.isExact, case .range(let name, let lower, let upper, _) = planned.plan {
@@ -104,7 +106,7 @@ extension EntityStore {
         if planned.isExact, case .union(let parts) = planned.plan {
             return try distinctIDCount(of: parts, in: txn)
         }
-        if case .scan = planned.plan, !planned.isExact {
+        if case .scan = planned.plan, !planned.isExact, let predicate = descriptor.predicate {
             try forEachScanMatch(
                 of: predicate, filter: storedFieldFilter(of: predicate), in: txn, reader: reader,
                 restart: { count = 0 }
@@ -114,7 +116,8 @@ extension EntityStore {
             }
             return count
         }
-        let matcher = planned.isExact ? nil : candidateMatcher(predicate)
+        var matcher: CandidateMatcher<M>?
+        if !planned.isExact, let predicate = descriptor.predicate { matcher = candidateMatcher(predicate) }
         try forEachCandidate(planned.plan, in: txn, reader: reader, matching: matcher) { _ in
             count += 1
             return true
