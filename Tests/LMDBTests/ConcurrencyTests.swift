@@ -189,13 +189,7 @@ import Testing
 
         await #expect(processExitsWith: .success) { [path = path as String] in
             do {
-                let child = try Environment.open(path: path, configuration: .init(mapSize: 32 << 20))
-                let table = try child.openTable(named: "shared")
-                try child.write { txn throws in
-                    for index in 0..<10_000 {
-                        try txn.put([UInt8](repeating: 7, count: 1000), forKey: "\(index)".bytes, in: table)
-                    }
-                }
+                _ = try fillSharedTableGrowingTheMap(at: path)
             } catch {
                 exit(1)
             }

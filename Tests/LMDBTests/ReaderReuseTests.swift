@@ -110,15 +110,10 @@ import Testing
         let parent = getpid()
         await #expect(processExitsWith: .success) { [path = path as String, parent = parent as Int32] in
             do {
-                let child = try Environment.open(path: path, configuration: .init(mapSize: 32 << 20))
-                guard try child.readers().contains(where: { $0.processID == parent && $0.transactionID == nil })
-                else { exit(2) }
-                let table = try child.openTable(named: "shared")
-                try child.write { txn throws in
-                    for index in 0..<10_000 {
-                        try txn.put([UInt8](repeating: 7, count: 1000), forKey: "\(index)".bytes, in: table)
-                    }
+                let sawKeptSlot = try fillSharedTableGrowingTheMap(at: path) { child in
+                    try child.readers().contains(where: { $0.processID == parent && $0.transactionID == nil })
                 }
+                guard sawKeptSlot else { exit(2) }
             } catch {
                 exit(1)
             }

@@ -83,3 +83,20 @@ final class Counter: Sendable {
 
     init(_ initial: Int = 0) { value = Atomic(initial) }
 }
+
+/// What the map-growth tests' child process does: opens the environment at `path` with a 32 MiB map and writes
+/// 10,000 entries of 1,000 bytes into its table "shared", growing the file far past a 64 KiB map that another process
+/// still has open. `check` looks at the child's environment first; returns `false`, writing nothing, when it fails.
+func fillSharedTableGrowingTheMap(
+    at path: String, check: (Environment) throws -> Bool = { _ in true }
+) throws -> Bool {
+    let child = try Environment.open(path: path, configuration: .init(mapSize: 32 << 20))
+    guard try check(child) else { return false }
+    let table = try child.openTable(named: "shared")
+    try child.write { txn throws in
+        for index in 0..<10_000 {
+            try txn.put([UInt8](repeating: 7, count: 1000), forKey: "\(index)".bytes, in: table)
+        }
+    }
+    return true
+}
