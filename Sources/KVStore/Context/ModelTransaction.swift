@@ -287,6 +287,10 @@ public struct ModelTransaction: ~Copyable {
     }
 
     /// Runs `body`, turning binding errors into store errors.
+    ///
+    /// Always inlined: called apart from a member generic over the model, it looked up the metadata of its result's
+    /// type (`[M]`, `M?`) at every call.
+    @inline(__always)
     func run<R>(_ body: () throws -> R) throws -> R {
         do {
             return try body()

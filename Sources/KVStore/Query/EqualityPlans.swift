@@ -34,7 +34,8 @@ final class EqualityPlans<Root>: Sendable {
         indexes: [PlannerIndex]
     ) -> PlannedQuery {
         plan(
-            predicate: predicate, sortBy: sortBy, fetchLimit: fetchLimit, fetchOffset: fetchOffset, indexes: indexes
+            predicate: predicate, expression: predicate?.expression, sortBy: sortBy, fetchLimit: fetchLimit,
+            fetchOffset: fetchOffset, indexes: indexes
         ) {
             QueryPlanner.plan(
                 predicate: predicate, sortBy: sortBy, fetchLimit: fetchLimit, fetchOffset: fetchOffset,
@@ -44,16 +45,20 @@ final class EqualityPlans<Root>: Sendable {
 
     /// Plans a fetch from a template as ``plan(predicate:sortBy:fetchLimit:fetchOffset:indexes:)`` does, and any
     /// predicate that is not one equality through `planOther` (``ComparisonPlans`` for a store).
+    ///
+    /// `expression` is the predicate's (``FetchDescriptor`` keeps it beside the predicate): reading it out of the
+    /// optional predicate here, in code generic over the model, would copy the predicate.
     func plan(
-        predicate: Predicate<Root>?, sortBy: [SortDescriptor<Root>], fetchLimit: Int?, fetchOffset: Int,
-        indexes: [PlannerIndex], otherwise planOther: () -> PlannedQuery
+        predicate: Predicate<Root>?, expression: (any StandardPredicateExpression<Bool>)?,
+        sortBy: [SortDescriptor<Root>], fetchLimit: Int?, fetchOffset: Int, indexes: [PlannerIndex],
+        otherwise planOther: () -> PlannedQuery
     ) -> PlannedQuery {
         func planInFull() -> PlannedQuery {
             QueryPlanner.plan(
                 predicate: predicate, sortBy: sortBy, fetchLimit: fetchLimit, fetchOffset: fetchOffset,
                 indexes: indexes)
         }
-        guard let expression = predicate?.expression, let equality = self.equality(in: expression) else {
+        guard let expression, let equality = self.equality(in: expression) else {
             return planOther()
         }
         guard let template = template(for: equality.keyPath) else {
@@ -66,7 +71,8 @@ final class EqualityPlans<Root>: Sendable {
         else { return planInFull() }
         let plan = QueryPlan.keys(index: index, keys: [key])
         var planned = PlannedQuery(
-            plan: plan, isSorted: sortBy.isEmpty || QueryPlanner.isSorted(plan, sortBy: sortBy, indexes: indexes),
+            // `count`, not `isEmpty`: here that is `Collection`'s, called after a run-time lookup of the array's type.
+            plan: plan, isSorted: sortBy.count == 0 || QueryPlanner.isSorted(plan, sortBy: sortBy, indexes: indexes),
             uniqueIndexes: template.uniqueIndexes, isExact: template.answersExactly)
         planned.mayCount = template.mayCount
         return planned
@@ -78,12 +84,12 @@ final class EqualityPlans<Root>: Sendable {
     ) -> (keyPath: AnyKeyPath, constant: Any)? {
         let type = ObjectIdentifier(Swift.type(of: expression))
         let known = tables.withLock { $0.readers[type] }
-        if let known { return known?(expression as Any) }
+        if let known { return known?(expression) }
         let reader = (Swift.type(of: expression) as? any QueryPlanner.EqualityNodeType.Type)?.plannerEqualityReader
         tables.withLock { tables in
             if tables.readers.count < Self.capacity { tables.readers[type] = .some(reader) }
         }
-        return reader?(expression as Any)
+        return reader?(expression)
     }
 
     /// The template of the attribute at `keyPath`, if one was made.
@@ -125,7 +131,10 @@ extension QueryPlanner {
     ///
     /// Not `@Sendable`, since it captures the operands' metatypes; it holds no other state, and ``EqualityPlans``
     /// shares it between threads behind its lock.
-    typealias EqualityReader = (Any) -> (keyPath: AnyKeyPath, constant: Any)?
+    ///
+    /// It takes the expression as it is, not in an `Any`, whose box would be a copy of the node made and destroyed at
+    /// every query.
+    typealias EqualityReader = (any StandardPredicateExpression<Bool>) -> (keyPath: AnyKeyPath, constant: Any)?
 
     /// An expression type whose nodes may be an equality of an attribute and a constant.
     protocol EqualityNodeType {
@@ -176,9 +185,9 @@ extension PredicateExpressions.Equal: QueryPlanner.EqualityNodeType {
     /// and taken out of its box by ``knownTypeCast(_:to:)``, since `as? Self`, or any `Self?`, looked up the metadata
     /// of `Self?` at every query.
     private static func read(
-        _ expression: Any, _ body: (Self) -> (keyPath: AnyKeyPath, constant: Any)?
+        _ expression: any StandardPredicateExpression<Bool>, _ body: (Self) -> (keyPath: AnyKeyPath, constant: Any)?
     ) -> (keyPath: AnyKeyPath, constant: Any)? {
-        func open<T>(_ value: T) -> (keyPath: AnyKeyPath, constant: Any)? {
+        func open<T: StandardPredicateExpression<Bool>>(_ value: T) -> (keyPath: AnyKeyPath, constant: Any)? {
             T.self == Self.self ? body(knownTypeCast(value, to: Self.self)) : nil
         }
         return open(expression)

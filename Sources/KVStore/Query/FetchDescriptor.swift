@@ -14,8 +14,16 @@ import Foundation
 /// sorts on an indexed attribute with a limit, from the indexes; anything else is evaluated over every record. Ask
 /// ``ModelContext/explain(_:)-(FetchDescriptor<M>)`` which plan a descriptor gets.
 public struct FetchDescriptor<M: StoredModel>: Sendable {
-    /// The condition models must meet, or `nil` for all.
-    public var predicate: Predicate<M>?
+    // The stored properties whose layout does not depend on the model come first and the predicate last: the module's
+    // code, generic over the model, then reads them at fixed offsets, without looking up the descriptor's metadata.
+
+    /// The expression of ``predicate``, kept beside it for the planner.
+    ///
+    /// In the module's generic code, reading the expression out of `predicate` copies the optional predicate
+    /// through run-time lookups of its types, over a thousand instructions a query. Made where the model's type is
+    /// known (the inlinable initializer, or the setter of `predicate`), it is read for the cost of a load.
+    @usableFromInline
+    var predicateExpression: (any StandardPredicateExpression<Bool>)?
 
     /// The order of the results; the first descriptor sorts first.
     public var sortBy: [SortDescriptor<M>]
@@ -32,6 +40,11 @@ public struct FetchDescriptor<M: StoredModel>: Sendable {
     /// ``ModelContext/children(of:through:)-(_,KeyPath<Child,UUID?>Sendable)`` for them read no store. Like SwiftData's `relationshipKeyPathsForPrefetching`.
     public var relationshipsToPrefetch: [String]
 
+    /// The condition models must meet, or `nil` for all.
+    public var predicate: Predicate<M>? {
+        didSet { predicateExpression = predicate?.expression }
+    }
+
     /// Creates a descriptor.
     ///
     /// - Parameters:
@@ -42,6 +55,7 @@ public struct FetchDescriptor<M: StoredModel>: Sendable {
     /// generic code, it looked up the metadata of `Predicate<M>?` at every query.
     @inlinable
     public init(predicate: Predicate<M>? = nil, sortBy: [SortDescriptor<M>] = []) {
+        self.predicateExpression = predicate?.expression
         self.predicate = predicate
         self.sortBy = sortBy
         self.fetchLimit = nil

@@ -89,7 +89,13 @@ struct PlannerIndex: PlannableIndex {
     static func recordKey<Root>(of _: Root.Type) -> PlannerIndex {
         var index = PlannerIndex(
             name: QueryPlan.recordKey, keyPaths: [\Root.self], isUnique: true, isMultiEntry: false,
-            encodeComponent: { value in (value as? UUID).map { id in withBorrowedBytes(of: id.uuid) { Array($0) } } })
+            encodeComponent: { value in
+                // A `UUID` (the constant of `$0.id == id`) is taken out of its box by comparing types; `as?`, which
+                // also unwraps an optional, costs several times more.
+                func exactly<T>(_ value: T) -> UUID? { T.self == UUID.self ? knownTypeCast(value, to: UUID.self) : nil }
+                guard let id = exactly(value) ?? value as? UUID else { return nil }
+                return withBorrowedBytes(of: id.uuid) { Array($0) }
+            })
         index.isIDKeyPath = { keyPath in RecordKeyPaths.isID(keyPath, of: Root.self) }
         index.hasExactEquality = true
         return index

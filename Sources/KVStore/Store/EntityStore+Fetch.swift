@@ -24,8 +24,8 @@ extension EntityStore {
     /// and comparisons joined by `&&` from the template of their shape (``ComparisonPlans``), anything else in full.
     func plan(_ descriptor: FetchDescriptor<M>) -> PlannedQuery {
         equalityPlans.plan(
-            predicate: descriptor.predicate, sortBy: descriptor.sortBy, fetchLimit: descriptor.fetchLimit,
-            fetchOffset: descriptor.fetchOffset, indexes: plannerIndexes
+            predicate: descriptor.predicate, expression: descriptor.predicateExpression, sortBy: descriptor.sortBy,
+            fetchLimit: descriptor.fetchLimit, fetchOffset: descriptor.fetchOffset, indexes: plannerIndexes
         ) {
             comparisonPlans.plan(
                 predicate: descriptor.predicate, sortBy: descriptor.sortBy, fetchLimit: descriptor.fetchLimit,
@@ -41,7 +41,7 @@ extension EntityStore {
         // Sorted candidates can stop as soon as the page is full; others are all read, then sorted.
         let wanted = planned.isSorted || descriptor.sortBy.isEmpty ? descriptor.fetchLimit.map { offset + $0 } : nil
         if wanted == 0 { return [] }
-        let results = ModelSink<M>()
+        let results = sinkType.init()
         if case .scan = planned.plan, let predicate = descriptor.predicate, !planned.isExact {
             try forEachScanMatch(
                 of: predicate, filter: storedFieldFilter(of: predicate), in: txn, reader: reader,
@@ -78,9 +78,9 @@ extension EntityStore {
     /// the indexes of a union), without reading a model, when the plan answers the predicate exactly
     /// (``PlannedQuery/isExact``).
     func count(_ descriptor: FetchDescriptor<M>, in txn: borrowing Transaction) throws -> Int {
-        // Compared with nil, not unwrapped: unwrapping the optional predicate copies it, through a run-time lookup of
-        // its type; the paths that need it unwrap it.
-        if descriptor.predicate == nil { return try txn.count(of: records) }
+        // Its expression compared with nil: unwrapping the optional predicate copies it, through a run-time lookup of
+        // its type, and even comparing it with nil looks its type up; the paths that need it unwrap it.
+        if descriptor.predicateExpression == nil { return try txn.count(of: records) }
         var count = 0
         let planned = try plan(descriptor, in: txn)
         if planned.isExact, case .range(let name, let lower, let upper, _) = planned.plan {

@@ -46,6 +46,9 @@ final class EntityStore<M: StoredModel>: AnyEntityStore {
     /// The record key and the indexes as the query planner sees them, made once: making them for every fetch cost
     /// more than a key lookup.
     let plannerIndexes: [PlannerIndex]
+    /// The class of a fetch's sink, kept: making a `ModelSink<M>()` in code generic over the model looks its
+    /// metadata up at every fetch, and a sink made from this value does not.
+    let sinkType = ModelSink<M>.self
     /// The plans of equalities, one per attribute, reused with each new constant.
     let equalityPlans = EqualityPlans<M>()
     /// The templates of the plans of predicates made of equalities and comparisons.

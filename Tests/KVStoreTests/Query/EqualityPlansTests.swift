@@ -21,6 +21,18 @@ import Testing
         }
     }
 
+    /// The record key encodes a `UUID` as its 16 bytes, one in an optional too, and nothing else.
+    @Test func theRecordKeyEncodesIDsAndNothingElse() {
+        let encode = PlannerIndex.recordKey(of: PlannerItem.self).encodeComponent
+        let id = UUID()
+        let bytes = withUnsafeBytes(of: id.uuid) { Array($0) }
+        #expect(encode(id) == bytes)
+        #expect(encode(UUID?.some(id) as Any) == bytes)
+        #expect(encode(UUID?.none as Any) == nil)
+        #expect(encode(id.uuidString) == nil)
+        #expect(encode(bytes) == nil)
+    }
+
     @Test func integerEqualityEitherWayRound() {
         let values = [5, -3, Int.max, 0]
         expectPlannerPlans(values.map { value in #Predicate { $0.count == value } })

@@ -39,6 +39,30 @@ import Testing
         }
     }
 
+    /// The descriptor keeps its predicate's expression for the planner: a predicate changed or removed after the
+    /// descriptor was made is the one every fetch, count and identifier list goes by.
+    @Test func aPredicateChangedOrRemovedAfterTheDescriptorWasMadeIsTheOneFetchedBy() throws {
+        try withTasks { context, projects, tasks throws in
+            let (first, second) = (projects[0].id, projects[2].id)
+            var descriptor = FetchDescriptor<Task>(predicate: #Predicate { $0.projectID == first })
+            #expect(try context.fetch(descriptor).map(\.title) == (0..<10).map { "P0-T\($0)" })
+            descriptor.predicate = #Predicate { $0.projectID == second }
+            #expect(try context.fetch(descriptor).map(\.title) == (0..<10).map { "P2-T\($0)" })
+            #expect(try context.fetchCount(descriptor) == 10)
+            #expect(try context.container.read { try $0.fetchCount(descriptor) } == 10)
+            let id = tasks[13].id
+            descriptor.predicate = #Predicate { $0.id == id }
+            #expect(try context.container.read { try $0.fetch(descriptor) }.map(\.title) == ["P1-T3"])
+            #expect(try context.fetchIdentifiers(descriptor) == [id])
+            descriptor.predicate = nil
+            #expect(try context.fetchCount(descriptor) == 31)
+            #expect(try context.container.read { try $0.fetchCount(descriptor) } == 31)
+            #expect(try context.fetch(descriptor).count == 31)
+            descriptor.predicate = #Predicate { $0.priority == 100 }
+            #expect(try context.container.read { try $0.fetch(descriptor) }.map(\.title) == ["orphan"])
+        }
+    }
+
     @Test func nilEqualityFindsModelsWithoutAValue() throws {
         try withTasks { context, _, _ throws in
             let descriptor = FetchDescriptor<Task>(predicate: #Predicate { $0.projectID == nil })
