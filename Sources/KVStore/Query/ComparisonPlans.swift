@@ -34,15 +34,26 @@ final class ComparisonPlans<Root>: Sendable {
         predicate: Predicate<Root>?, sortBy: [SortDescriptor<Root>], fetchLimit: Int?, fetchOffset: Int,
         indexes: [PlannerIndex]
     ) -> PlannedQuery {
+        plan(
+            predicate: predicate, expression: predicate?.expression, sortBy: sortBy, fetchLimit: fetchLimit,
+            fetchOffset: fetchOffset, indexes: indexes)
+    }
+
+    /// Plans a fetch as ``plan(predicate:sortBy:fetchLimit:fetchOffset:indexes:)`` does, with `expression`, the
+    /// predicate's (``FetchDescriptor`` keeps it beside the predicate): reading it out of the optional predicate
+    /// here, in code generic over the model, would copy the predicate.
+    func plan(
+        predicate: Predicate<Root>?, expression: (any StandardPredicateExpression<Bool>)?,
+        sortBy: [SortDescriptor<Root>], fetchLimit: Int?, fetchOffset: Int, indexes: [PlannerIndex]
+    ) -> PlannedQuery {
         func planInFull() -> PlannedQuery {
             QueryPlanner.plan(
                 predicate: predicate, sortBy: sortBy, fetchLimit: fetchLimit, fetchOffset: fetchOffset,
                 indexes: indexes)
         }
-        guard let predicate, let leaves = leaves(of: predicate.expression) else { return planInFull() }
+        guard let expression, let leaves = leaves(of: expression) else { return planInFull() }
         var terms: [QueryPlanner.KeyPathTerm] = []
-        var shape = ComparisonShape(
-            expression: ObjectIdentifier(type(of: predicate.expression)), capacity: leaves.count)
+        var shape = ComparisonShape(expression: ObjectIdentifier(type(of: expression)), capacity: leaves.count)
         terms.reserveCapacity(leaves.count)
         for leaf in leaves {
             let term: QueryPlanner.KeyPathTerm?

@@ -118,7 +118,9 @@ enum QueryPlanner {
     static func oriented<Root>(
         _ plan: QueryPlan, sortBy: [SortDescriptor<Root>], indexes: [PlannerIndex], fixedAttributes: Int
     ) -> QueryPlan {
-        guard case .range(let name, let lower, let upper, false) = plan, sortBy.first?.order == .reverse else {
+        // The first descriptor by position, not `first`: an optional of it looks up its type's metadata at each plan.
+        guard case .range(let name, let lower, let upper, false) = plan, sortBy.count > 0, sortBy[0].order == .reverse
+        else {
             return plan
         }
         let reversed = QueryPlan.range(index: name, lower: lower, upper: upper, reverse: true)
@@ -320,7 +322,9 @@ enum QueryPlanner {
     static func isSorted<Root>(
         _ plan: QueryPlan, sortBy: [SortDescriptor<Root>], indexes: [PlannerIndex], fixedAttributes: Int = 0
     ) -> Bool {
-        guard let first = sortBy.first else { return true }
+        // The first descriptor by position, not `first` (see `oriented`).
+        guard sortBy.count > 0 else { return true }
+        let first = sortBy[0]
         let reverse: Bool
         switch plan {
         case .scan, .union, .intersection:

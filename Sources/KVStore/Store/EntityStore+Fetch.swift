@@ -28,8 +28,9 @@ extension EntityStore {
             fetchLimit: descriptor.fetchLimit, fetchOffset: descriptor.fetchOffset, indexes: plannerIndexes
         ) {
             comparisonPlans.plan(
-                predicate: descriptor.predicate, sortBy: descriptor.sortBy, fetchLimit: descriptor.fetchLimit,
-                fetchOffset: descriptor.fetchOffset, indexes: plannerIndexes)
+                predicate: descriptor.predicate, expression: descriptor.predicateExpression,
+                sortBy: descriptor.sortBy, fetchLimit: descriptor.fetchLimit, fetchOffset: descriptor.fetchOffset,
+                indexes: plannerIndexes)
         }
     }
 
