@@ -254,6 +254,46 @@ public struct Cursor: ~Copyable {
         return count
     }
 
+    /// Walks the keys of a `dupSort` table from the one the cursor is on, forward (backward when `reverse`), calling
+    /// `body` with each key and its number of values, until `body` returns `false` or the keys end. Nothing is
+    /// called when the cursor is not on an entry.
+    ///
+    /// This is the fastest way to visit the distinct keys of a table, such as the values of an index with how many
+    /// entries hold each: one call into LMDB reaches a key and one counts its values.
+    ///
+    /// `body` may move the cursor among the values of the key it is given, and the walk goes on from that key; it
+    /// must not move the cursor to another key, nor write.
+    ///
+    /// - Warning: The key's bytes are LMDB's memory map, valid only inside `body`.
+    /// - Parameters:
+    ///   - reverse: Whether to walk to the previous keys rather than the next ones.
+    ///   - body: Called for each key with its number of values; returns whether to go on.
+    /// - Throws: ``LMDBError/invalidArgument`` when the table is not `dupSort`, the ``LMDBError`` LMDB returns for a
+    ///   page it cannot read (``LMDBError/corrupted``, ``LMDBError/pageNotFound``), or what `body` throws.
+    ///
+    /// The corresponding LMDB functions are `mdb_cursor_get` with `MDB_GET_CURRENT`, then `MDB_NEXT_NODUP` or
+    /// `MDB_PREV_NODUP`, and `mdb_cursor_count`.
+    public func forEachKey(
+        reverse: Bool = false, _ body: (_ key: UnsafeRawBufferPointer, _ count: Int) throws -> Bool
+    ) throws {
+        guard table.options.contains(.dupSort) else {
+            throw failure(EINVAL, "mdb_cursor_count", table, detail: "The table is not a dupSort table")
+        }
+        var key = unsafe MDB_val()
+        var value = unsafe MDB_val()
+        var code = unsafe mdb_cursor_get(handle, &key, &value, MDB_GET_CURRENT)
+        // An unpositioned cursor answers EINVAL; one whose entry was just deleted, MDB_NOTFOUND.
+        if code == EINVAL || code == MDB_NOTFOUND { return }
+        let step = reverse ? MDB_PREV_NODUP : MDB_NEXT_NODUP
+        while code == 0 {
+            var count = 0
+            try unsafe check(mdb_cursor_count(handle, &count), "mdb_cursor_count", table)
+            guard try unsafe body(buffer(key), count) else { return }
+            code = unsafe mdb_cursor_get(handle, &key, &value, step)
+        }
+        if code != MDB_NOTFOUND { throw failure(code, "mdb_cursor_get", table) }
+    }
+
     /// Calls `body` with the values of `key` in a `dupFixed` table, a page of values at a time: each buffer holds
     /// whole values of the table's fixed size, back to back.
     ///

@@ -214,12 +214,67 @@ import Testing
         }
     }
 
+    /// The keys `forEachKey(reverse:_:)` visits from where `cursor` is, each followed by its count, up to `stop`.
+    private func keyCounts(
+        _ cursor: borrowing Cursor, reverse: Bool = false, until stop: String? = nil
+    ) throws -> [String] {
+        var seen: [String] = []
+        try cursor.forEachKey(reverse: reverse) { key, count in
+            let key = String(decoding: unsafe key, as: UTF8.self)
+            seen.append("\(key)\(count)")
+            return key != stop
+        }
+        return seen
+    }
+
+    /// The walk over distinct keys gives each key once with its number of values, from where the cursor is, both
+    /// ways, stops when told, goes on after the body moved among the key's values, and passes errors through.
+    @Test func walksDistinctKeysWithTheirCounts() throws {
+        try withEnvironment { environment, _ throws in
+            let table = try environment.openTable(named: "dups", options: .dupSort, create: true)
+            let entries = [("a", "1"), ("b", "1"), ("b", "2"), ("b", "3"), ("c", "1"), ("d", "1"), ("d", "2")]
+            try environment.write { txn throws in
+                for (key, value) in entries { try txn.put(value.bytes, forKey: key.bytes, in: table) }
+            }
+            try environment.read { txn throws in
+                try txn.withCursor(on: table) { cursor throws in
+                    #expect(try keyCounts(cursor) == [])  // not positioned yet: nothing
+                    #expect(try cursor.first())
+                    #expect(try keyCounts(cursor) == ["a1", "b3", "c1", "d2"])
+                    #expect(try cursor.seek(to: "b".bytes, value: "2".bytes))
+                    #expect(try keyCounts(cursor, until: "c") == ["b3", "c1"])
+                    #expect(try pair(cursor) == "c1")  // left on the key the body stopped at
+                    #expect(try cursor.last())
+                    #expect(try keyCounts(cursor, reverse: true) == ["d2", "c1", "b3", "a1"])
+                    #expect(try cursor.seek(to: "c".bytes))
+                    #expect(try keyCounts(cursor, reverse: true, until: "b") == ["c1", "b3"])
+                    // The body reads every value of its key through the cursor; the walk goes on to the next key.
+                    #expect(try cursor.first())
+                    var pairs: [String] = []
+                    try cursor.forEachKey { _, _ in
+                        var more = try cursor.firstDuplicate()
+                        while more {
+                            pairs.append(try pair(cursor) ?? "?")
+                            more = try cursor.nextDuplicate()
+                        }
+                        return true
+                    }
+                    #expect(pairs == entries.map { $0.0 + $0.1 })
+                    struct Stop: Error {}
+                    #expect(try cursor.first())
+                    #expect(throws: Stop.self) { try cursor.forEachKey { _, _ in throw Stop() } }
+                }
+            }
+        }
+    }
+
     @Test func duplicateCountNeedsADupSortTable() throws {
         try withLetters { environment, table throws in
             try environment.read { txn throws in
                 try txn.withCursor(on: table) { cursor throws in
                     _ = try cursor.first()
                     #expect(throws: LMDBError.invalidArgument) { try cursor.duplicateCount() }
+                    #expect(throws: LMDBError.invalidArgument) { try cursor.forEachKey { _, _ in true } }
                 }
             }
         }

@@ -433,7 +433,9 @@ struct IntegerSum<V: FixedWidthInteger>: Accumulator {
     /// Adds `value`, a value of `V` of at most 64 bits, `count` times.
     @inline(__always)
     private mutating func add(wide value: Int128, count: Int) throws {
-        let (product, productOverflow) = value.multipliedReportingOverflow(by: Int128(count))
+        // One entry, as most keys of an index of distinct values hold: no 128-bit multiplication.
+        let (product, productOverflow) =
+            count == 1 ? (value, false) : value.multipliedReportingOverflow(by: Int128(count))
         let (sum, sumOverflow) = total.addingReportingOverflow(product)
         guard !productOverflow, !sumOverflow else { throw Self.overflow }
         total = sum

@@ -353,28 +353,16 @@ extension EntityStore {
             }
             guard positioned else { return }
             // Each key is read once, by the move that reaches it, for its place, its kind and its value: a sum over
-            // an index of distinct values makes two calls into LMDB per key (the move, the count), as a raw cursor.
-            // `count` counts the entries of the key the cursor is on (a function, since the cursor is borrowed here).
-            func visit(_ key: BorrowedBytes, count: () throws -> Int) throws -> KeyStep {
+            // an index of distinct values makes two calls into LMDB per key (the move, the count), as a raw cursor,
+            // in one loop of the binding's.
+            try cursor.forEachKeyEntry(reverse: reverse) { key, count in
                 let position = place(key)
-                if position == (reverse ? -1 : 1) { return .stop }
-                guard position == 0 else { return .next }
-                guard excluded.isEmpty, !IndexKey.isGrouped(key) else { return .addThroughCursor }
-                let goesOn = try self.addEntries(
-                    ofKey: key, count: count(), index: name, stopsAtFirstValue: stopsAtFirstValue, addKey: addKey)
-                return goesOn ? .next : .stop
-            }
-            var step = try cursor.withCurrentEntry { key, _ in try visit(key) { try cursor.duplicateCount() } }
-            while true {
-                switch step {
-                case nil, .stop: return
-                case .addThroughCursor:
-                    guard try addEntries(at: cursor) else { return }
-                case .next: break
-                }
-                step = try cursor.withNextKeyEntry(reverse: reverse) { key, _ in
-                    try visit(key) { try cursor.duplicateCount() }
-                }
+                if position == (reverse ? -1 : 1) { return false }
+                guard position == 0 else { return true }
+                // Through the cursor, which stays on this key: a cut key's models, or the entries of excluded ones.
+                guard excluded.isEmpty, !IndexKey.isGrouped(key) else { return try addEntries(at: cursor) }
+                return try self.addEntries(
+                    ofKey: key, count: count, index: name, stopsAtFirstValue: stopsAtFirstValue, addKey: addKey)
             }
         }
     }
@@ -469,14 +457,4 @@ enum IndexKeyValues {
         if let optional = type as? any AnyOptional.Type { return isOrdered(optional.wrappedType) }
         return type is any FixedWidthInteger.Type || type == Date.self
     }
-}
-
-/// What an aggregate's walk over an index does after reading a key.
-private enum KeyStep {
-    /// Moves to the next key.
-    case next
-    /// Stops: the key lies past the range, or the aggregate has its value.
-    case stop
-    /// Adds the key's entries through the cursor, reading each (a cut key, or models to leave out), then moves on.
-    case addThroughCursor
 }

@@ -218,30 +218,21 @@ extension EntityStore {
         let lowerKey = lower.map { IndexKey.finalized($0.key, hash: longKeyHash) }
         let upperKey = upper.map { IndexKey.finalized($0.key, hash: longKeyHash) }
         try txn.withCursor(on: index.table) { cursor in
-            var positioned = try lowerKey.map { try cursor.seek(atOrAfter: $0) } ?? cursor.first()
+            guard try lowerKey.map({ try cursor.seek(atOrAfter: $0) }) ?? cursor.first() else { return }
             // Only the first key can be the lower bound itself: the keys after it are greater.
             var mayBeLowerKey = lower.map { !$0.isInclusive } ?? false
-            while positioned {
-                // Without an upper bound, a key past the first is counted without being read: a call less per key.
-                guard mayBeLowerKey || upperKey != nil else {
-                    count += try cursor.duplicateCount()
-                    positioned = try cursor.nextKey()
-                    continue
+            // Each key reached and its entries counted in one loop of the binding's: two calls into LMDB per key.
+            try cursor.forEachKeyEntry(reverse: false) { key, entries in
+                if mayBeLowerKey, let lowerKey {
+                    mayBeLowerKey = false
+                    if compareBytes(key, lowerKey) == 0 { return true }
                 }
-                let place = try cursor.withCurrentEntry { key, _ -> Int in
-                    if mayBeLowerKey, let lowerKey {
-                        mayBeLowerKey = false
-                        if compareBytes(key, lowerKey) == 0 { return -1 }
-                    }
-                    if let upperKey, let upper {
-                        let order = compareBytes(key, upperKey)
-                        if order > 0 || (order == 0 && !upper.isInclusive) { return 1 }
-                    }
-                    return 0
+                if let upperKey, let upper {
+                    let order = compareBytes(key, upperKey)
+                    if order > 0 || (order == 0 && !upper.isInclusive) { return false }
                 }
-                guard let place, place != 1 else { break }
-                if place == 0 { count += try cursor.duplicateCount() }
-                positioned = try cursor.nextKey()
+                count += entries
+                return true
             }
         }
         return count

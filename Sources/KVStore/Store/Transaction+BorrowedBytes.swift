@@ -103,6 +103,17 @@ extension Cursor {
         }
     }
 
+    /// Walks the keys of a `dupSort` table from the one the cursor is on (backward when `reverse`), calling `body`
+    /// with each key and its number of values until it returns `false`; the views are valid only inside `body`.
+    ///
+    /// - Throws: What `forEachKey(reverse:_:)` throws, or what `body` throws.
+    @inline(__always)
+    func forEachKeyEntry(reverse: Bool, _ body: (_ key: BorrowedBytes, _ count: Int) throws -> Bool) throws {
+        try unsafe forEachKey(reverse: reverse) { (key: UnsafeRawBufferPointer, count) in
+            try unsafe body(BorrowedBytes(unsafe: key), count)
+        }
+    }
+
     /// Runs `body` with each page of the fixed-size values of `key` in a `dupFixed` table; the views are valid only
     /// inside `body`. Returns whether the key is present.
     ///
