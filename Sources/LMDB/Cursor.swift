@@ -279,6 +279,8 @@ public struct Cursor: ~Copyable {
         guard table.options.contains(.dupSort) else {
             throw failure(EINVAL, "mdb_cursor_count", table, detail: "The table is not a dupSort table")
         }
+        // The calls into LMDB made here rather than through `currentBuffers()`, `nextKeyBuffers(reverse:)` and
+        // `duplicateCount()`, whose layers cost about 40 instructions a key (9% of a sum over an index's keys).
         var key = unsafe MDB_val()
         var value = unsafe MDB_val()
         var code = unsafe mdb_cursor_get(handle, &key, &value, MDB_GET_CURRENT)
