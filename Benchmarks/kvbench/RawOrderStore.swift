@@ -62,12 +62,15 @@ final class RawOrderStore: RawStore {
         }
         for chunk in Dataset.chunks(of: dataset.orders.count, size: chunkSize) {
             try write { txn in
+                var appending = true
                 for order in dataset.orders[chunk] {
                     guard let customer = order.customerID?.uuid else {
                         throw QueryPowerMismatch(description: "Order \(order.id) has no customer")
                     }
                     let id = order.id.uuid
-                    try put(txn, orders, key: id, value: RawOrderLayout.record(of: order, customer: customer))
+                    try put(
+                        txn, orders, key: id, value: RawOrderLayout.record(of: order, customer: customer),
+                        appending: &appending)
                     try put(txn, byCustomer, key: customer, value: id)
                     try put(txn, byStatus, key: RawOrderLayout.key(order.status), value: id)
                     try put(txn, byTotal, key: RawOrderLayout.key(order.total), value: id)
@@ -96,13 +99,28 @@ final class RawOrderStore: RawStore {
 
     /// Puts the bytes of `value` under the bytes of `key`: integers, IDs, or tuples of them without padding.
     private func put<Key, Value>(_ txn: OpaquePointer, _ dbi: MDB_dbi, key: Key, value: Value) throws {
+        try withValues(key, value) { key, value in try check(mdb_put(txn, dbi, &key, &value, 0), "mdb_put") }
+    }
+
+    /// Puts a record as ``put(_:_:key:value:)`` does, appended while the keys ascend
+    /// (``putRecord(_:_:_:_:appending:)``).
+    private func put<Key, Value>(
+        _ txn: OpaquePointer, _ dbi: MDB_dbi, key: Key, value: Value, appending: inout Bool
+    ) throws {
+        try withValues(key, value) { key, value in try putRecord(txn, dbi, &key, &value, appending: &appending) }
+    }
+
+    /// Runs `body` with LMDB's views of the bytes of `key` and `value`.
+    private func withValues<Key, Value>(
+        _ key: Key, _ value: Value, _ body: (inout MDB_val, inout MDB_val) throws -> Void
+    ) throws {
         var key = key
         var value = value
         try withUnsafeMutableBytes(of: &key) { key in
             try withUnsafeMutableBytes(of: &value) { value in
                 var keyValue = MDB_val(mv_size: key.count, mv_data: key.baseAddress)
                 var dataValue = MDB_val(mv_size: value.count, mv_data: value.baseAddress)
-                try check(mdb_put(txn, dbi, &keyValue, &dataValue, 0), "mdb_put")
+                try body(&keyValue, &dataValue)
             }
         }
     }

@@ -190,6 +190,45 @@ extension Transaction {
         return nil
     }
 
+    /// Stores `value` under `key` when the key sorts after every key of the table, and otherwise writes nothing and
+    /// returns `false`.
+    ///
+    /// LMDB then goes down the tree's last branches to the last leaf and compares the key with that leaf's last key
+    /// only, where a put searches every page on its way; the leaves fill as a put's of ascending keys do. A key
+    /// equal to the last one is not after it, so a value is never replaced.
+    ///
+    /// - Parameters:
+    ///   - value: The bytes to store.
+    ///   - key: The key, 1 to ``Environment/maxKeySize`` bytes.
+    ///   - table: The table to write; not a `dupSort` table.
+    /// - Returns: Whether `value` was stored: `false` when the table holds `key` or a key after it.
+    /// - Throws: ``LMDBError/incompatible`` for a `dupSort` table, ``LMDBError/badValueSize`` for a key or value
+    ///   of the wrong size, ``LMDBError/accessDenied`` in a read transaction, ``LMDBError/badTable`` for a stale
+    ///   handle, ``LMDBError/mapFull`` when the map is full (``Environment/write(_:)`` then grows it and runs its body
+    ///   again).
+    ///
+    /// The corresponding LMDB function is `mdb_put` with `MDB_APPEND`.
+    public func unsafeAppend(
+        _ value: UnsafeRawBufferPointer,
+        forKey key: UnsafeRawBufferPointer,
+        in table: Table
+    ) throws -> Bool {
+        try checkWritable("mdb_put", table)
+        if table.options.contains(.dupSort) {
+            throw failure(
+                MDB_INCOMPATIBLE, "mdb_put", table,
+                detail: "Entries of a dupSort table are appended with the appendDuplicate option")
+        }
+        try unsafe validateKey(key, table, "mdb_put")
+        try unsafe validateValue(value, table, "mdb_put")
+        var keyValue = unsafe mdbValue(key)
+        var data = unsafe mdbValue(value)
+        let code = unsafe mdb_put(handle, try dbi(of: table, "mdb_put"), &keyValue, &data, UInt32(MDB_APPEND))
+        if code == MDB_KEYEXIST { return false }
+        try check(code, "mdb_put", table)
+        return true
+    }
+
     /// Reserves `count` bytes under `key` and lets `fill` write the value in place, which saves a copy for values
     /// that are produced straight into their final bytes.
     ///

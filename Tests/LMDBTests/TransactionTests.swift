@@ -98,6 +98,90 @@ import Testing
         }
     }
 
+    @Test func unsafeAppendStoresOnlyKeysAfterTheLastAndReplacesNothing() throws {
+        try withEnvironment { environment, _ throws in
+            let table = try environment.openTable(named: nil)
+            try environment.write { txn throws in
+                #expect(try append("1", "b", in: table, txn))  // an empty table: any key is after the last
+                #expect(try append("2", "c", in: table, txn))
+                #expect(try !append("3", "c", in: table, txn))  // the last key itself: not replaced
+                #expect(try !append("4", "a", in: table, txn))  // before the last: not written
+                #expect(try !append("5", "bb", in: table, txn))  // between two keys: not written
+                #expect(try append("6", "cc", in: table, txn))
+                #expect(throws: LMDBError.badValueSize) { try append("7", "", in: table, txn) }
+            }
+            let entries = try environment.read { txn in
+                try txn.entries(in: table).map { "\($0.key.string)=\($0.value.string)" }
+            }
+            #expect(entries == ["b=1", "c=2", "cc=6"])
+        }
+    }
+
+    /// Appends `value` under `key` through ``Transaction/unsafeAppend(_:forKey:in:)``.
+    private func append(_ value: String, _ key: String, in table: Table, _ txn: borrowing Transaction) throws -> Bool {
+        try value.bytes.withUnsafeBytes { value in
+            try key.bytes.withUnsafeBytes { key in try txn.unsafeAppend(value, forKey: key, in: table) }
+        }
+    }
+
+    @Test func unsafeAppendRefusesDupSortTablesAndReadTransactions() throws {
+        try withEnvironment { environment, _ throws in
+            let plain = try environment.openTable(named: "plain", create: true)
+            let dups = try environment.openTable(named: "dups", options: .dupSort, create: true)
+            let bytes: [UInt8] = [1]
+            try environment.write { txn throws in
+                let error = #expect(throws: LMDBError.incompatible) {
+                    try bytes.withUnsafeBytes { try txn.unsafeAppend($0, forKey: $0, in: dups) }
+                }
+                #expect(error?.description.contains("appendDuplicate") == true)
+            }
+            let refused = try environment.read { txn throws in
+                #expect(throws: LMDBError.accessDenied) {
+                    try bytes.withUnsafeBytes { try txn.unsafeAppend($0, forKey: $0, in: plain) }
+                }
+            }
+            #expect(refused != nil)
+            #expect(try environment.read { txn in try txn.entries(in: dups).count + txn.entries(in: plain).count } == 0)
+        }
+    }
+
+    @Test func ascendingKeysAppendedFillTheirLeaves() throws {
+        try withEnvironment { environment, _ throws in
+            let appended = try environment.openTable(named: "appended", create: true)
+            let shuffled = try environment.openTable(named: "shuffled", create: true)
+            let value = [UInt8](repeating: 7, count: 100)
+            try environment.write { txn throws in
+                for number in 0..<2_000 {
+                    // The same keys in another order (7 and 2,000 have no common factor): each lands inside a leaf.
+                    for (table, key) in [(appended, number), (shuffled, number * 7 % 2_000)] {
+                        var key = UInt32(key).bigEndian
+                        try withUnsafeBytes(of: &key) { key in
+                            try value.withUnsafeBytes { value in
+                                if table == appended {
+                                    #expect(try txn.unsafeAppend(value, forKey: key, in: table))
+                                } else {
+                                    try txn.put(value, forKey: key, in: table)
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            let (appendedLeaves, shuffledLeaves) = try environment.read { txn in
+                (try txn.statistics(of: appended).leafPages, try txn.statistics(of: shuffled).leafPages)
+            }
+            // About 36 entries of 114 bytes (value, key and node header) fit a 4 KiB leaf: 56 leaves when full; a
+            // split inside a leaf leaves two halves.
+            #expect(appendedLeaves <= 60)
+            #expect(Double(shuffledLeaves) >= 1.3 * Double(appendedLeaves))
+            let keys = try environment.read { txn in
+                (try txn.entries(in: appended).map(\.key), try txn.entries(in: shuffled).map(\.key))
+            }
+            #expect(keys.0.count == 2_000)
+            #expect(keys.0 == keys.1)
+        }
+    }
+
     @Test func duplicateOptionsInDupSortTables() throws {
         try withEnvironment { environment, _ throws in
             let table = try environment.openTable(named: "dups", options: .dupSort, create: true)

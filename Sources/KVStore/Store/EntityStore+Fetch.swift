@@ -163,37 +163,77 @@ extension EntityStore {
         // closure would wrap the test in two conversion thunks called at every record.
         let test: StoredFieldTest
         if let filter { test = filter.test } else { test = { _ in nil } }
-        var isTesting = filter != nil
-        var checked = 0
-        var passedOverUnchecked = false
-        var mustRestart = false
+        var state = ScanState(isTesting: filter != nil)
         try txn.scanEntries(records) { key, value in
-            if isTesting, let fields = StoredRecordFields(record: value), let verdict = test(fields) {
-                if !verdict, checked >= Self.checkedRecords {
-                    passedOverUnchecked = true
+            // Only the common case here, a record the trusted test rejects; the others are decoded by functions of
+            // their own, so that this closure has no value of the model's type, whose stack space it would otherwise
+            // reserve at every record (the type's size being known only at run time).
+            if state.isTesting, let fields = StoredRecordFields(record: value), let verdict = test(fields) {
+                if !verdict, state.checked >= Self.checkedRecords {
+                    state.passedOverUnchecked = true
                     return true
                 }
-                let model = try decode(value, key: key, reader: reader)
-                if filter?.readsSameValues(in: fields, as: model) == true {
-                    checked += 1
-                    return try verdict ? body({ model }, value) : true
-                }
-                isTesting = false
-                if passedOverUnchecked {
-                    mustRestart = true
-                    return false
-                }
-                return try predicate.evaluate(model) ? body({ model }, value) : true
+                return try visit(
+                    value, key: key, fields: fields, verdict: verdict, filter: filter, predicate: predicate,
+                    reader: reader, state: &state, body)
             }
-            let model = try decode(value, key: key, reader: reader)
-            return try predicate.evaluate(model) ? body({ model }, value) : true
+            return try visit(value, key: key, predicate: predicate, reader: reader, body)
         }
-        guard mustRestart else { return }
+        guard state.mustRestart else { return }
         restart()
         try txn.scanEntries(records) { key, value in
-            let model = try decode(value, key: key, reader: reader)
-            return try predicate.evaluate(model) ? body({ model }, value) : true
+            try visit(value, key: key, predicate: predicate, reader: reader, body)
         }
+    }
+
+    /// What a scan with a stored-field test knows as it goes (``forEachScanMatch(of:filter:in:reader:restart:_:)``).
+    struct ScanState {
+        /// Whether the records are still tested: false once a record's fields disagreed with its model.
+        var isTesting: Bool
+        /// How many records the test was checked on against their decoded models.
+        var checked = 0
+        /// Whether the test passed over a record without its model being decoded.
+        var passedOverUnchecked = false
+        /// Whether the scan must start again, decoding every record.
+        var mustRestart = false
+    }
+
+    /// Decodes a record the stored-field test gave `verdict` on and checks the test against the model: a model
+    /// whose values agree goes to `body` when the verdict was true; one that disagrees turns the test off (and
+    /// makes the scan restart when it had passed over records unchecked) and is evaluated by `predicate`.
+    ///
+    /// - Throws: ``KVStoreError/corruptRecord`` when the record does not decode, what the predicate and `body`
+    ///   throw.
+    @inline(never)
+    private func visit(
+        _ value: BorrowedBytes, key: BorrowedBytes, fields: StoredRecordFields, verdict: Bool,
+        filter: StoredFieldFilter<M>?, predicate: Predicate<M>, reader: RecordReader, state: inout ScanState,
+        _ body: (_ model: () throws -> M, _ record: BorrowedBytes) throws -> Bool
+    ) throws -> Bool {
+        let model = try decode(value, key: key, reader: reader)
+        if filter?.readsSameValues(in: fields, as: model) == true {
+            state.checked += 1
+            return try verdict ? body({ model }, value) : true
+        }
+        state.isTesting = false
+        if state.passedOverUnchecked {
+            state.mustRestart = true
+            return false
+        }
+        return try predicate.evaluate(model) ? body({ model }, value) : true
+    }
+
+    /// Decodes a record and evaluates `predicate` on its model, which goes to `body` when it matches.
+    ///
+    /// - Throws: ``KVStoreError/corruptRecord`` when the record does not decode, what the predicate and `body`
+    ///   throw.
+    @inline(never)
+    private func visit(
+        _ value: BorrowedBytes, key: BorrowedBytes, predicate: Predicate<M>, reader: RecordReader,
+        _ body: (_ model: () throws -> M, _ record: BorrowedBytes) throws -> Bool
+    ) throws -> Bool {
+        let model = try decode(value, key: key, reader: reader)
+        return try predicate.evaluate(model) ? body({ model }, value) : true
     }
 
     /// How many records a scan's stored-field test is checked on before it is trusted with the records it does not

@@ -502,6 +502,17 @@ final class EntityStore<M: StoredModel>: AnyEntityStore {
             try txn.put(record, forKey: key, in: records)
             return replaced
         }
+        // A key after every stored one (time-ordered IDs saved in order, as a chunk is) is appended: LMDB goes to
+        // the last leaf without searching the pages on the way (8% of a chunked insert's instructions). The first
+        // key that is not after the last stops the attempts for the rest of the transaction, so a write of random
+        // IDs or of stored models pays one refused append.
+        if state.appendRefused != txn.id {
+            if try txn.append(record, forKey: key, in: records) {
+                _ = try updateIndexEntries(old: keys.old, new: keys.new, key: key, fields: state.fields, in: txn)
+                return false
+            }
+            state.appendRefused = txn.id
+        }
         if let bytes = try txn.putIfAbsent(record, forKey: key, in: records) {
             replaced = true
             // The old record's bytes are valid until the next write: decode them before overwriting.
@@ -820,6 +831,9 @@ private struct EntityWriterState {
     var keys: IndexKeySets
     /// Decodes the record a save replaces.
     let decoder = RecordDecoder()
+    /// The write transaction in which a record's append was refused, its key not being after the table's last: the
+    /// rest of that transaction's saves put their records without trying (see `write`).
+    var appendRefused: Int?
 }
 
 /// The index keys of a model being saved and of the model it replaces, reused from save to save.

@@ -52,6 +52,18 @@ extension Transaction {
         }
     }
 
+    /// Stores `value` under `key` when the key sorts after every key of `table` (not a `dupSort` table); otherwise
+    /// writes nothing and returns `false`.
+    ///
+    /// - Throws: What `unsafeAppend(_:forKey:in:)` throws: `LMDBError.badValueSize`, `LMDBError.accessDenied` in a
+    ///   read transaction, `LMDBError.mapFull`.
+    @inline(__always)
+    func append(_ value: BorrowedBytes, forKey key: BorrowedBytes, in table: Table) throws -> Bool {
+        try unsafe value.withUnsafeBytes { value in
+            try unsafe key.withUnsafeBytes { key in try unsafe unsafeAppend(value, forKey: key, in: table) }
+        }
+    }
+
     /// Runs `body` with each entry of `range` of `table`, in key order or reversed, while it returns `true`; the
     /// views are valid only inside `body`.
     ///
