@@ -56,18 +56,54 @@ extension RawOrderStore {
     }
 
     /// The number of orders whose total is above `threshold`: the entries of each key of a range of the `total`
-    /// index, counted by `mdb_cursor_count`.
+    /// index, counted by `mdb_cursor_count`. As KVStore counts a range: when the totals, taken as spread evenly
+    /// between the first and the last, put most orders in the range, the orders at or below the threshold are
+    /// counted and taken from the index's number of entries, unless they turn out to be more than half.
     func countOrders(totalAbove threshold: Int) throws -> Int {
         let lowerKey = RawOrderLayout.key(threshold + 1)
         return try read { txn in
-            try withCursor(txn, byTotal) { cursor in
+            var statistics = MDB_stat()
+            try check(mdb_stat(txn, byTotal, &statistics), "mdb_stat")
+            let entries = statistics.ms_entries
+            return try withCursor(txn, byTotal) { cursor in
                 try withUnsafeBytes(of: lowerKey) { lower in
+                    if let (first, last) = try totalsAtEnds(cursor), first < last,
+                        Double(last - threshold) / Double(last - first) > 0.5
+                    {
+                        var below = 0
+                        try forEachKey(cursor, from: nil) { key, count in
+                            guard RawOrderLayout.integer(atKey: key) <= threshold else { return false }
+                            below += count
+                            return below <= entries / 2
+                        }
+                        if below <= entries / 2 { return entries - below }
+                    }
                     var count = 0
-                    try forEachKey(cursor, from: lower) { _, entries in count += entries }
+                    try forEachKey(cursor, from: lower) { _, entries in
+                        count += entries
+                        return true
+                    }
                     return count
                 }
             }
         }
+    }
+
+    /// The first and last totals of the `total` index, or `nil` when it is empty.
+    private func totalsAtEnds(_ cursor: OpaquePointer) throws -> (first: Int, last: Int)? {
+        var key = MDB_val()
+        var data = MDB_val()
+        func total(_ operation: MDB_cursor_op) throws -> Int? {
+            let code = mdb_cursor_get(cursor, &key, &data, operation)
+            if code == MDB_NOTFOUND { return nil }
+            try check(code, "mdb_cursor_get")
+            guard key.mv_size == 8, let bytes = key.mv_data else {
+                throw RawLMDBError(code: MDB_CORRUPTED, operation: "mdb_cursor_get")
+            }
+            return RawOrderLayout.integer(atKey: bytes)
+        }
+        guard let first = try total(MDB_FIRST), let last = try total(MDB_LAST) else { return nil }
+        return (first, last)
     }
 
     /// The sum of every order's total: each key of the `total` index times its number of entries.
@@ -78,6 +114,7 @@ extension RawOrderStore {
                 try forEachKey(cursor, from: nil) { key, entries in
                     result.found += entries
                     result.sum += RawOrderLayout.integer(atKey: key) * entries
+                    return true
                 }
                 return result
             }
@@ -181,12 +218,12 @@ extension RawOrderStore {
     }
 
     /// Calls `body` with each key from `lower` (from the first key when `nil`) to the end, and its number of
-    /// entries.
+    /// entries, until it returns `false`.
     ///
     /// - Warning: The key is LMDB's memory: valid until the transaction ends.
     @inline(__always)
     private func forEachKey(
-        _ cursor: OpaquePointer, from lower: UnsafeRawBufferPointer?, _ body: (UnsafeRawPointer, Int) throws -> Void
+        _ cursor: OpaquePointer, from lower: UnsafeRawBufferPointer?, _ body: (UnsafeRawPointer, Int) throws -> Bool
     ) throws {
         var key = MDB_val(mv_size: lower?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: lower?.baseAddress))
         var data = MDB_val()
@@ -195,7 +232,7 @@ extension RawOrderStore {
             guard let bytes = key.mv_data else { throw RawLMDBError(code: MDB_CORRUPTED, operation: "mdb_cursor_get") }
             var entries = 0
             try check(mdb_cursor_count(cursor, &entries), "mdb_cursor_count")
-            try body(UnsafeRawPointer(bytes), entries)
+            guard try body(UnsafeRawPointer(bytes), entries) else { return }
             code = mdb_cursor_get(cursor, &key, &data, MDB_NEXT_NODUP)
         }
         if code != MDB_NOTFOUND { throw RawLMDBError(code: code, operation: "mdb_cursor_get") }

@@ -296,6 +296,58 @@ public struct Cursor: ~Copyable {
         if code != MDB_NOTFOUND { throw failure(code, "mdb_cursor_get", table) }
     }
 
+    /// Counts the values of the keys from the one the cursor is on, forward (backward when `reverse`), up to
+    /// `bound`: the keys before it in the walk's direction, and `bound` itself when `includingBound`; to the end of
+    /// the table without a bound. Keys are ordered by the table's comparison, as LMDB orders them; a key of a table
+    /// that is not `dupSort` counts one.
+    ///
+    /// This is the fastest way to count the entries of a range of keys, such as the models in a range of an index:
+    /// per key, one call into LMDB moves, one counts its values and one compares the key with the bound, and no
+    /// closure is called. The cursor is left on the first key not counted, or past the end.
+    ///
+    /// - Parameters:
+    ///   - reverse: Whether to walk to the previous keys rather than the next ones.
+    ///   - bound: The key the count stops at, or `nil` for the end of the table.
+    ///   - includingBound: Whether the values of `bound` itself are counted.
+    ///   - limit: The count past which to stop: the answer is then `nil`.
+    /// - Returns: The number of values counted (0 when the cursor is not on an entry), or `nil` when it passed
+    ///   `limit`.
+    /// - Throws: ``LMDBError/badValueSize`` for a bound LMDB would not accept as a key of the table, the
+    ///   ``LMDBError`` LMDB returns for a page it cannot read (``LMDBError/corrupted``, ``LMDBError/pageNotFound``).
+    ///
+    /// The corresponding LMDB functions are `mdb_cursor_get` with `MDB_GET_CURRENT`, then `MDB_NEXT_NODUP` or
+    /// `MDB_PREV_NODUP`, `mdb_cursor_count` and `mdb_cmp`.
+    public func countValues(
+        reverse: Bool = false, upTo bound: UnsafeRawBufferPointer?, includingBound: Bool, limit: Int = .max
+    ) throws -> Int? {
+        if let bound = unsafe bound { try unsafe validateKey(bound, table, "mdb_cmp") }
+        var boundValue = unsafe bound.map(mdbValue) ?? MDB_val()
+        let hasBound = unsafe bound != nil
+        let isDupSort = table.options.contains(.dupSort)
+        let dbi = unsafe mdb_cursor_dbi(handle)
+        var key = unsafe MDB_val()
+        var value = unsafe MDB_val()
+        var code = unsafe mdb_cursor_get(handle, &key, &value, MDB_GET_CURRENT)
+        // An unpositioned cursor answers EINVAL; one whose entry was just deleted, MDB_NOTFOUND.
+        if code == EINVAL || code == MDB_NOTFOUND { return 0 }
+        let step = reverse ? MDB_PREV_NODUP : MDB_NEXT_NODUP
+        var total = 0
+        while code == 0 {
+            if hasBound {
+                let order = unsafe mdb_cmp(transaction, dbi, &key, &boundValue)
+                let isPastBound = reverse ? order < 0 : order > 0
+                if isPastBound || (order == 0 && !includingBound) { return total }
+            }
+            var count = 1
+            if isDupSort { try unsafe check(mdb_cursor_count(handle, &count), "mdb_cursor_count", table) }
+            total += count
+            if total > limit { return nil }
+            code = unsafe mdb_cursor_get(handle, &key, &value, step)
+        }
+        if code != MDB_NOTFOUND { throw failure(code, "mdb_cursor_get", table) }
+        return total
+    }
+
     /// Calls `body` with the values of `key` in a `dupFixed` table, a page of values at a time: each buffer holds
     /// whole values of the table's fixed size, back to back.
     ///

@@ -268,6 +268,78 @@ import Testing
         }
     }
 
+    /// What `countValues(reverse:upTo:includingBound:limit:)` counts from where `cursor` is, up to `bound`.
+    private func valueCount(
+        _ cursor: borrowing Cursor, reverse: Bool = false, upTo bound: String?, including: Bool = false,
+        limit: Int = .max
+    ) throws -> Int? {
+        guard let bound else {
+            return try unsafe cursor.countValues(reverse: reverse, upTo: nil, includingBound: including, limit: limit)
+        }
+        return try unsafe Array(bound.utf8).withUnsafeBytes { bound in
+            try unsafe cursor.countValues(reverse: reverse, upTo: bound, includingBound: including, limit: limit)
+        }
+    }
+
+    /// A count of values walks the keys from the cursor's, either way, up to a bound (a stored key or not, included
+    /// or not) or the end, gives up past its limit, and leaves the cursor on the first key it did not count.
+    @Test func countsValuesUpToABound() throws {
+        try withEnvironment { environment, _ throws in
+            let table = try environment.openTable(named: "dups", options: .dupSort, create: true)
+            let plain = try environment.openTable(named: "plain", create: true)
+            let entries = [("a", "1"), ("b", "1"), ("b", "2"), ("b", "3"), ("c", "1"), ("d", "1"), ("d", "2")]
+            try environment.write { txn throws in
+                for (key, value) in entries {
+                    try txn.put(value.bytes, forKey: key.bytes, in: table)
+                    try txn.put(value.bytes, forKey: key.bytes, in: plain)
+                }
+            }
+            try environment.read { txn throws in
+                try txn.withCursor(on: table) { cursor throws in
+                    #expect(try valueCount(cursor, upTo: nil) == 0)  // not positioned yet: nothing
+                    #expect(try cursor.first())
+                    #expect(try valueCount(cursor, upTo: nil) == 7)
+                    #expect(try cursor.first())
+                    #expect(try valueCount(cursor, upTo: "c") == 4)
+                    #expect(try pair(cursor) == "c1")  // left on the bound, not counted
+                    #expect(try cursor.first())
+                    #expect(try valueCount(cursor, upTo: "c", including: true) == 5)
+                    #expect(try pair(cursor) == "d1")
+                    #expect(try cursor.first())
+                    #expect(try valueCount(cursor, upTo: "bb", including: true) == 4)  // a bound between keys
+                    #expect(try cursor.seek(to: "b".bytes, value: "3".bytes))
+                    #expect(try valueCount(cursor, upTo: "d") == 4)  // the whole of the cursor's key
+                    #expect(try cursor.first())
+                    #expect(try valueCount(cursor, upTo: "a") == 0)
+                    #expect(try cursor.last())
+                    #expect(try valueCount(cursor, reverse: true, upTo: "b") == 3)
+                    #expect(try pair(cursor) == "b3")
+                    #expect(try cursor.last())
+                    #expect(try valueCount(cursor, reverse: true, upTo: "b", including: true) == 6)
+                    #expect(try cursor.last())
+                    #expect(try valueCount(cursor, reverse: true, upTo: nil) == 7)
+                    // Past the limit: nil, whether the count would have gone on or stopped at the bound.
+                    #expect(try cursor.first())
+                    #expect(try valueCount(cursor, upTo: nil, limit: 3) == nil)
+                    #expect(try cursor.first())
+                    #expect(try valueCount(cursor, upTo: "c", limit: 4) == 4)
+                    #expect(try cursor.first())
+                    #expect(try valueCount(cursor, upTo: "c", limit: 3) == nil)
+                    // A bound no key can be.
+                    #expect(try cursor.first())
+                    #expect(throws: LMDBError.badValueSize) { try valueCount(cursor, upTo: "") }
+                }
+                // A table that is not dupSort: each key counts one.
+                try txn.withCursor(on: plain) { cursor throws in
+                    #expect(try cursor.first())
+                    #expect(try valueCount(cursor, upTo: "d") == 3)
+                    #expect(try cursor.last())
+                    #expect(try valueCount(cursor, reverse: true, upTo: "a", including: true) == 4)
+                }
+            }
+        }
+    }
+
     @Test func duplicateCountNeedsADupSortTable() throws {
         try withLetters { environment, table throws in
             try environment.read { txn throws in

@@ -240,44 +240,6 @@ extension EntityStore {
     /// match (see ``forEachScanMatch(of:in:reader:restart:_:)``).
     static var checkedRecords: Int { 32 }
 
-    /// The number of entries of the index `name` between two bounds, for an exact range: of integers, whose keys are
-    /// never cut, on an index that is not multi-entry, so that every model has one entry. A key's entries of a
-    /// non-unique index are counted in one call.
-    private func countEntries(
-        inRange name: String, lower: QueryPlan.Bound?, upper: QueryPlan.Bound?, in txn: borrowing Transaction
-    ) throws -> Int {
-        let index = try storedIndex(name)
-        var count = 0
-        guard !index.description.isUnique else {
-            try forEachID(inRange: name, lower: lower, upper: upper, in: txn) { _ in
-                count += 1
-                return true
-            }
-            return count
-        }
-        let lowerKey = lower.map { IndexKey.finalized($0.key, hash: longKeyHash) }
-        let upperKey = upper.map { IndexKey.finalized($0.key, hash: longKeyHash) }
-        try txn.withCursor(on: index.table) { cursor in
-            guard try lowerKey.map({ try cursor.seek(atOrAfter: $0) }) ?? cursor.first() else { return }
-            // Only the first key can be the lower bound itself: the keys after it are greater.
-            var mayBeLowerKey = lower.map { !$0.isInclusive } ?? false
-            // Each key reached and its entries counted in one loop of the binding's: two calls into LMDB per key.
-            try cursor.forEachKeyEntry(reverse: false) { key, entries in
-                if mayBeLowerKey, let lowerKey {
-                    mayBeLowerKey = false
-                    if compareBytes(key, lowerKey) == 0 { return true }
-                }
-                if let upperKey, let upper {
-                    let order = compareBytes(key, upperKey)
-                    if order > 0 || (order == 0 && !upper.isInclusive) { return false }
-                }
-                count += entries
-                return true
-            }
-        }
-        return count
-    }
-
     /// The IDs of the models that match `descriptor`, in its order, offset and limited: read from the index, without
     /// reading a model, when the plan answers the predicate exactly and yields its matches in the descriptor's order;
     /// from the models otherwise.

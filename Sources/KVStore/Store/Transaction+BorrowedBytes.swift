@@ -126,6 +126,20 @@ extension Cursor {
         }
     }
 
+    /// Counts the values of the keys from the cursor's, forward or backward, up to `bound` (included when
+    /// `includingBound`); `nil` once past `limit`.
+    ///
+    /// - Throws: What `countValues(reverse:upTo:includingBound:limit:)` throws.
+    @inline(__always)
+    func countValues(reverse: Bool, upToKey bound: [UInt8]?, includingBound: Bool, limit: Int) throws -> Int? {
+        guard let bound else {
+            return try unsafe countValues(reverse: reverse, upTo: nil, includingBound: false, limit: limit)
+        }
+        return try unsafe bound.withUnsafeBytes { bound in
+            try unsafe countValues(reverse: reverse, upTo: bound, includingBound: includingBound, limit: limit)
+        }
+    }
+
     /// Runs `body` with each page of the fixed-size values of `key` in a `dupFixed` table; the views are valid only
     /// inside `body`. Returns whether the key is present.
     ///
