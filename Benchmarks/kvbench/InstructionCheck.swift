@@ -237,6 +237,18 @@ enum InstructionCheck {
                 }
             }
         },
+        // The query-power scenario's range count: the orders above a random threshold, about half of the 2,000,
+        // counted from the smaller side of the `total` index.
+        Workload(name: "query (range count)", operations: 200) { counted in
+            try withQueryPowerStore { dataset, subject in
+                let thresholds = dataset.countQueries(200, seed: ScenarioContext.seed &+ 6).map(\.threshold)
+                try counted {
+                    for threshold in thresholds {
+                        BlackHole.consume(UInt64(try subject.countOrders(totalAbove: threshold)))
+                    }
+                }
+            }
+        },
         // The query-power scenario's filtered sum: the totals of the orders of one status (about 500 of 2,000), each
         // record found through the status index and read for its total alone.
         Workload(name: "query (sum where)", operations: 20) { counted in
