@@ -23,18 +23,6 @@ import Testing
         }.sorted { $0.title < $1.title }
     }
 
-    /// A version 4 UUID whose random bits come from `generator`.
-    private static func randomID(using generator: inout SplitMix64) -> UUID {
-        var bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        bytes[6] = bytes[6] & 0x0F | 0x40
-        bytes[8] = bytes[8] & 0x3F | 0x80
-        return UUID(
-            uuid: (
-                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
-                bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
-            ))
-    }
-
     @Test func ascendingIDsFillTheRecordLeavesAndKeepTheirIndexEntries() throws {
         try withContainer { container in
             let project = UUID()
@@ -42,7 +30,7 @@ import Testing
             // Random IDs from a fixed seed, so the leaf count compared below is the same on every run.
             var generator = SplitMix64(seed: 25)
             let random = (0..<3_000).map { number in
-                Task(id: Self.randomID(using: &generator), title: "task \(number)", projectID: project)
+                Task(id: UUID.random(using: &generator), title: "task \(number)", projectID: project)
             }
             try container.write { txn in for task in ascending { try txn.insert(task) } }
             let store = try container.store(for: Task.self)
