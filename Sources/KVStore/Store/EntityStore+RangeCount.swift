@@ -115,6 +115,8 @@ struct KeySpan {
     let last: [UInt8]
     /// The length of the prefix the first and last keys share.
     private let prefix: Int
+    /// The first and last keys read as numbers.
+    private let low, high: UInt64
 
     /// The span of `first` to `last`; `nil` when they read as the same number (one key, or a last key that is the
     /// first followed by zeros).
@@ -122,7 +124,9 @@ struct KeySpan {
         self.first = first
         self.last = last
         prefix = zip(first, last).prefix { $0 == $1 }.count
-        guard Self.number(first, after: prefix) < Self.number(last, after: prefix) else { return nil }
+        low = Self.number(first, after: prefix)
+        high = Self.number(last, after: prefix)
+        guard low < high else { return nil }
     }
 
     /// The span of the first and last keys of the cursor's table, which the cursor is left on; `nil` when the table
@@ -149,8 +153,6 @@ struct KeySpan {
         if key.lexicographicallyPrecedes(first) || key == first { return 0 }
         if !key.lexicographicallyPrecedes(last) { return 1 }
         // Between the ends, the key shares their prefix, and its number is between theirs.
-        let low = Self.number(first, after: prefix)
-        let high = Self.number(last, after: prefix)
         let number = Self.number(key, after: prefix)
         guard number > low else { return 0 }
         guard number < high else { return 1 }
